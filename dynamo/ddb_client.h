@@ -1,0 +1,162 @@
+/*
+ * ddb_client.h - DynamoDB's JSON protocol over libcurl, signed with SigV4.
+ *
+ * Two ways to call:
+ *  - el_ddb_call(): synchronous, for control-plane operations (DescribeTable,
+ *    CreateTable) and tests;
+ *  - el_ddb_req: one prepared request whose CURL easy handle the pipeline's
+ *    network stage drives with the multi interface. A request is built once;
+ *    resending it (retry) re-signs it with a fresh date, because libcurl's
+ *    CURLOPT_AWS_SIGV4 signs at each transfer.
+ *
+ * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
+ * X-Amz-Target DynamoDB_20120810.<Op>, signed "aws:amz:<region>:dynamodb",
+ * X-Amz-Security-Token when a session token is set (signed too), keep-alive
+ * connections, HTTPS verified unless the config says otherwise.
+ */
+#ifndef EL_DDB_CLIENT_H
+#define EL_DDB_CLIENT_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <curl/curl.h>/* CURL, CURLcode for the multi-driven requests */
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "dynamo/aws_config.h"
+
+typedef struct el_ddb el_ddb;
+
+/* Borrows cfg (must outlive the client). *out NULL on failure. */
+el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag) EL_MUST_USE;
+void el_ddb_free(el_ddb *ddb);
+
+/* ---- classification of a finished call ---- */
+
+typedef enum el_ddb_outcome {
+    EL_DDB_SUCCESS = 0,
+    EL_DDB_THROTTLED,  /* ProvisionedThroughputExceeded, Throttling, RequestLimitExceeded, ... */
+    EL_DDB_TRANSIENT,  /* 5xx, connection reset/refused, timeout, cut-short body */
+    EL_DDB_REJECTED,   /* ValidationException and other 4xx: do not retry */
+    EL_DDB_FATAL       /* credentials/permissions: retrying cannot help, stop the run */
+} el_ddb_outcome;
+
+typedef struct el_ddb_result {
+    el_ddb_outcome outcome;
+    long http_status;       /* 0 when no HTTP answer */
+    char error_type[128];   /* "ValidationException" (after the '#'), "" on success */
+    char message[512];      /* the service's message, or curl's for network errors */
+} el_ddb_result;
+
+/*
+ * Classifies a finished transfer from curl's code, the HTTP status and the
+ * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
+ * Expired/invalid credentials (ExpiredTokenException,
+ * UnrecognizedClientException, InvalidSignatureException,
+ * AccessDeniedException, MissingAuthenticationToken) are EL_DDB_FATAL;
+ * ResourceNotFoundException is EL_DDB_FATAL too (the table is gone).
+ */
+void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
+                     el_ddb_result *res);
+
+/* ---- synchronous calls ---- */
+
+/* POSTs body for operation op ("DescribeTable") and waits. The response body
+ * is appended to `response` (may be NULL). Returns EL_OK when the call
+ * completed (check res->outcome) or EL_ENET/EL_ENOMEM when it could not be
+ * made at all. */
+el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
+                   el_buf *response, el_ddb_result *res, el_diag *diag) EL_MUST_USE;
+
+typedef struct el_key_schema {
+    char pk[256];        /* partition key attribute name */
+    char sk[256];        /* sort key attribute name, "" when none */
+    char pk_type[2];     /* "S", "N" or "B" */
+    char sk_type[2];
+} el_key_schema;
+
+#define EL_DDB_MAX_GSI 20
+
+typedef struct el_table_desc {
+    char status[32];                 /* "ACTIVE", "CREATING", ... */
+    el_key_schema key;
+    size_t ngsi;
+    struct {
+        char name[256];
+        el_key_schema key;
+        char status[32];
+    } gsi[EL_DDB_MAX_GSI];
+    char billing_mode[32];           /* "PAY_PER_REQUEST" or "PROVISIONED" */
+} el_table_desc;
+
+/* DescribeTable. A missing table returns EL_ETABLE with diag "table 'X' does
+ * not exist in <region> at <endpoint>". Other failures: EL_ESERVICE/EL_ENET. */
+el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
+                             el_diag *diag) EL_MUST_USE;
+
+typedef struct el_create_table_opts {
+    const char *table;
+    const char *pk;          /* "PK" */
+    const char *sk;          /* "SK" */
+    const char *index_name;  /* "GSI1"; NULL = no index */
+    const char *index_pk;    /* "GSI1PK" */
+    const char *index_sk;    /* "GSI1SK" */
+    const char *projection;  /* "ALL" or "KEYS_ONLY" */
+    int wait_seconds;        /* how long to wait for ACTIVE (table and index) */
+} el_create_table_opts;
+
+/* CreateTable (string keys, PAY_PER_REQUEST, the GSI), then polls
+ * DescribeTable until the table and index are ACTIVE. An existing table is
+ * EL_ETABLE with a message saying so. */
+el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
+                           el_diag *diag) EL_MUST_USE;
+
+/* ---- requests driven by a curl multi handle (pipeline/sender) ---- */
+
+typedef struct el_ddb_req el_ddb_req;
+
+/* Prepares a signed POST of `body` (taken: the request now owns the storage,
+ * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
+ * is set to the request itself). */
+el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
+                      el_ddb_req **out) EL_MUST_USE;
+
+/* The easy handle to add to a multi handle. Owned by the request. Adding it
+ * again after completion resends the same body, freshly signed. */
+CURL *el_ddb_req_handle(el_ddb_req *req);
+
+/* Call before each (re)send: clears the previous response. */
+void el_ddb_req_reset(el_ddb_req *req);
+
+/* After curl reports the transfer done: classify it (fills res). */
+void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
+
+/* Response body of the last transfer (NUL-terminated) and its length. */
+const char *el_ddb_req_response(const el_ddb_req *req, size_t *len);
+const char *el_ddb_req_body(const el_ddb_req *req, size_t *len);
+void *el_ddb_req_user(const el_ddb_req *req);
+void el_ddb_req_free(el_ddb_req *req);
+
+/* ---- BatchWriteItem responses ---- */
+
+/* One unprocessed write, identified by its key values. */
+typedef struct el_ddb_key {
+    char *pk;   /* owned by the el_ddb_batch_result */
+    char *sk;   /* NULL when the table has no sort key */
+    bool is_delete;
+} el_ddb_key;
+
+typedef struct el_ddb_batch_result {
+    size_t nunprocessed;
+    el_ddb_key *unprocessed;   /* keys of items DynamoDB did not write */
+    double consumed_wcu;       /* ConsumedCapacity total (table + indexes), 0 if absent */
+} el_ddb_batch_result;
+
+/* Parses a successful BatchWriteItem response. pk_name/sk_name are the
+ * table's key attribute names (to pick the key out of UnprocessedItems). */
+el_err el_ddb_parse_batch_write(const char *body, size_t len, const char *pk_name,
+                                const char *sk_name, el_ddb_batch_result *out,
+                                el_diag *diag) EL_MUST_USE;
+void el_ddb_batch_result_clear(el_ddb_batch_result *r);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * input.h - a streaming byte source: a file or standard input, with .zst and
+ * .gz decompressed transparently (detected by magic bytes, not by name).
+ *
+ * Readers pull decompressed bytes with el_input_read(); el_input_peek() lets
+ * format detection look at the first bytes without consuming them. Memory is
+ * bounded: one compressed and one decompressed block, whatever the file size.
+ * Single-threaded: one thread owns an el_input at a time.
+ */
+#ifndef EL_INPUT_H
+#define EL_INPUT_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/error.h"
+
+typedef struct el_input el_input;
+
+typedef enum el_compression {
+    EL_COMP_NONE = 0,
+    EL_COMP_ZSTD,
+    EL_COMP_GZIP
+} el_compression;
+
+/* Opens path ("-" is standard input). On failure returns an error with diag
+ * filled and *out NULL. The caller owns *out and frees it with el_input_free. */
+el_err el_input_open(const char *path, el_input **out, el_diag *diag) EL_MUST_USE;
+
+/* Wraps a memory buffer (not copied; must outlive the input). For tests and
+ * fuzzing: the same decompression and detection as a file. */
+el_err el_input_open_mem(const void *data, size_t len, const char *name,
+                         el_input **out, el_diag *diag) EL_MUST_USE;
+
+/* Reads up to n decompressed bytes into dst. *got = 0 means end of input.
+ * A compressed stream that ends inside a frame gives EL_ETRUNCATED. */
+el_err el_input_read(el_input *in, void *dst, size_t n, size_t *got, el_diag *diag) EL_MUST_USE;
+
+/* Makes up to n bytes available without consuming them; *p points into the
+ * input's own buffer, valid until the next read. *got < n only at the end. */
+el_err el_input_peek(el_input *in, size_t n, const unsigned char **p, size_t *got,
+                     el_diag *diag) EL_MUST_USE;
+
+/* Name given at open ("-" shown as "<stdin>"). Owned by the input. */
+const char *el_input_name(const el_input *in);
+
+el_compression el_input_compression(const el_input *in);
+
+/* Bytes consumed from the underlying file (compressed bytes), for progress. */
+uint64_t el_input_raw_consumed(const el_input *in);
+
+/* Size of the underlying file in bytes, or 0 when unknown (a pipe). */
+uint64_t el_input_raw_size(const el_input *in);
+
+/* True when the input can be opened again and read from the start (a regular
+ * file); false for standard input and pipes. */
+bool el_input_seekable(const el_input *in);
+
+/* Closes the file and frees everything. NULL is a no-op. */
+void el_input_free(el_input *in);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * reader.h - the row interface every input format yields.
+ *
+ * A reader turns one input (CSV, TSV, or a mysql/postgres/sqlite dump) into a
+ * stream of rows with named, typed columns. It is pure: single-threaded,
+ * streaming, no network, so it can be unit-tested and fuzzed on bytes alone.
+ *
+ *   el_reader *r;  el_row row;  el_diag d;
+ *   el_reader_open("follows.csv", &opts, &r, &d);
+ *   while ((err = el_reader_next(r, &row, &d)) == EL_OK || err == EL_EREJECT)
+ *       ...;                       // EL_EREJECT: row is bad, d says why
+ *   el_reader_free(r);
+ *
+ * Values point into the reader's buffers and stay valid until the next
+ * el_reader_next() call; copy what must live longer.
+ */
+#ifndef EL_READER_H
+#define EL_READER_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/error.h"
+#include "formats/input.h"
+
+/* What a column holds, as SPEC §2 `auto` typing needs it. */
+typedef enum el_coltype {
+    EL_COL_TEXT = 0, /* text, dates, anything else: S */
+    EL_COL_NUMBER,   /* integer/numeric/decimal/float: N */
+    EL_COL_BOOL,     /* boolean: BOOL */
+    EL_COL_BINARY    /* blob/bytea/binary: B (values are the raw bytes) */
+} el_coltype;
+
+typedef struct el_schema {
+    size_t ncols;
+    char **names;      /* column names as the input spells them */
+    el_coltype *types; /* EL_COL_TEXT for every CSV column */
+    char **sql_types;  /* declared type ("tinyint(1)", "timestamp with time zone"),
+                          NULL for CSV; lets the mapping opt into BOOL etc. */
+} el_schema;
+
+/*
+ * One value. data is NUL-terminated for convenience (binary values may hold
+ * NULs too; len is authoritative). is_null is SQL NULL, distinct from "".
+ * Booleans are yielded as the dump wrote them ("t"/"f", "true"/"false", 1/0);
+ * the transform normalises them.
+ */
+typedef struct el_value {
+    const char *data;
+    size_t len;
+    bool is_null;
+} el_value;
+
+typedef struct el_row {
+    size_t ncols;
+    el_value *values; /* ncols entries, in schema order */
+    uint64_t line;    /* 1-based line where the row starts */
+    uint64_t offset;  /* byte offset of the row start, in the uncompressed stream */
+} el_row;
+
+typedef enum el_format {
+    EL_FMT_AUTO = 0,
+    EL_FMT_CSV,
+    EL_FMT_TSV,
+    EL_FMT_MYSQL,
+    EL_FMT_POSTGRES,
+    EL_FMT_SQLITE
+} el_format;
+
+typedef struct el_reader_opts {
+    el_format format;          /* EL_FMT_AUTO: from the extension and first bytes */
+    /* CSV/TSV */
+    char delimiter;            /* 0 = ',' for csv, '\t' for tsv */
+    char escape;               /* 0 = none; '\\' for SELECT ... INTO OUTFILE files */
+    const char *null_string;   /* a field equal to this is NULL (e.g. "\\N"); NULL = none */
+    const char *const *columns;/* headerless: these names; NULL = first row is the header */
+    size_t ncolumns;
+    /* SQL dumps */
+    const char *source_table;  /* "name" or "schema.name"; NULL = the only data table */
+} el_reader_opts;
+
+typedef struct el_reader el_reader;
+
+/* Opens path ("-" = stdin) and reads far enough to know the schema. On error
+ * *out is NULL and diag says what is wrong. Caller frees with el_reader_free. */
+el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **out,
+                      el_diag *diag) EL_MUST_USE;
+
+/* Same, on an already opened input; takes ownership of `in` even on failure. */
+el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
+                            el_diag *diag) EL_MUST_USE;
+
+/*
+ * Next row. EL_OK: row filled. EL_EOF: no more rows. EL_EREJECT: this row is
+ * bad; diag has the reason (naming the column) and its line/column/offset, row
+ * holds what could be read (for the rejects file) and the caller may call
+ * next again. Any other error is fatal for this input (EL_ETRUNCATED for a
+ * dump that ends mid-statement).
+ */
+el_err el_reader_next(el_reader *r, el_row *row, el_diag *diag) EL_MUST_USE;
+
+/* Column names and types; valid for the reader's lifetime. */
+const el_schema *el_reader_schema(const el_reader *r);
+
+/* The format actually being read (after auto-detection). */
+el_format el_reader_format(const el_reader *r);
+
+/* The underlying input (for its name and progress figures). */
+el_input *el_reader_input(el_reader *r);
+
+void el_reader_free(el_reader *r);
+
+/* "csv", "tsv", "mysql", "postgres", "sqlite", "auto". */
+const char *el_format_name(el_format f);
+/* Parses a --format value; EL_EUSAGE when unknown. */
+el_err el_format_parse(const char *s, el_format *out) EL_MUST_USE;
+
+/* ---- for format implementations (formats/*_reader.c) ---- */
+
+/* Each format implements these three; `self` is its own context. */
+typedef struct el_reader_ops {
+    el_err (*next)(void *self, el_row *row, el_diag *diag);
+    const el_schema *(*schema)(const void *self);
+    void (*free)(void *self);
+} el_reader_ops;
+
+/* Every format's open has this shape; it takes ownership of `in` on success
+ * (on failure the caller still owns it). */
+typedef el_err (*el_reader_open_fn)(el_input *in, const el_reader_opts *opts,
+                                    const el_reader_ops **ops, void **self, el_diag *diag);
+
+el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
+                          const el_reader_ops **ops, void **self, el_diag *diag);
+el_err el_mysql_reader_open(el_input *in, const el_reader_opts *opts,
+                            const el_reader_ops **ops, void **self, el_diag *diag);
+el_err el_postgres_reader_open(el_input *in, const el_reader_opts *opts,
+                               const el_reader_ops **ops, void **self, el_diag *diag);
+el_err el_sqlite_reader_open(el_input *in, const el_reader_opts *opts,
+                             const el_reader_ops **ops, void **self, el_diag *diag);
+
+/* Frees a schema's arrays (not the struct itself); helper for formats. */
+void el_schema_clear(el_schema *s);
+
+#endif
