@@ -22,7 +22,7 @@
 #include <string.h>  /* memchr, memcmp, strlen */
 
 #include "common/buf.h"
-#include "common/utf8.h"
+#include "common/utf8.h"   /* header names must be UTF-8 */
 
 #define READ_CHUNK (64u * 1024u)
 /* A value larger than a whole DynamoDB item can never be loaded. */
@@ -291,13 +291,6 @@ static el_err csv_next(void *self, el_row *row, el_diag *diag)
         return el_diag_at(diag, EL_EREJECT, q->line, want + 1, q->offset,
                           "wrong number of columns: expected %zu, got %zu "
                           "(extra column %zu)", want, q->n, want + 1);
-    }
-    for (size_t i = 0; i < q->n; i++) {
-        size_t bad;
-        if (!el_utf8_valid(r->vals[i].data, r->vals[i].len, &bad))
-            return el_diag_at(diag, EL_EREJECT, q->line, i + 1, q->offset,
-                              "invalid UTF-8 in column '%s' at byte %zu of the value",
-                              r->schema.names[i], bad + 1);
     }
     return EL_OK;
 }
