@@ -39,6 +39,7 @@
 #define EL_AWS_CONFIG_H
 
 #include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
 
 #include "common/error.h"
 
