@@ -22,6 +22,7 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n"
           "  load           transform rows and write the items (BatchWriteItem)\n"
+          "  plan           read only: fan-in report, hot targets, shard plan (--plan-out)\n"
           "  create-table   create the table with PK/SK and the inverted GSI\n"
           "\n"
           "  edgeload COMMAND --help   options of a command\n"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
     int rc;
     if (strcmp(cmd, "load") == 0) {
         rc = cmd_load(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "plan") == 0) {
+        rc = cmd_plan(argc - 2, argv + 2);
     } else if (strcmp(cmd, "create-table") == 0) {
         rc = cmd_create_table(argc - 2, argv + 2);
     } else {
