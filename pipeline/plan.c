@@ -230,6 +230,9 @@ static const slot *keytab_get(const keytab *t, const char *key, size_t len)
 struct el_plan_counter {
     keytab tab;
     uint64_t total;
+    size_t last;     /* slot of the last key added + 1 (0: none): dumps are
+                        sorted by PK, so the index sort key repeats in runs */
+    size_t last_cap; /* table size when last was set (a growth moves slots) */
 };
 
 el_plan_counter *el_plan_counter_new(void)
@@ -256,11 +259,23 @@ el_err el_plan_counter_add_n(el_plan_counter *c, const char *key, size_t len, ui
     bool added;
     if (n == 0)
         return EL_OK;
+    if (c->last && c->last_cap == c->tab.cap) {
+        s = &c->tab.slots[c->last - 1];
+        size_t klen;
+        const char *k = arena_key(&c->tab, s->ref, &klen);
+        if (klen == len && memcmp(k, key, len) == 0) {
+            s->val += n;
+            c->total += n;
+            return EL_OK;
+        }
+    }
     el_err err = keytab_upsert(&c->tab, key, len, &s, &added);
     if (err)
         return err;
     s->val += n;
     c->total += n;
+    c->last = (size_t)(s - c->tab.slots) + 1;
+    c->last_cap = c->tab.cap;
     return EL_OK;
 }
 
@@ -633,13 +648,21 @@ el_err el_plan_write(const el_plan *p, const char *path, el_diag *diag)
     char *json = el_plan_to_json(p);
     if (!json)
         return el_diag_set(diag, EL_ENOMEM, "out of memory rendering the plan");
+    /* not mkstemp: its 0600 would make the plan unreadable to others,
+     * where a plain file gets 0666 less the umask */
     el_buf tmp;
     el_buf_init(&tmp, 8192);
-    if (el_buf_printf(&tmp, "%s.tmp.XXXXXX", path)) {
-        free(json);
-        return el_diag_set(diag, EL_EIO, "cannot write plan %s: path too long", path);
+    int fd = -1;
+    errno = EEXIST;
+    for (unsigned n = 0; fd < 0 && errno == EEXIST && n < 100; n++) {
+        el_buf_reset(&tmp);
+        if (el_buf_printf(&tmp, "%s.tmp.%ld.%u", path, (long)getpid(), n)) {
+            free(json);
+            el_buf_free(&tmp);
+            return el_diag_set(diag, EL_EIO, "cannot write plan %s: path too long", path);
+        }
+        fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     }
-    int fd = mkstemp(tmp.data);
     if (fd < 0) {
         int e = errno;
         free(json);

@@ -8,9 +8,10 @@
  * rows of every source node. It is an open-addressing hash table whose
  * slots are 16 bytes (count, and a reference into an arena that holds each
  * distinct key once, length-prefixed). Measured at 1,000,000 distinct keys
- * of 15 bytes ("TARGET#u1234567"): 50 bytes per distinct key
- * (33.6 in slots at load factor 0.48, 16 in the arena); between 1.6M and
- * 3.1M keys the table doubles and a key costs 16 + 16/load = 37..59 bytes.
+ * of 15 bytes ("TARGET#u1234567"): 50.3 bytes per distinct key, 16 in the
+ * arena (key + varint length) and 33.6 in slots (load factor 0.48). The
+ * slot share is 16 / load: 21 to 43 bytes as the table fills from 3/8 to
+ * 3/4 and doubles; so a key costs len + 1 + 21..43 bytes.
  * See docs/SHARDING.md. Not thread-safe: count per thread and merge.
  *
  *   el_plan_counter *c = el_plan_counter_new();
