@@ -26,7 +26,18 @@ ENDPOINT=$(el_ddb_endpoint)
 ddb() { el_aws dynamodb --endpoint-url "$ENDPOINT" "$@"; }
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
-step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
+# Shows a command as one would type it: arguments with spaces or shell
+# characters in single quotes.
+step() {
+  local out="" a
+  for a in "$@"; do
+    case "$a" in
+      *[!A-Za-z0-9_./:=@#,+-]*) out+=" '$a'" ;;
+      *) out+=" $a" ;;
+    esac
+  done
+  printf '\n%s$%s%s\n' "$bold" "$out" "$plain"
+}
 run() { step "$*"; "$@"; }
 
 for sample in social school; do
@@ -40,11 +51,12 @@ for sample in social school; do
   run "$EDGELOAD" load --mapping "$mapping" --endpoint-url "$ENDPOINT"
 done
 
-# Each query prints a small table of the attributes that tell the story.
+# Each query prints a small table of the attributes that tell the story
+# (blank where an item does not have the attribute).
 show() {
   local title=$1 projection=$2; shift 2
   printf '\n%s== %s%s\n' "$bold" "$title" "$plain"
-  step "aws dynamodb query $*"
+  step aws dynamodb query "$@"
   ddb query "$@" --output table --query "Items[].{$projection}"
 }
 
@@ -59,12 +71,12 @@ show "Who follows bob (index GSI1, GSI1PK = TARGET#bob)" \
   --expression-attribute-values '{":pk":{"S":"TARGET#bob"}}'
 
 show "Student a91: profile and courses in one Query (PK = STU#a91)" \
-  'PK:PK.S,SK:SK.S,name:name.S,email:email.S,grade:grade.S,enrolledOn:enrolledOn.S' \
+  "PK:PK.S,SK:SK.S,name:name.S||'',email:email.S||'',grade:grade.S||'',enrolledOn:enrolledOn.S||''" \
   --table-name School --key-condition-expression 'PK = :pk' \
   --expression-attribute-values '{":pk":{"S":"STU#a91"}}'
 
 show "Course math204: details and roster through GSI1 (GSI1PK = CRS#math204)" \
-  'GSI1PK:GSI1PK.S,GSI1SK:GSI1SK.S,title:title.S,credits:credits.N,grade:grade.S' \
+  "GSI1PK:GSI1PK.S,GSI1SK:GSI1SK.S,title:title.S||'',credits:credits.N||'',grade:grade.S||''" \
   --table-name School --index-name GSI1 --key-condition-expression 'GSI1PK = :pk' \
   --expression-attribute-values '{":pk":{"S":"CRS#math204"}}'
 
