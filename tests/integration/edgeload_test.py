@@ -92,6 +92,8 @@ def ddb_answers():
         return True
     except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
         return False
+    finally:
+        probe.close()
 
 
 def canon(item):
