@@ -1,0 +1,790 @@
+/*
+ * loader.c - running the load: reader threads, the chunk queue, and the
+ * network stage on a curl multi handle.
+ *
+ * DESIGN: every input is opened on the calling thread before any thread
+ * starts, so a missing file or an unknown column stops the run with nothing
+ * written (exit 2). Reader threads own their reader and transform; they
+ * share only the queue, the rejects file and the stats (atomics). The
+ * network stage runs on the calling thread and is the only owner of the
+ * batcher, the chunks after they are queued, and every request: no locks on
+ * the hot path. An item is acknowledged exactly once: written, refused (to
+ * the rejects file) or superseded by a later row of its key.
+ */
+#include "pipeline/loader.h"
+
+#include <pthread.h>   /* reader threads */
+#include <stdatomic.h> /* stats shared between readers and the network stage */
+#include <stdio.h>     /* snprintf, fwrite */
+#include <stdlib.h>    /* calloc, free */
+#include <string.h>    /* strcmp, memcmp */
+#include <time.h>      /* clock_gettime */
+#include <unistd.h>    /* sysconf */
+
+#include "common/buf.h"
+#include "formats/ddb_value.h"
+#include "pipeline/backoff.h"
+#include "pipeline/batcher.h"
+#include "pipeline/chunk.h"
+#include "pipeline/queue.h"
+#include "pipeline/transform.h"
+
+#define QUEUE_CHUNKS 32
+#define WINDOW_ITEMS 8192
+
+double el_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct input_ctx {
+    char *path;          /* resolved path */
+    el_source *src;
+    el_reader *reader;
+} input_ctx;
+
+typedef struct run {
+    const el_load_opts *o;
+    input_ctx *inputs;
+    size_t ninputs;
+    atomic_size_t next_input;   /* next input a reader thread takes */
+    atomic_int readers_left;    /* the last reader to finish closes the queue */
+    el_queue *queue;
+    atomic_bool abort;
+    pthread_mutex_t mu;         /* guards err/diag and dry-run output */
+    el_err err;
+    el_diag diag;
+    atomic_uint_fast64_t rows_read, rejected;
+} run;
+
+/* Records the first fatal error and tells every stage to stop. */
+static void fail(run *r, el_err err, const el_diag *d)
+{
+    pthread_mutex_lock(&r->mu);
+    if (!r->err) {
+        r->err = err;
+        if (d)
+            r->diag = *d;
+    }
+    pthread_mutex_unlock(&r->mu);
+    atomic_store(&r->abort, true);
+    el_queue_close(r->queue);
+}
+
+static bool stopping(const run *r)
+{
+    return atomic_load(&r->abort) || (r->o->stop && *r->o->stop);
+}
+
+/* ---- reader threads ---- */
+
+static el_err reject_row(run *r, input_ctx *in, const el_diag *why, const el_row *row)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    atomic_fetch_add(&r->rejected, 1);
+    el_err err = el_rejects_row(r->o->rejects, in->path, why,
+                                el_reader_schema(in->reader), row, &d);
+    if (err) {
+        fail(r, err, &d);
+        return err;
+    }
+    return EL_OK;
+}
+
+static el_err dry_print(run *r, el_chunk *c)
+{
+    el_buf out;
+    el_buf_init(&out, (size_t)256 * 1024 * 1024);
+    el_err err = EL_OK;
+    for (size_t i = 0; !err && i < c->nitems; i++) {
+        err = el_buf_puts(&out, "{\"Item\":");
+        if (!err)
+            err = el_buf_append(&out, el_item_json(&c->items[i]), c->items[i].json_len);
+        if (!err)
+            err = el_buf_puts(&out, "}\n");
+    }
+    if (!err) {
+        pthread_mutex_lock(&r->mu);
+        if (fwrite(out.data ? out.data : "", 1, out.len, r->o->dry_out) != out.len)
+            err = EL_EIO;
+        pthread_mutex_unlock(&r->mu);
+    }
+    el_buf_free(&out);
+    return err;
+}
+
+static el_err hand_over(run *r, el_chunk **c, size_t input)
+{
+    el_chunk *full = *c;
+    if (full->nitems == 0)
+        return EL_OK;
+    if (r->o->dry_run) {
+        el_err err = dry_print(r, full);
+        el_chunk_free(full);
+        *c = el_chunk_new(input);
+        if (err) {
+            el_diag d;
+            el_diag_set(&d, err, "cannot write to standard output");
+            fail(r, err, &d);
+        }
+        return *c ? err : EL_ENOMEM;
+    }
+    if (!el_queue_push(r->queue, full)) {
+        el_chunk_free(full);
+        *c = NULL;
+        return EL_EINTR;
+    }
+    *c = el_chunk_new(input);
+    return *c ? EL_OK : EL_ENOMEM;
+}
+
+static void read_one(run *r, size_t idx)
+{
+    input_ctx *in = &r->inputs[idx];
+    el_transform *t;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_transform_new(r->o->mapping, in->src, &t)) {
+        el_diag_set(&d, EL_ENOMEM, "out of memory");
+        fail(r, EL_ENOMEM, &d);
+        return;
+    }
+    el_chunk *c = el_chunk_new(idx);
+    el_row row;
+    el_err err = c ? EL_OK : EL_ENOMEM;
+    while (!err && !stopping(r)) {
+        el_diag_clear(&d);
+        err = el_reader_next(in->reader, &row, &d);
+        if (err == EL_EOF) {
+            err = EL_OK;
+            break;
+        }
+        if (err == EL_EREJECT) {
+            atomic_fetch_add(&r->rows_read, 1);
+            err = reject_row(r, in, &d, &row);
+            continue;
+        }
+        if (err) {
+            el_diag wrapped;
+            el_diag_clear(&wrapped);
+            if (d.line)
+                el_diag_at(&wrapped, err, d.line, d.column, d.offset, "%s:%llu: %s", in->path,
+                           (unsigned long long)d.line, d.msg);
+            else
+                el_diag_set(&wrapped, err, "%s: %s", in->path, d.msg);
+            fail(r, err, &wrapped);
+            break;
+        }
+        atomic_fetch_add(&r->rows_read, 1);
+        size_t jm = c->json.len, km = c->keys.len, size;
+        err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
+        if (err == EL_EREJECT) {
+            err = reject_row(r, in, &d, &row);
+            continue;
+        }
+        if (!err)
+            err = el_chunk_commit(c, jm, km, size, row.line);
+        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024))
+            err = hand_over(r, &c, idx);
+        if (err && err != EL_EINTR) {
+            el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
+            fail(r, err, &d);
+        }
+    }
+    if (!err && c && !stopping(r))
+        hand_over(r, &c, idx);
+    el_chunk_free(c);
+    el_transform_free(t);
+}
+
+static void *reader_main(void *arg)
+{
+    run *r = arg;
+    for (;;) {
+        size_t idx = atomic_fetch_add(&r->next_input, 1);
+        if (idx >= r->ninputs || stopping(r))
+            break;
+        read_one(r, idx);
+    }
+    if (atomic_fetch_sub(&r->readers_left, 1) == 1)
+        el_queue_close(r->queue);
+    return NULL;
+}
+
+/* ---- the network stage ---- */
+
+typedef struct sendreq {
+    el_ddb_req *req;
+    el_item *items[EL_DDB_BATCH_ITEMS];
+    size_t n;
+    unsigned attempt;
+    double not_before;       /* resend time while waiting */
+    struct sendreq *next;    /* in the waiting list */
+    size_t slot;             /* index in net.out while on the multi handle */
+} sendreq;
+
+typedef struct net {
+    run *r;
+    el_batcher *b;
+    CURLM *multi;
+    size_t inflight;
+    sendreq **out;           /* requests on the multi handle (inflight of them) */
+    size_t out_cap;
+    el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
+    size_t nchunks, chunks_cap;
+    sendreq *waiting;        /* requests to resend after a backoff */
+    el_load_stats *st;
+    uint64_t rng;
+    double failing_since;    /* start of continuous non-throttle failure, 0 = none */
+    el_buf body;
+} net;
+
+static void ack(net *n, el_item *it, bool release)
+{
+    if (release)
+        el_batcher_release(n->b, it);
+    el_chunk *c = it->chunk;
+    if (--c->unacked == 0) {
+        /* every item acknowledged: the arena goes in one call */
+        el_chunk *last = n->chunks[--n->nchunks];
+        n->chunks[c->slot] = last;
+        last->slot = c->slot;
+        el_chunk_free(c);
+    }
+}
+
+/* Puts a request on the multi handle and remembers it. */
+static el_err start(net *n, sendreq *s)
+{
+    if (n->inflight == n->out_cap) {
+        size_t cap = n->out_cap ? n->out_cap * 2 : 64;
+        sendreq **v = realloc(n->out, cap * sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        n->out = v;
+        n->out_cap = cap;
+    }
+    el_ddb_req_reset(s->req);
+    if (curl_multi_add_handle(n->multi, el_ddb_req_handle(s->req)) != CURLM_OK)
+        return EL_ENET;
+    s->slot = n->inflight;
+    n->out[n->inflight++] = s;
+    n->st->requests++;
+    return EL_OK;
+}
+
+/* Takes a finished request off the multi handle. */
+static void stop_req(net *n, sendreq *s)
+{
+    curl_multi_remove_handle(n->multi, el_ddb_req_handle(s->req));
+    sendreq *last = n->out[--n->inflight];
+    n->out[s->slot] = last;
+    last->slot = s->slot;
+}
+
+static el_err build_body(net *n, el_item **items, size_t count)
+{
+    el_buf *b = &n->body;
+    el_buf_reset(b);
+    el_err err = el_buf_puts(b, "{\"RequestItems\":{");
+    if (!err)
+        err = el_json_put_string(b, n->r->o->mapping->table, strlen(n->r->o->mapping->table));
+    if (!err)
+        err = el_buf_puts(b, ":[");
+    for (size_t i = 0; !err && i < count; i++) {
+        err = el_buf_puts(b, i ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":");
+        if (!err)
+            err = el_buf_append(b, el_item_json(items[i]), items[i]->json_len);
+        if (!err)
+            err = el_buf_puts(b, "}}");
+    }
+    if (!err)
+        err = el_buf_puts(b, "]},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    return err;
+}
+
+static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt)
+{
+    sendreq *s = calloc(1, sizeof *s);
+    if (!s)
+        return EL_ENOMEM;
+    memcpy(s->items, items, count * sizeof *items);
+    s->n = count;
+    s->attempt = attempt;
+    el_err err = build_body(n, items, count);
+    if (!err)
+        err = el_ddb_req_new(n->r->o->ddb, "BatchWriteItem", &n->body, s, &s->req);
+    if (err) {
+        free(s);
+        return err;
+    }
+    err = start(n, s);
+    if (err) {
+        el_ddb_req_free(s->req);
+        free(s);
+    }
+    return err;
+}
+
+static void free_req(sendreq *s)
+{
+    el_ddb_req_free(s->req);
+    free(s);
+}
+
+static bool key_matches(const el_item *it, const el_ddb_key *k)
+{
+    const char *key = el_item_key(it);
+    size_t pklen = strlen(key); /* PK ends at the NUL */
+    if (strlen(k->pk) != pklen || memcmp(key, k->pk, pklen) != 0)
+        return false;
+    const char *sk = key + pklen + 1;
+    size_t sklen = it->key_len - pklen - 1;
+    return k->sk && strlen(k->sk) == sklen && memcmp(sk, k->sk, sklen) == 0;
+}
+
+static void schedule_resend(net *n, sendreq *s, double now)
+{
+    s->attempt++;
+    s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
+                                        el_rand_unit(&n->rng));
+    s->next = n->waiting;
+    n->waiting = s;
+}
+
+static el_err on_success(net *n, sendreq *s, double now)
+{
+    size_t len;
+    const char *resp = el_ddb_req_response(s->req, &len);
+    el_ddb_batch_result br;
+    el_diag d;
+    el_diag_clear(&d);
+    const el_mapping *m = n->r->o->mapping;
+    el_err err = el_ddb_parse_batch_write(resp, len, m->pk_attr, m->sk_attr, &br, &d);
+    if (err) {
+        /* An answer we cannot read is treated like a lost reply: resend. */
+        n->st->retries++;
+        schedule_resend(n, s, now);
+        return EL_OK;
+    }
+    n->st->wcu_consumed += br.consumed_wcu;
+    for (size_t i = 0; i < s->n; i++) {
+        el_item *it = s->items[i];
+        bool unprocessed = false;
+        for (size_t k = 0; k < br.nunprocessed && !unprocessed; k++)
+            unprocessed = key_matches(it, &br.unprocessed[k]);
+        if (unprocessed) {
+            it->attempts++;
+            it->not_before = now + el_backoff_ms(it->attempts, EL_BACKOFF_BASE_MS,
+                                                 EL_BACKOFF_CAP_MS, el_rand_unit(&n->rng));
+            n->st->retries++;
+            err = el_batcher_retry(n->b, it);
+            if (err)
+                break;
+        } else {
+            n->st->items_written++;
+            ack(n, it, true);
+        }
+    }
+    el_ddb_batch_result_clear(&br);
+    free_req(s);
+    return err;
+}
+
+/* A refused batch: split it to find the item DynamoDB refuses. */
+static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
+{
+    el_err err = EL_OK;
+    if (s->n > 1) {
+        size_t half = s->n / 2;
+        err = send_items(n, s->items, half, 0);
+        if (!err)
+            err = send_items(n, s->items + half, s->n - half, 0);
+    } else {
+        el_item *it = s->items[0];
+        el_diag d;
+        el_diag_clear(&d);
+        char reason[700];
+        snprintf(reason, sizeof reason, "DynamoDB refused the item: %s: %s", res->error_type,
+                 res->message);
+        n->r->rejected += 1;
+        err = el_rejects_item(n->r->o->rejects, n->r->inputs[it->chunk->input].path, it->line,
+                              reason, el_item_json(it), it->json_len, &d);
+        ack(n, it, true);
+        if (err) {
+            free_req(s);
+            fail(n->r, err, &d);
+            return err;
+        }
+    }
+    free_req(s);
+    return err;
+}
+
+static el_err on_done(net *n, sendreq *s, CURLcode code)
+{
+    el_ddb_result res;
+    double now = el_now_ms();
+    el_ddb_req_finish(s->req, code, &res);
+    switch (res.outcome) {
+    case EL_DDB_SUCCESS:
+        n->failing_since = 0;
+        return on_success(n, s, now);
+    case EL_DDB_THROTTLED:
+        n->st->throttled++;
+        n->st->retries++;
+        schedule_resend(n, s, now);
+        return EL_OK;
+    case EL_DDB_TRANSIENT:
+        if (n->failing_since == 0)
+            n->failing_since = now;
+        if (now - n->failing_since > n->r->o->max_retry_time_s * 1000.0) {
+            el_diag d;
+            el_diag_set(&d, EL_ENET, "giving up after %.0f s of continuous failures; last: %s%s%s",
+                        n->r->o->max_retry_time_s, res.error_type,
+                        res.error_type[0] ? ": " : "", res.message);
+            free_req(s); /* its items stay unacknowledged: nothing is claimed written */
+            fail(n->r, EL_ENET, &d);
+            return EL_ENET;
+        }
+        n->st->retries++;
+        schedule_resend(n, s, now);
+        return EL_OK;
+    case EL_DDB_REJECTED:
+        n->failing_since = 0;
+        return on_rejected(n, s, &res);
+    case EL_DDB_FATAL:
+        break;
+    }
+    el_diag d;
+    el_diag_set(&d, EL_ESERVICE, "%s%s%s", res.error_type, res.error_type[0] ? ": " : "",
+                res.message);
+    free_req(s);
+    fail(n->r, EL_ESERVICE, &d);
+    return EL_ESERVICE;
+}
+
+/* Takes chunks from the queue while the window has room. block: wait for
+ * one when there is nothing else to do. */
+static el_err pull(net *n, bool block)
+{
+    void *p;
+    while (el_batcher_has_room(n->b)) {
+        bool got = block ? el_queue_pop(n->r->queue, &p) : el_queue_try_pop(n->r->queue, &p);
+        if (!got)
+            break;
+        block = false;
+        el_chunk *c = p;
+        if (n->nchunks == n->chunks_cap) {
+            size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
+            el_chunk **v = realloc(n->chunks, cap * sizeof *v);
+            if (!v) {
+                el_chunk_free(c);
+                return EL_ENOMEM;
+            }
+            n->chunks = v;
+            n->chunks_cap = cap;
+        }
+        c->slot = n->nchunks;
+        n->chunks[n->nchunks++] = c;
+        for (size_t i = 0; i < c->nitems; i++) {
+            el_err err = el_batcher_add(n->b, &c->items[i]);
+            if (err)
+                return err;
+        }
+    }
+    return EL_OK;
+}
+
+static el_err network_stage(run *r, el_load_stats *st)
+{
+    net n = { .r = r, .st = st, .rng = (uint64_t)el_now_ms() ^ 0x5eed };
+    el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
+    n.b = el_batcher_new(WINDOW_ITEMS);
+    n.multi = curl_multi_init();
+    el_err err = (n.b && n.multi) ? EL_OK : EL_ENOMEM;
+    int concurrency = r->o->concurrency > 0 ? r->o->concurrency : 16;
+    if (!err) {
+        curl_multi_setopt(n.multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)concurrency);
+        curl_multi_setopt(n.multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
+    }
+    el_item *batch[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    while (!err && !atomic_load(&r->abort)) {
+        if (r->o->stop && *r->o->stop) {
+            err = EL_EINTR;
+            break;
+        }
+        bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
+        if (idle && el_queue_done(r->queue))
+            break;
+        err = pull(&n, idle);
+        if (err)
+            break;
+        double now = el_now_ms();
+        /* resend requests whose backoff has passed */
+        for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < concurrency;) {
+            sendreq *s = *pp;
+            if (s->not_before > now) {
+                pp = &s->next;
+                continue;
+            }
+            *pp = s->next;
+            err = start(&n, s);
+            if (err) {
+                free_req(s);
+                break;
+            }
+        }
+        while (!err && (int)n.inflight < concurrency) {
+            size_t nsup, blocked;
+            size_t cnt = el_batcher_form(n.b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
+                                         batch, sup, &nsup, &blocked);
+            st->duplicates += nsup + blocked;
+            for (size_t i = 0; i < nsup; i++)
+                ack(&n, sup[i], false);
+            if (cnt == 0)
+                break;
+            unsigned attempt = 0;
+            for (size_t i = 0; i < cnt; i++)
+                if (batch[i]->attempts > attempt)
+                    attempt = batch[i]->attempts;
+            err = send_items(&n, batch, cnt, attempt);
+        }
+        if (err)
+            break;
+        int running;
+        curl_multi_perform(n.multi, &running);
+        CURLMsg *msg;
+        int left;
+        while (!err && (msg = curl_multi_info_read(n.multi, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            CURLcode code = msg->data.result;
+            el_ddb_req *req = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
+            sendreq *s = el_ddb_req_user(req);
+            stop_req(&n, s);
+            err = on_done(&n, s, code);
+        }
+        if (err)
+            break;
+        /* sleep until a transfer moves, a retry is due, or 5 ms pass (new chunks) */
+        int timeout = 5;
+        if (n.inflight > 0 || n.waiting || el_batcher_pending(n.b) > 0) {
+            double due = el_batcher_next_due(n.b);
+            for (sendreq *s = n.waiting; s; s = s->next)
+                if (due < 0 || s->not_before < due)
+                    due = s->not_before;
+            if (due >= 0 && due - now < timeout)
+                timeout = due > now ? (int)(due - now) : 0;
+            curl_multi_poll(n.multi, NULL, 0, timeout, NULL);
+        }
+    }
+    /* On abort, requests still out are dropped: their items were never
+     * acknowledged, so nothing is counted as written that was not. */
+    while (n.inflight) {
+        sendreq *s = n.out[n.inflight - 1];
+        stop_req(&n, s);
+        free_req(s);
+    }
+    for (size_t i = 0; i < n.nchunks; i++)
+        el_chunk_free(n.chunks[i]);
+    free(n.chunks);
+    free(n.out);
+    while (n.waiting) {
+        sendreq *s = n.waiting;
+        n.waiting = s->next;
+        free_req(s);
+    }
+    curl_multi_cleanup(n.multi);
+    el_batcher_free(n.b);
+    el_buf_free(&n.body);
+    return err;
+}
+
+/* ---- setting up ---- */
+
+static char *resolve_path(const el_mapping *m, const char *path)
+{
+    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
+        return strdup(path);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
+}
+
+/* Pairs every input with its source: positional inputs override the
+ * mapping's "input" (one per source in order, or all to a single source). */
+static el_err plan_inputs(run *r, el_diag *diag)
+{
+    const el_load_opts *o = r->o;
+    el_mapping *m = o->mapping;
+    size_t n = o->ninputs ? o->ninputs : m->nsources;
+    if (o->ninputs && m->nsources > 1 && o->ninputs != m->nsources)
+        return el_diag_set(diag, EL_EUSAGE,
+                           "%zu inputs given for %zu sources: give one input per source, in the "
+                           "mapping's order, or none to use each source's \"input\"",
+                           o->ninputs, m->nsources);
+    r->inputs = calloc(n ? n : 1, sizeof *r->inputs);
+    if (!r->inputs)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
+        const char *path = o->ninputs ? o->inputs[i] : src->input;
+        if (!path)
+            return el_diag_set(diag, EL_EUSAGE,
+                               "source '%s' has no input: give it \"input\" in the mapping or "
+                               "name the file on the command line", src->name);
+        r->inputs[i].src = src;
+        r->inputs[i].path = o->ninputs ? strdup(path) : resolve_path(m, path);
+        if (!r->inputs[i].path)
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        r->ninputs++;
+    }
+    return EL_OK;
+}
+
+static bool same_columns(const el_schema *a, const el_schema *b)
+{
+    if (a->ncols != b->ncols)
+        return false;
+    for (size_t i = 0; i < a->ncols; i++)
+        if (strcmp(a->names[i], b->names[i]) != 0)
+            return false;
+    return true;
+}
+
+static el_err open_inputs(run *r, el_diag *diag)
+{
+    for (size_t i = 0; i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        el_reader_opts ro = r->o->reader;
+        const el_source *s = in->src;
+        if (s->format != EL_FMT_AUTO)
+            ro.format = s->format;
+        if (s->delimiter)
+            ro.delimiter = s->delimiter;
+        if (s->null_string)
+            ro.null_string = s->null_string;
+        if (s->columns) {
+            ro.columns = (const char *const *)s->columns;
+            ro.ncolumns = s->ncolumns;
+        }
+        if (s->source_table)
+            ro.source_table = s->source_table;
+        el_diag d;
+        el_diag_clear(&d);
+        el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
+        if (err) {
+            if (d.line)
+                return el_diag_set(diag, err, "%s:%llu: %s", in->path,
+                                   (unsigned long long)d.line, d.msg);
+            /* input.c names the file in its own messages */
+            return el_diag_set(diag, err, "%s", d.msg);
+        }
+        const el_schema *schema = el_reader_schema(in->reader);
+        if (s->bound && !same_columns(s->bound, schema))
+            return el_diag_set(diag, EL_EUSAGE,
+                               "%s: columns differ from the other inputs of source '%s'; "
+                               "inputs of one source must have the same columns in the same "
+                               "order", in->path, s->name);
+        if (!s->bound) {
+            err = el_source_bind(in->src, schema, &d);
+            if (err)
+                return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+        }
+    }
+    return EL_OK;
+}
+
+el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
+{
+    memset(st, 0, sizeof *st);
+    double t0 = el_now_ms();
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    pthread_mutex_init(&r.mu, NULL);
+    el_err err = plan_inputs(&r, diag);
+    if (!err)
+        err = open_inputs(&r, diag);
+    if (!err) {
+        r.queue = el_queue_new(QUEUE_CHUNKS);
+        if (!r.queue)
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    pthread_t *threads = NULL;
+    size_t nthreads = 0;
+    if (!err) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t want = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
+        if (want > r.ninputs)
+            want = r.ninputs;
+        threads = calloc(want ? want : 1, sizeof *threads);
+        if (!threads)
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+        atomic_store(&r.readers_left, (int)want);
+        if (want == 0)
+            el_queue_close(r.queue);
+        for (size_t i = 0; !err && i < want; i++) {
+            if (pthread_create(&threads[i], NULL, reader_main, &r) != 0) {
+                /* the threads that did start finish the work */
+                if (atomic_fetch_sub(&r.readers_left, (int)(want - i)) == (int)(want - i))
+                    el_queue_close(r.queue);
+                if (i == 0)
+                    err = el_diag_set(diag, EL_ENOMEM, "cannot start a reader thread");
+                break;
+            }
+            nthreads++;
+        }
+    }
+    el_err net_err = EL_OK;
+    if (!err && !o->dry_run) {
+        net_err = network_stage(&r, st);
+        if (net_err && net_err != EL_EINTR) {
+            el_diag d;
+            el_diag_set(&d, net_err, "%s", el_strerror(net_err));
+            fail(&r, net_err, &d);
+        } else if (net_err == EL_EINTR) {
+            atomic_store(&r.abort, true);
+            el_queue_close(r.queue);
+        }
+    }
+    for (size_t i = 0; i < nthreads; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    if (r.queue) {
+        /* chunks queued after the network stage stopped */
+        void *p;
+        while (el_queue_try_pop(r.queue, &p))
+            el_chunk_free(p);
+    }
+    if (!err && r.err) {
+        err = r.err;
+        *diag = r.diag;
+    }
+    if (!err && (net_err == EL_EINTR || (o->stop && *o->stop))) {
+        err = EL_EINTR;
+        el_diag_set(diag, err, "interrupted");
+    }
+    st->rows_read = atomic_load(&r.rows_read);
+    st->rejected = atomic_load(&r.rejected);
+    if (o->dry_run)
+        st->items_written = st->rows_read - st->rejected;
+    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    for (size_t i = 0; i < r.ninputs; i++) {
+        el_reader_free(r.inputs[i].reader);
+        free(r.inputs[i].path);
+    }
+    free(r.inputs);
+    el_queue_free(r.queue);
+    pthread_mutex_destroy(&r.mu);
+    return err;
+}
