@@ -651,13 +651,17 @@ static el_err resolve_credentials(const resolver *r, const ini *creds, const ini
     return el_diag_set(diag, EL_ECONFIG, "no credentials found: looked in %s", places);
 }
 
+static const char *process_env(const char *name)
+{
+    return getenv(name);
+}
+
 el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
                              el_aws_config **out, char *warning, size_t warning_len,
                              el_diag *diag)
 {
     static const el_aws_opts no_opts = {0};
-    resolver r = {getenv_fn ? getenv_fn : (el_getenv_fn)getenv, opts ? opts : &no_opts,
-                  diag};
+    resolver r = {getenv_fn ? getenv_fn : process_env, opts ? opts : &no_opts, diag};
     ini creds = {0}, cfg = {0};
     char *path = NULL;
     el_err err;
