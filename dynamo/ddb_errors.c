@@ -239,6 +239,7 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     res->http_status = http_status;
     res->error_type[0] = '\0';
     res->message[0] = '\0';
+    res->request_id[0] = '\0';
 
     if (curl_code != CURLE_OK) {
         res->outcome = curl_fatal(curl_code) ? EL_DDB_FATAL : EL_DDB_TRANSIENT;

@@ -25,6 +25,7 @@
 #include <time.h>            /* nanosleep, time */
 #include <unistd.h>          /* close, getpid */
 #include <yajl/yajl_tree.h>  /* checking generated JSON */
+#include <zlib.h>            /* crc32 for x-amz-crc32 */
 
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
@@ -473,6 +474,7 @@ static struct {
     int status;
     const char *answer;
     srv_mode mode;
+    int crc; /* 0: no x-amz-crc32 header, 1: the right one, 2: a wrong one */
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static bool send_all(int fd, const char *p, size_t n)
@@ -518,6 +520,7 @@ static void *connection(void *arg)
         }
         pthread_mutex_lock(&srv.mu);
         srv_mode mode = srv.mode;
+        int crc_mode = srv.crc;
         int status = srv.status;
         const char *answer = srv.answer;
         if (srv.n < MAX_CAPTURE) {
@@ -536,12 +539,17 @@ static void *connection(void *arg)
                 ;
             goto out;
         }
-        char head[256];
+        char head[512], crc_line[64] = "";
         size_t alen = strlen(answer);
+        if (crc_mode) {
+            unsigned long crc = crc32(0L, (const Bytef *)answer, (uInt)alen);
+            snprintf(crc_line, sizeof crc_line, "x-amz-crc32: %lu\r\n",
+                     crc_mode == 1 ? crc : crc ^ 1);
+        }
         snprintf(head, sizeof head,
                  "HTTP/1.1 %d X\r\nContent-Type: application/x-amz-json-1.0\r\n"
-                 "Content-Length: %zu\r\n\r\n",
-                 status, mode == SRV_SHORT ? alen + 100 : alen);
+                 "x-amzn-RequestId: REQ-%zu\r\n%sContent-Length: %zu\r\n\r\n",
+                 status, srv.n, crc_line, mode == SRV_SHORT ? alen + 100 : alen);
         if (!send_all(fd, head, strlen(head)) || !send_all(fd, answer, alen))
             goto out;
         if (mode == SRV_SHORT)
@@ -581,6 +589,7 @@ static void srv_clear(void)
     srv.status = 200;
     srv.answer = "{}";
     srv.mode = SRV_ANSWER;
+    srv.crc = 0;
     pthread_mutex_unlock(&srv.mu);
 }
 
@@ -831,6 +840,51 @@ static void test_multi_request_resend(void **state)
     free(throttled);
 }
 
+static void test_crc32_and_request_id(void **state)
+{
+    (void)state;
+    srv_clear();
+    char *answer = fixture("batch_write_unprocessed.json", NULL);
+    srv.status = 200;
+    srv.answer = answer;
+    srv.crc = 1;
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_ddb_result res;
+    el_diag d;
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_SUCCESS);
+    assert_string_equal(res.request_id, "REQ-1");
+
+    srv.crc = 2; /* the body does not match the checksum: do not trust it */
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    assert_int_equal(res.http_status, 200);
+    assert_non_null(strstr(res.message, "crc32"));
+    assert_string_equal(res.request_id, "REQ-2");
+
+    /* The same through a multi-driven request. */
+    el_buf body;
+    el_buf_init(&body, 1024);
+    assert_int_equal(el_buf_puts(&body, "{}"), EL_OK);
+    el_ddb_req *req;
+    assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, NULL, &req), EL_OK);
+    CURLM *m = curl_multi_init();
+    for (int mode = 2; mode >= 1; mode--) {
+        srv.crc = mode;
+        el_ddb_req_reset(req);
+        assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
+        el_ddb_req_finish(req, run_multi(m, req), &res);
+        assert_int_equal(res.outcome, mode == 1 ? EL_DDB_SUCCESS : EL_DDB_TRANSIENT);
+    }
+    el_ddb_req_free(req);
+    curl_multi_cleanup(m);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    free(answer);
+}
+
 static void test_connection_refused(void **state)
 {
     (void)state;
@@ -1039,6 +1093,7 @@ int main(void)
     const struct CMUnitTest wire[] = {
         cmocka_unit_test(test_call_request_on_the_wire),
         cmocka_unit_test(test_multi_request_resend),
+        cmocka_unit_test(test_crc32_and_request_id),
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_timeout_and_short_body),
         cmocka_unit_test(test_describe_and_create_errors),
