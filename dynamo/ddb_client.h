@@ -154,8 +154,10 @@ typedef struct el_ddb_req el_ddb_req;
 
 /* Prepares a signed POST of `body` (taken: the request now owns the storage,
  * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
- * is set to the request itself). EL_ENOMEM on failure (the body is then
- * either still in the el_buf or freed with the half-built request). */
+ * is set to the request itself). On failure (EL_ENOMEM; EL_ELIMIT for a
+ * session token over 16 KB, EL_EUSAGE for an op name over 100 bytes,
+ * EL_EINTERNAL when libcurl refuses an option) *out is NULL and the body is
+ * either still in the el_buf or already freed. */
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
                       el_ddb_req **out) EL_MUST_USE;
 
