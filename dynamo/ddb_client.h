@@ -155,7 +155,7 @@ typedef struct el_ddb_req el_ddb_req;
 /* Prepares a signed POST of `body` (taken: the request now owns the storage,
  * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
  * is set to the request itself). On failure (EL_ENOMEM; EL_ELIMIT for a
- * session token over 16 KB, EL_EUSAGE for an op name of 127 bytes or more,
+ * session token over 16 KB, EL_EUSAGE for an op name of 128 bytes or more,
  * EL_EINTERNAL when libcurl refuses an option) *out is NULL and the body is
  * either still in the el_buf or already freed. */
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
