@@ -21,6 +21,10 @@
  * el_ddb_req_new/free may run on any thread while another one drives
  * requests; every handle of a client shares DNS and TLS sessions through a
  * locked CURLSH. The client must outlive all its requests.
+ *
+ * Signals: every handle sets CURLOPT_NOSIGNAL (threads), so libcurl does not
+ * guard its writes against SIGPIPE: the program (cmd/) must ignore SIGPIPE,
+ * or a peer that resets a TLS connection kills it.
  */
 #ifndef EL_DDB_CLIENT_H
 #define EL_DDB_CLIENT_H
