@@ -13,6 +13,7 @@
  */
 #include "pipeline/loader.h"
 
+#include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
 #include <pthread.h>   /* reader threads */
 #include <stdatomic.h> /* stats shared between readers and the network stage */
 #include <stdio.h>     /* snprintf, fwrite */
@@ -66,6 +67,7 @@ typedef struct run {
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
+    bool resumed_fresh;         /* --resume found no checkpoint: started over */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -368,7 +370,7 @@ static el_err write_checkpoint(net *n, el_diag *diag)
         el_checkpoint_input *in = &cp->inputs[i];
         in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
         if (in->done)
-            in->offset = UINT64_MAX;
+            in->offset = 0; /* not used: the whole input is done */
         else if (t->n > 0)
             in->offset = t->e[t->head].start;
         else if (t->read_to > r->inputs[i].resume_offset)
@@ -739,6 +741,10 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     }
     if (err)
         el_diag_set(diag, err, "out of memory");
+    /* a checkpoint from the first moment: a kill before the first interval
+     * still leaves one to resume from */
+    if (!err && n.cp)
+        err = write_checkpoint(&n, diag);
     double drain_until = 0;
     while (!err) {
         now = el_now_ms();
@@ -991,6 +997,11 @@ static uint64_t job_hash(const run *r)
 static el_err resume_from(run *r, el_diag *diag)
 {
     el_checkpoint *cp;
+    if (access(r->o->checkpoint_path, F_OK) != 0 && errno == ENOENT) {
+        /* nothing to resume: the earlier run never got going. Start over. */
+        r->resumed_fresh = true;
+        return EL_OK;
+    }
     el_err err = el_checkpoint_read(r->o->checkpoint_path, &cp, diag);
     if (err)
         return err;
