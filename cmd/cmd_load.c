@@ -3,6 +3,7 @@
  * configuration, a table check, the run, the summary and the exit status.
  */
 #include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
+#include <stdatomic.h> /* reject messages come from several threads */
 #include <stdio.h>   /* fprintf */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strchr, strcmp */
@@ -122,6 +123,33 @@ static void help(void)
 }
 
 static volatile sig_atomic_t stop_flag;
+
+/* The first rejects are shown where they happen (file:line:column: why);
+ * the rest only in the rejects file, so a bad file cannot flood a log. */
+#define SHOWN_REJECTS 10
+
+typedef struct reject_shower {
+    atomic_uint shown;
+    bool quiet;
+} reject_shower;
+
+static void show_reject(const char *input, const el_diag *why, void *user)
+{
+    reject_shower *rs = user;
+    unsigned n = atomic_fetch_add(&rs->shown, 1);
+    if (rs->quiet || n > SHOWN_REJECTS)
+        return;
+    if (n == SHOWN_REJECTS) {
+        fprintf(stderr, "edgeload: more rows rejected; see the rejects file\n");
+        return;
+    }
+    if (why->column)
+        fprintf(stderr, "edgeload: %s:%llu:%llu: %s (row rejected)\n", input,
+                (unsigned long long)why->line, (unsigned long long)why->column, why->msg);
+    else
+        fprintf(stderr, "edgeload: %s:%llu: %s (row rejected)\n", input,
+                (unsigned long long)why->line, why->msg);
+}
 
 static void on_signal(int sig)
 {
@@ -502,6 +530,9 @@ int cmd_load(int argc, char **argv)
     progress_init(&prog, quiet ? PROGRESS_NONE : pmode, pinterval);
     lo.progress = progress_report;
     lo.progress_user = &prog;
+    reject_shower shower = { .quiet = quiet };
+    lo.on_reject = show_reject;
+    lo.reject_user = &shower;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     el_load_stats st;

@@ -95,8 +95,18 @@ static el_err render_key(el_transform *t, const el_template *tpl, const el_row *
         return reject(row, (size_t)-1, diag, "%s is %zu bytes, more than DynamoDB's %zu", what,
                       out->len, max);
     size_t bad;
-    if (!el_utf8_valid(out->data, out->len, &bad))
+    if (!el_utf8_valid(out->data, out->len, &bad)) {
+        /* name the column the bad bytes came from, not just the key */
+        for (size_t i = 0; i < el_template_nrefs(tpl); i++) {
+            size_t col = el_template_ref_index(tpl, i);
+            const el_value *v = &row->values[col];
+            if (!el_utf8_valid(v->data, v->len, &bad))
+                return reject(row, col, diag,
+                              "invalid UTF-8 in column '%s' at byte %zu of the value (used in %s)",
+                              colname(t, col), bad + 1, what);
+        }
         return reject(row, (size_t)-1, diag, "%s is not valid UTF-8 (byte %zu)", what, bad + 1);
+    }
     return EL_OK;
 }
 
