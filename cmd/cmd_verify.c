@@ -285,7 +285,7 @@ int cmd_verify(int argc, char **argv)
     } else {
         rc = EXIT_LOADED;
     }
-    if (!quiet)
+    if (!quiet && err != EL_EUSAGE)
         summary(&st, &vo, &rep);
     fflush(stdout);
     if (rep.write_failed) {

@@ -203,10 +203,11 @@ el_err el_sample_offer(el_sample *s, const void *key, size_t len, el_sample_verd
         *slot_out = id;
         return EL_OK;
     }
-    char *copy = malloc(len ? len : 1);
+    char *copy = malloc(len + 1);
     if (!copy)
         return EL_ENOMEM;
     memcpy(copy, key, len);
+    copy[len] = '\0';
     if (s->k && s->nslots == s->k) {
         /* full: the newcomer replaces the largest priority if it is smaller */
         id = s->heap[0];

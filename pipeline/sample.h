@@ -52,7 +52,8 @@ size_t el_sample_find(const el_sample *s, const void *key, size_t len);
 /* Slots in use (<= k when k > 0). */
 size_t el_sample_count(const el_sample *s);
 
-/* The key of a slot (borrowed; valid until the slot is taken over). */
+/* The key of a slot, NUL-terminated (keys may hold NULs too: *len is
+ * authoritative); borrowed, valid until the slot is taken over. */
 const char *el_sample_key(const el_sample *s, size_t slot, size_t *len);
 
 /* The value buffer of a slot (owned by the sample). */
