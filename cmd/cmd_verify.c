@@ -16,7 +16,8 @@
 #include "pipeline/verify.h"
 
 enum {
-    O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME
+    O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
+    O_CONCURRENCY
 };
 
 static const cli_opt opts[] = {
@@ -28,6 +29,7 @@ static const cli_opt opts[] = {
     { "show", true, O_SHOW },
     { "quiet", false, O_QUIET },
     { "max-retry-time", true, O_MAX_RETRY_TIME },
+    { "concurrency", true, O_CONCURRENCY },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -47,7 +49,7 @@ static void help(void)
 "numbers, so 1.50 equals 1.5; attributes the mapping does not write are\n"
 "ignored). Prints the counts and the first mismatches; writes every mismatch\n"
 "to the report file as JSON lines. Rows load would reject are counted and\n"
-"skipped. Requests are sent one at a time.\n"
+"skipped.\n"
 "\n"
 "Mapping and input: the same options as load (see 'edgeload load --help'):\n"
 "  --mapping FILE, --table NAME, --pk/--sk/--index-pk/--index-sk TEMPLATE,\n"
@@ -71,6 +73,8 @@ static void help(void)
 "                           \"actual\":..}}} (default " DEFAULT_REPORT ";\n"
 "                           written on every run, empty when all match)\n"
 "  --show N                 mismatches printed (default 10)\n"
+"  --concurrency N          BatchGetItem requests in flight (default 8); the\n"
+"                           --reverse Queries go one at a time\n"
 "  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
 "                           failures (default 900); throttling never gives up\n"
 "  --quiet                  print neither mismatches nor the summary\n"
@@ -185,6 +189,7 @@ int cmd_verify(int argc, char **argv)
     el_verify_opts vo = { 0 };
     vo.seed = EL_VERIFY_DEFAULT_SEED;
     vo.max_retry_time_s = 900;
+    vo.concurrency = 8;
     report_ctx rep = { .path = DEFAULT_REPORT, .show = DEFAULT_SHOW };
     bool quiet = false;
     char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
@@ -238,6 +243,11 @@ int cmd_verify(int argc, char **argv)
         case O_MAX_RETRY_TIME:
             if (!cli_parse_double("max-retry-time", arg, 0, &vo.max_retry_time_s))
                 goto out;
+            break;
+        case O_CONCURRENCY:
+            if (!cli_parse_long("concurrency", arg, 1, &n))
+                goto out;
+            vo.concurrency = (int)n;
             break;
         default: cli_aws_opt(&aws, id, arg); break;
         }

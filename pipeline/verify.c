@@ -7,11 +7,11 @@
  * keyed sample (pipeline/sample.h; unbounded in full mode), which gives the
  * "later row of a key wins" rule for free and means an input error stops
  * the run before any request is made. Only then are the items fetched, 100
- * keys a BatchGetItem, one request at a time: verify is read-only and
- * usually a fraction of the load's cost, so the simple synchronous loop was
- * chosen over driving el_ddb_req on a curl multi handle (the natural next
- * step if verify ever has to go faster). Full mode holds every distinct
- * expected item in memory; --sample bounds it.
+ * keys a BatchGetItem, `concurrency` requests in flight on a curl multi
+ * handle driven by the calling thread (as load's network stage, without its
+ * threads: verify has nothing to overlap the requests with). The reverse
+ * check is a handful of Queries, sent one after the other with el_ddb_call.
+ * Full mode holds every distinct expected item in memory; --sample bounds it.
  *
  * Values are compared as DynamoDB means them, not as text: the table gives
  * back "1.5" for a number written as "1.50", and base64 may be spelt with
@@ -550,8 +550,51 @@ static el_err read_inputs(vrun *v, el_diag *diag)
 
 /* ---- requests ---- */
 
-/* One call with retries: throttling is retried for ever (with backoff),
- * other transient failures for max_retry_time_s. */
+/* Decides what a failed call means: EL_OK when it is to be retried (counted;
+ * *first_failure tracks how long non-throttle failures have lasted), else the
+ * error that ends the run. */
+static el_err failure(vrun *v, const char *op, const el_ddb_result *res, double *first_failure,
+                      el_diag *diag)
+{
+    if (res->outcome == EL_DDB_FATAL) {
+        if (strcmp(res->error_type, "ResourceNotFoundException") == 0)
+            return el_diag_set(diag, EL_ETABLE, "%s: table '%s'%s%s not found: %s", op,
+                               v->m->table, strcmp(op, "Query") == 0 ? " or index " : "",
+                               strcmp(op, "Query") == 0 ? v->m->index_name : "", res->message);
+        return el_diag_set(diag, res->http_status ? EL_ECONFIG : EL_ENET, "%s: %s%s%s", op,
+                           res->error_type, res->error_type[0] ? ": " : "", res->message);
+    }
+    if (res->outcome == EL_DDB_REJECTED)
+        return el_diag_set(diag, EL_ESERVICE, "%s refused: %s: %s", op, res->error_type,
+                           res->message);
+    double now = el_now_ms();
+    if (res->outcome == EL_DDB_THROTTLED) {
+        v->st->throttled++;
+    } else {
+        if (*first_failure == 0)
+            *first_failure = now;
+        else if ((now - *first_failure) / 1000.0 > v->o->max_retry_time_s)
+            return el_diag_set(diag, res->http_status ? EL_ESERVICE : EL_ENET,
+                               "%s failed for %.0f s, giving up: %s%s%s", op,
+                               (now - *first_failure) / 1000.0, res->error_type,
+                               res->error_type[0] ? ": " : "", res->message);
+    }
+    v->st->retries++;
+    return EL_OK;
+}
+
+static double backoff(vrun *v, unsigned *attempt)
+{
+    double ms = el_backoff_ms(*attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
+                              el_rand_unit(&v->rng));
+    if (*attempt < 30)
+        (*attempt)++;
+    return ms;
+}
+
+/* One synchronous call (the reverse check's Queries) with retries:
+ * throttling is retried for ever, other transient failures for
+ * max_retry_time_s. The answer is in v->resp. */
 static el_err call(vrun *v, const char *op, el_diag *diag)
 {
     unsigned attempt = 0;
@@ -569,35 +612,10 @@ static el_err call(vrun *v, const char *op, el_diag *diag)
             return el_diag_set(diag, err, "%s: out of memory", op);
         if (!err && res.outcome == EL_DDB_SUCCESS)
             return EL_OK;
-        if (res.outcome == EL_DDB_FATAL) {
-            if (strcmp(res.error_type, "ResourceNotFoundException") == 0)
-                return el_diag_set(diag, EL_ETABLE, "%s: table '%s'%s%s not found: %s", op,
-                                   v->m->table, strcmp(op, "Query") == 0 ? " or index " : "",
-                                   strcmp(op, "Query") == 0 ? v->m->index_name : "",
-                                   res.message);
-            return el_diag_set(diag, res.http_status ? EL_ECONFIG : EL_ENET, "%s: %s%s%s", op,
-                               res.error_type, res.error_type[0] ? ": " : "", res.message);
-        }
-        if (res.outcome == EL_DDB_REJECTED)
-            return el_diag_set(diag, EL_ESERVICE, "%s refused: %s: %s", op, res.error_type,
-                               res.message);
-        double now = el_now_ms();
-        if (res.outcome == EL_DDB_THROTTLED) {
-            v->st->throttled++;
-        } else {
-            if (first_failure == 0)
-                first_failure = now;
-            else if ((now - first_failure) / 1000.0 > v->o->max_retry_time_s)
-                return el_diag_set(diag, res.http_status ? EL_ESERVICE : EL_ENET,
-                                   "%s failed for %.0f s, giving up: %s%s%s", op,
-                                   (now - first_failure) / 1000.0, res.error_type,
-                                   res.error_type[0] ? ": " : "", res.message);
-        }
-        v->st->retries++;
-        sleep_ms(el_backoff_ms(attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
-                               el_rand_unit(&v->rng)));
-        if (attempt < 30)
-            attempt++;
+        err = failure(v, op, &res, &first_failure, diag);
+        if (err)
+            return err;
+        sleep_ms(backoff(v, &attempt));
     }
 }
 
@@ -764,135 +782,227 @@ static el_err compare_item(vrun *v, const char *key, size_t klen, const char *ex
     return err;
 }
 
-/* ---- forward check: BatchGetItem ---- */
+/* ---- forward check: BatchGetItem, several in flight ---- */
 
-static el_err build_batch_get(vrun *v, const size_t *slots, const bool *done, size_t n)
+/* One batch of up to 100 keys and its request. A batch lives until every
+ * key is found or known missing; unprocessed keys are resent in a new
+ * request of the same batch after a backoff. */
+typedef struct batch {
+    size_t slots[EL_VERIFY_BATCH_KEYS];
+    bool done[EL_VERIFY_BATCH_KEYS];
+    size_t n, left;
+    el_ddb_req *req;       /* the request on the multi handle, or NULL */
+    unsigned attempt;
+    double not_before;     /* no resend before this time (ms) */
+    double first_failure;
+} batch;
+
+static el_err build_batch_get(vrun *v, const batch *b)
 {
-    el_buf *b = &v->req;
-    el_buf_reset(b);
-    el_err err = el_buf_puts(b, "{\"RequestItems\":{");
-    err = err ? err : el_json_put_string(b, v->m->table, strlen(v->m->table));
-    err = err ? err : el_buf_puts(b, ":{\"ConsistentRead\":true,\"Keys\":[");
+    el_buf *r = &v->req;
+    el_buf_reset(r);
+    el_err err = el_buf_puts(r, "{\"RequestItems\":{");
+    err = err ? err : el_json_put_string(r, v->m->table, strlen(v->m->table));
+    err = err ? err : el_buf_puts(r, ":{\"ConsistentRead\":true,\"Keys\":[");
     bool first = true;
-    for (size_t i = 0; !err && i < n; i++) {
-        if (done[i])
+    for (size_t i = 0; !err && i < b->n; i++) {
+        if (b->done[i])
             continue;
         size_t klen;
-        const char *key = el_sample_key(v->items, slots[i], &klen);
+        const char *key = el_sample_key(v->items, b->slots[i], &klen);
         if (!first)
-            err = el_buf_putc(b, ',');
+            err = el_buf_putc(r, ',');
         first = false;
-        err = err ? err : put_key(b, v, key, klen);
+        err = err ? err : put_key(r, v, key, klen);
     }
-    return err ? err : el_buf_puts(b, "]}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+    return err ? err : el_buf_puts(r, "]}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
 }
 
-/* Position in slots[] of the slot whose key is key, or n. */
-static size_t position_of(const vrun *v, const size_t *slots, size_t n, const el_buf *key)
+/* Position in b of the slot whose key is key, or b->n. */
+static size_t position_of(const vrun *v, const batch *b, const el_buf *key)
 {
     size_t slot = el_sample_find(v->items, key->data, key->len);
-    for (size_t i = 0; slot != (size_t)-1 && i < n; i++)
-        if (slots[i] == slot)
+    for (size_t i = 0; slot != (size_t)-1 && i < b->n; i++)
+        if (b->slots[i] == slot)
             return i;
-    return n;
+    return b->n;
 }
 
-static el_err check_batch(vrun *v, const size_t *slots, size_t n, el_diag *diag)
+/* A successful answer: compares what came back, counts as missing what is
+ * neither returned nor unprocessed, and schedules the unprocessed rest. */
+static el_err on_batch_answer(vrun *v, batch *b, const char *body, el_diag *diag)
 {
-    bool done[EL_VERIFY_BATCH_KEYS] = { false }, unprocessed[EL_VERIFY_BATCH_KEYS];
-    size_t left = n;
-    unsigned attempt = 0;
+    char err_text[128];
+    yajl_val root = yajl_tree_parse(body, err_text, sizeof err_text);
+    if (!YAJL_IS_OBJECT(root)) {
+        yajl_tree_free(root);
+        return el_diag_set(diag, EL_ESERVICE, "BatchGetItem answer is not JSON: %s", err_text);
+    }
     el_buf key;
     el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
     el_err err = EL_OK;
-    while (!err && left > 0) {
-        err = build_batch_get(v, slots, done, n);
-        if (err) {
-            el_diag_set(diag, err, "BatchGetItem request: %s", el_strerror(err));
-            break;
-        }
-        err = call(v, "BatchGetItem", diag);
-        if (err)
-            break;
-        char err_text[128];
-        yajl_val root = yajl_tree_parse(el_buf_str(&v->resp), err_text, sizeof err_text);
-        if (!YAJL_IS_OBJECT(root)) {
-            yajl_tree_free(root);
-            err = el_diag_set(diag, EL_ESERVICE, "BatchGetItem answer is not JSON: %s",
-                              err_text);
-            break;
-        }
-        v->st->rcu_consumed += consumed(root);
-        yajl_val items = member(member(root, "Responses"), v->m->table);
-        for (size_t i = 0; !err && YAJL_IS_ARRAY(items) && i < items->u.array.len; i++) {
-            yajl_val item = items->u.array.values[i];
-            if (!key_of(v, item, &key))
-                continue;
-            size_t pos = position_of(v, slots, n, &key);
-            if (pos == n || done[pos])
-                continue;
-            done[pos] = true;
-            left--;
-            v->st->present++;
-            bool same = true;
-            err = compare_item(v, key.data, key.len,
-                               el_buf_str(el_sample_value(v->items, slots[pos])), item, &same,
-                               diag);
-            if (!err && !same)
-                v->st->different++;
-        }
-        memset(unprocessed, 0, sizeof unprocessed);
-        yajl_val keys = member(member(member(root, "UnprocessedKeys"), v->m->table), "Keys");
-        size_t nun = 0;
-        for (size_t i = 0; YAJL_IS_ARRAY(keys) && i < keys->u.array.len; i++) {
-            if (!key_of(v, keys->u.array.values[i], &key))
-                continue;
-            size_t pos = position_of(v, slots, n, &key);
-            if (pos < n && !done[pos] && !unprocessed[pos]) {
-                unprocessed[pos] = true;
-                nun++;
-            }
-        }
-        yajl_tree_free(root);
-        /* what was neither returned nor left unprocessed is not in the table */
-        for (size_t i = 0; !err && i < n; i++) {
-            if (done[i] || unprocessed[i])
-                continue;
-            done[i] = true;
-            left--;
-            v->st->missing++;
-            size_t klen;
-            const char *k = el_sample_key(v->items, slots[i], &klen);
-            err = report_simple(v, EL_VERIFY_MISSING, k, klen, NULL);
-            if (err)
-                el_diag_set(diag, err, "reporting: %s", el_strerror(err));
-        }
-        if (!err && nun > 0) {
-            v->st->retries++;
-            sleep_ms(el_backoff_ms(attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
-                                   el_rand_unit(&v->rng)));
-            if (attempt < 30)
-                attempt++;
+    v->st->rcu_consumed += consumed(root);
+    yajl_val items = member(member(root, "Responses"), v->m->table);
+    for (size_t i = 0; !err && YAJL_IS_ARRAY(items) && i < items->u.array.len; i++) {
+        yajl_val item = items->u.array.values[i];
+        if (!key_of(v, item, &key))
+            continue;
+        size_t pos = position_of(v, b, &key);
+        if (pos == b->n || b->done[pos])
+            continue;
+        b->done[pos] = true;
+        b->left--;
+        v->st->present++;
+        bool same = true;
+        err = compare_item(v, key.data, key.len,
+                           el_buf_str(el_sample_value(v->items, b->slots[pos])), item, &same,
+                           diag);
+        if (!err && !same)
+            v->st->different++;
+    }
+    bool unprocessed[EL_VERIFY_BATCH_KEYS] = { false };
+    size_t nun = 0;
+    yajl_val keys = member(member(member(root, "UnprocessedKeys"), v->m->table), "Keys");
+    for (size_t i = 0; YAJL_IS_ARRAY(keys) && i < keys->u.array.len; i++) {
+        if (!key_of(v, keys->u.array.values[i], &key))
+            continue;
+        size_t pos = position_of(v, b, &key);
+        if (pos < b->n && !b->done[pos] && !unprocessed[pos]) {
+            unprocessed[pos] = true;
+            nun++;
         }
     }
+    yajl_tree_free(root);
     el_buf_free(&key);
+    for (size_t i = 0; !err && i < b->n; i++) {
+        if (b->done[i] || unprocessed[i])
+            continue;
+        b->done[i] = true;
+        b->left--;
+        v->st->missing++;
+        size_t klen;
+        const char *k = el_sample_key(v->items, b->slots[i], &klen);
+        err = report_simple(v, EL_VERIFY_MISSING, k, klen, NULL);
+        if (err)
+            el_diag_set(diag, err, "reporting: %s", el_strerror(err));
+    }
+    if (!err && nun > 0) {
+        v->st->retries++;
+        b->not_before = el_now_ms() + backoff(v, &b->attempt);
+    }
     return err;
 }
 
+static el_err send_batch(vrun *v, CURLM *multi, batch *b, el_diag *diag)
+{
+    el_err err = build_batch_get(v, b);
+    if (!err)
+        err = el_ddb_req_new(v->o->ddb, "BatchGetItem", &v->req, b, &b->req);
+    if (err)
+        return el_diag_set(diag, err, "BatchGetItem request: %s", el_strerror(err));
+    el_ddb_req_reset(b->req);
+    if (curl_multi_add_handle(multi, el_ddb_req_handle(b->req)) != CURLM_OK) {
+        el_ddb_req_free(b->req);
+        b->req = NULL;
+        return el_diag_set(diag, EL_ENET, "cannot start a transfer");
+    }
+    v->st->requests++;
+    return EL_OK;
+}
+
+static el_err on_batch_done(vrun *v, CURLM *multi, batch *b, CURLcode code, el_diag *diag)
+{
+    el_ddb_result res;
+    el_ddb_req_finish(b->req, code, &res);
+    curl_multi_remove_handle(multi, el_ddb_req_handle(b->req));
+    el_err err;
+    if (res.outcome == EL_DDB_SUCCESS) {
+        size_t len;
+        b->first_failure = 0;
+        err = on_batch_answer(v, b, el_ddb_req_response(b->req, &len), diag);
+    } else {
+        err = failure(v, "BatchGetItem", &res, &b->first_failure, diag);
+        if (!err)
+            b->not_before = el_now_ms() + backoff(v, &b->attempt);
+    }
+    el_ddb_req_free(b->req);
+    b->req = NULL;
+    return err;
+}
+
+/* Keeps up to `concurrency` batches in flight until every expected item is
+ * found or known missing. */
 static el_err check_items(vrun *v, el_diag *diag)
 {
-    size_t count = el_sample_count(v->items);
-    size_t slots[EL_VERIFY_BATCH_KEYS];
+    size_t count = el_sample_count(v->items), next = 0;
+    size_t nb = v->o->concurrency > 0 ? (size_t)v->o->concurrency : 1;
     v->st->expected = count;
-    for (size_t i = 0; i < count; i += EL_VERIFY_BATCH_KEYS) {
-        size_t n = count - i < EL_VERIFY_BATCH_KEYS ? count - i : EL_VERIFY_BATCH_KEYS;
-        for (size_t j = 0; j < n; j++)
-            slots[j] = i + j;
-        el_err err = check_batch(v, slots, n, diag);
-        if (err)
-            return err;
+    batch *bs = calloc(nb, sizeof *bs);
+    CURLM *multi = curl_multi_init();
+    el_err err = bs && multi ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (!err) {
+        curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)nb);
+        curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)nb);
     }
-    return EL_OK;
+    while (!err) {
+        if (stopping(v)) {
+            err = el_diag_set(diag, EL_EINTR, "interrupted");
+            break;
+        }
+        double now = el_now_ms(), due = -1;
+        size_t busy = 0;
+        for (size_t i = 0; !err && i < nb; i++) {
+            batch *b = &bs[i];
+            if (b->req) {
+                busy++;
+                continue;
+            }
+            if (b->left == 0 && next < count) {
+                memset(b, 0, sizeof *b);
+                while (b->n < EL_VERIFY_BATCH_KEYS && next < count)
+                    b->slots[b->n++] = next++;
+                b->left = b->n;
+            }
+            if (b->left == 0)
+                continue;
+            busy++;
+            if (b->not_before > now) {
+                if (due < 0 || b->not_before < due)
+                    due = b->not_before;
+                continue;
+            }
+            err = send_batch(v, multi, b, diag);
+        }
+        if (err || busy == 0)
+            break;
+        int running;
+        curl_multi_perform(multi, &running);
+        CURLMsg *msg;
+        int left;
+        while (!err && (msg = curl_multi_info_read(multi, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            el_ddb_req *req = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
+            err = on_batch_done(v, multi, el_ddb_req_user(req), msg->data.result, diag);
+        }
+        if (err)
+            break;
+        int timeout = 100;
+        if (due >= 0 && due - now < timeout)
+            timeout = due > now ? (int)(due - now) + 1 : 0;
+        curl_multi_poll(multi, NULL, 0, timeout, NULL);
+    }
+    for (size_t i = 0; bs && i < nb; i++) {
+        if (bs[i].req) {
+            curl_multi_remove_handle(multi, el_ddb_req_handle(bs[i].req));
+            el_ddb_req_free(bs[i].req);
+        }
+    }
+    free(bs);
+    if (multi)
+        curl_multi_cleanup(multi);
+    return err;
 }
 
 /* ---- reverse check: Query the index ---- */

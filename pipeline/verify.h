@@ -17,8 +17,8 @@
  *      partition keys (uniform over the distinct ones in the input) and
  *      check that the items listed are exactly the expected ones.
  *
- * Requests are sent one at a time (synchronous el_ddb_call), which is
- * simple and bounded; see the DESIGN note in verify.c.
+ * BatchGetItem requests go out `concurrency` at a time on a curl multi
+ * handle; the reverse check's Queries are sent one at a time (el_ddb_call).
  */
 #ifndef EL_VERIFY_H
 #define EL_VERIFY_H
@@ -98,6 +98,7 @@ typedef struct el_verify_opts {
     uint64_t sample;              /* 0: every expected item */
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */
+    int concurrency;              /* BatchGetItem requests in flight; <= 0: 1 */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     volatile sig_atomic_t *stop;  /* may be NULL */
     /* called for every mismatch, in the order found; may be NULL */
