@@ -35,6 +35,8 @@ static const cli_opt opts[] = {
 };
 
 #define DEFAULT_REPORT "edgeload-verify.jsonl"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define DEFAULT_SHOW 10
 
 static void help(void)
@@ -62,7 +64,7 @@ static void help(void)
 "  --sample N               check a uniform random sample of N distinct items\n"
 "                           instead of all of them (default: all; memory is\n"
 "                           then bounded by N)\n"
-"  --seed N                 seed of the samples (default " "20240611" "): the same\n"
+"  --seed N                 seed of the samples (default " STR(EL_VERIFY_DEFAULT_SEED) "): the same\n"
 "                           seed and inputs check the same items\n"
 "  --reverse K              also Query the index for K sampled index partition\n"
 "                           keys and check that it lists exactly the expected\n"

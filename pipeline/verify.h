@@ -37,7 +37,7 @@
 #include "pipeline/mapping.h"
 
 #define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
-#define EL_VERIFY_DEFAULT_SEED 20240611u
+#define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
 
 typedef enum el_verify_kind {
     EL_VERIFY_MISSING = 0,     /* expected item not in the table */
