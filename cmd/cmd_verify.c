@@ -280,7 +280,6 @@ int cmd_verify(int argc, char **argv)
     vo.user = &rep;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    signal(SIGPIPE, SIG_IGN); /* ddb_client.h: curl does not guard its writes */
     el_verify_stats st;
     el_diag d;
     el_diag_clear(&d);
