@@ -68,7 +68,9 @@ static void help(void)
 "                           seed and inputs check the same items\n"
 "  --reverse K              also Query the index for K sampled index partition\n"
 "                           keys and check that it lists exactly the expected\n"
-"                           items (default 0: no reverse check)\n"
+"                           items (default 0: no reverse check). The index is\n"
+"                           eventually consistent: a key that does not match is\n"
+"                           queried again a second later before it is reported\n"
 "  --report FILE            every mismatch as a JSON line: {\"kind\":\"missing\"|\n"
 "                           \"different\"|\"reverse-missing\"|\"reverse-extra\",\n"
 "                           \"key\":{...},\"attributes\":{NAME:{\"expected\":..,\n"
@@ -192,6 +194,7 @@ int cmd_verify(int argc, char **argv)
     vo.seed = EL_VERIFY_DEFAULT_SEED;
     vo.max_retry_time_s = 900;
     vo.concurrency = 8;
+    vo.reverse_recheck_ms = 1000;
     report_ctx rep = { .path = DEFAULT_REPORT, .show = DEFAULT_SHOW };
     bool quiet = false;
     char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);

@@ -15,7 +15,9 @@
  *      el_verify_values_equal);
  *   3. with `reverse` > 0, Query the index for that many sampled index
  *      partition keys (uniform over the distinct ones in the input) and
- *      check that the items listed are exactly the expected ones.
+ *      check that the items listed are exactly the expected ones (a key that
+ *      does not match is queried again after reverse_recheck_ms, because
+ *      the index is only eventually consistent).
  *
  * BatchGetItem requests go out `concurrency` at a time on a curl multi
  * handle; the reverse check's Queries are sent one at a time (el_ddb_call).
@@ -99,6 +101,9 @@ typedef struct el_verify_opts {
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */
     int concurrency;              /* BatchGetItem requests in flight; <= 0: 1 */
+    double reverse_recheck_ms;    /* index keys that do not match are queried again
+                                     after this long (index reads are eventually
+                                     consistent); <= 0: report the first answer */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     volatile sig_atomic_t *stop;  /* may be NULL */
     /* called for every mismatch, in the order found; may be NULL */
