@@ -27,9 +27,11 @@
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/plan.h"
 #include "pipeline/chunk.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
+#include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
 #define QUEUE_CHUNKS 32
@@ -50,6 +52,7 @@ typedef struct input_ctx {
     bool resume_done;         /* the earlier run finished this input */
     atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
     uint64_t raw_size;        /* input size, 0 when unknown */
+    el_reader_opts ropts;     /* how it was opened (to count fan-in in a second pass) */
 } input_ctx;
 
 typedef struct run {
@@ -68,6 +71,7 @@ typedef struct run {
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
+    el_plan *plan;              /* hot keys and their shard counts, or NULL */
     CURLM *multi;               /* network stage's handle, set before `hungry` */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
 } run;
@@ -183,6 +187,8 @@ static void read_one(run *r, size_t idx)
         fail(r, EL_ENOMEM, &d);
         return;
     }
+    if (r->plan)
+        el_transform_set_plan(t, r->plan, el_plan_find_source(r->plan, in->src->name));
     el_chunk *c = el_chunk_new(idx);
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;
@@ -587,12 +593,13 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
                  res->message);
         atomic_fetch_add(&n->r->rejected, 1);
         size_t idx = it->chunk->input;
-        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, n->r->inputs[idx].path,
-                                   it->line, reason, el_item_json(it), it->json_len, &d);
+        const char *path = idx < n->r->ninputs ? n->r->inputs[idx].path : "<shard directory>";
+        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, path, it->line, reason,
+                                   el_item_json(it), it->json_len, &d);
         if (n->r->o->on_reject) {
             el_diag at;
             el_diag_at(&at, EL_EREJECT, it->line, 0, it->offset, "%s", reason);
-            n->r->o->on_reject(n->r->inputs[idx].path, &at, n->r->o->reject_user);
+            n->r->o->on_reject(path, &at, n->r->o->reject_user);
         }
         ack(n, it, true);
         if (err) {
@@ -742,7 +749,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     n.b = el_batcher_new(WINDOW_ITEMS);
     n.multi = curl_multi_init();
     r->multi = n.multi;
-    n.tr = calloc(r->ninputs ? r->ninputs : 1, sizeof *n.tr);
+    /* one tracker per input, plus one for the shard directory items */
+    n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
@@ -906,7 +914,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     for (size_t i = 0; i < n.nchunks; i++)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
-        for (size_t i = 0; i < r->ninputs; i++)
+        for (size_t i = 0; i <= r->ninputs; i++)
             free(n.tr[i].e);
     free(n.tr);
     free(n.chunks);
@@ -980,22 +988,11 @@ static el_err open_inputs(run *r, el_diag *diag)
 {
     for (size_t i = 0; i < r->ninputs; i++) {
         input_ctx *in = &r->inputs[i];
-        el_reader_opts ro = r->o->reader;
         const el_source *s = in->src;
-        if (s->format != EL_FMT_AUTO)
-            ro.format = s->format;
-        if (s->delimiter)
-            ro.delimiter = s->delimiter;
-        if (s->null_string)
-            ro.null_string = s->null_string;
-        if (s->columns) {
-            ro.columns = (const char *const *)s->columns;
-            ro.ncolumns = s->ncolumns;
-        }
-        if (s->source_table)
-            ro.source_table = s->source_table;
+        el_reader_opts ro = el_source_reader_opts(s, &r->o->reader);
         el_diag d;
         el_diag_clear(&d);
+        in->ropts = ro;
         el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
         if (err) {
             if (d.line)
@@ -1079,6 +1076,126 @@ static el_err resume_from(run *r, el_diag *diag)
     return err;
 }
 
+/* Counts fan-in per unsharded index key over every input of the hot
+ * sources: a second pass over seekable files, before anything is written. */
+static el_err count_fan_in(run *r, el_diag *diag)
+{
+    const el_mapping *m = r->o->mapping;
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < m->nsources; s++) {
+        el_source *src = m->sources[s];
+        if (!src->index || src->hot_threshold == 0)
+            continue;
+        el_plan_counter *counter = el_plan_counter_new();
+        el_transform *t = NULL;
+        if (!counter || el_transform_new(m, src, &t)) {
+            el_plan_counter_free(counter);
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+        uint64_t rows = 0;
+        for (size_t i = 0; !err && i < r->ninputs; i++) {
+            input_ctx *in = &r->inputs[i];
+            if (in->src != src)
+                continue;
+            if (!el_input_seekable(el_reader_input(in->reader))) {
+                err = el_diag_set(diag, EL_EUSAGE,
+                                  "%s: source '%s' has hot-target sharding, which needs the "
+                                  "fan-in before the first write; standard input cannot be read "
+                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
+                                  "give --plan FILE", in->path, src->name);
+                break;
+            }
+            el_reader *rd;
+            el_diag d;
+            el_diag_clear(&d);
+            err = el_reader_open(in->path, &r->inputs[i].ropts, &rd, &d);
+            if (err) {
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+                break;
+            }
+            el_row row;
+            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
+                if (err == EL_EREJECT)
+                    continue;
+                const char *ipk, *isk;
+                size_t ipk_len, isk_len;
+                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
+                    continue; /* the load rejects this row; it adds no fan-in */
+                rows++;
+                err = el_plan_counter_add(counter, ipk, ipk_len);
+                if (err) {
+                    el_diag_set(diag, err, "out of memory counting fan-in");
+                    break;
+                }
+            }
+            if (err == EL_EOF)
+                err = EL_OK;
+            else if (err && err != EL_ENOMEM)
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+            el_reader_free(rd);
+        }
+        size_t pidx;
+        if (!err)
+            err = el_plan_add_source(r->plan, src->name, rows, src->hot_threshold,
+                                     src->max_shards, &pidx, diag);
+        if (!err)
+            err = el_plan_add_counted(r->plan, pidx, counter, diag);
+        el_transform_free(t);
+        el_plan_counter_free(counter);
+    }
+    return err;
+}
+
+/* The plan: from --plan FILE, or counted now when a source is hot. */
+static el_err prepare_plan(run *r, el_diag *diag)
+{
+    const el_mapping *m = r->o->mapping;
+    if (r->o->plan_path)
+        return el_plan_load(r->o->plan_path, &r->plan, diag);
+    bool hot = false;
+    for (size_t s = 0; s < m->nsources; s++)
+        hot |= m->sources[s]->index && m->sources[s]->hot_threshold > 0;
+    if (!hot)
+        return EL_OK;
+    r->plan = el_plan_new();
+    if (!r->plan)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    return count_fan_in(r, diag);
+}
+
+/* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,
+ * fanIn), as a chunk of their own, written before the edges. */
+static el_err directory_chunk(run *r, el_chunk **out, el_diag *diag)
+{
+    *out = NULL;
+    if (!r->plan)
+        return EL_OK;
+    const el_mapping *m = r->o->mapping;
+    el_chunk *c = el_chunk_new(r->ninputs);
+    if (!c)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < el_plan_nsources(r->plan); s++) {
+        const el_plan_source *ps = el_plan_get_source(r->plan, s);
+        for (size_t h = 0; !err && h < ps->nhot; h++) {
+            const el_plan_hot *hot = &ps->hot[h];
+            if (hot->shards < 2)
+                continue;
+            size_t jm = c->json.len, km = c->keys.len, size;
+            err = el_shard_directory_item(&c->json, &c->keys, m->pk_attr, m->sk_attr, hot->key,
+                                          hot->len, hot->shards, hot->fan_in, &size);
+            if (!err)
+                err = el_chunk_commit(c, jm, km, size, 0, 0);
+        }
+    }
+    if (err || c->nitems == 0) {
+        el_chunk_free(c);
+        return err ? el_diag_set(diag, err, "out of memory") : EL_OK;
+    }
+    *out = c;
+    return EL_OK;
+}
+
 el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
@@ -1091,6 +1208,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err err = plan_inputs(&r, diag);
     if (!err)
         err = open_inputs(&r, diag);
+    if (!err)
+        err = prepare_plan(&r, diag);
     if (!err) {
         r.job_hash = job_hash(&r);
         if (el_rejects_track(o->rejects, r.ninputs))
@@ -1107,6 +1226,18 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         r.queue = el_queue_new(QUEUE_CHUNKS);
         if (!r.queue)
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_chunk *dir = NULL;
+    if (!err)
+        err = directory_chunk(&r, &dir, diag);
+    if (!err && dir) {
+        st->directory_items = dir->nitems;
+        if (o->dry_run) {
+            err = dry_print(&r, dir);
+            el_chunk_free(dir);
+        } else if (!el_queue_push(r.queue, dir)) {
+            el_chunk_free(dir);
+        }
     }
     pthread_t *threads = NULL;
     size_t nthreads = 0;
@@ -1174,6 +1305,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         free(r.inputs[i].path);
     }
     free(r.inputs);
+    el_plan_free(r.plan);
     el_queue_free(r.queue);
     pthread_mutex_destroy(&r.mu);
     return err;

@@ -35,6 +35,7 @@ typedef struct el_load_stats {
     uint64_t retries;         /* items or requests sent again */
     uint64_t throttled;       /* throttling answers */
     uint64_t requests;        /* requests sent, retries included */
+    uint64_t directory_items; /* shard directory items (SPEC §5) among the items */
     double wcu_consumed;      /* sum of ConsumedCapacity */
     double elapsed_s;
 } el_load_stats;
@@ -72,6 +73,8 @@ typedef struct el_load_opts {
     const char *checkpoint_path;  /* NULL: no checkpoint */
     double checkpoint_interval_s; /* how often it is rewritten (default 5) */
     bool resume;                  /* continue from checkpoint_path */
+    const char *plan_path;        /* hot keys from `edgeload plan --plan-out`; NULL:
+                                     counted here for sources with "hot" */
     el_progress_fn progress;      /* called about once a second; may be NULL */
     void *progress_user;
     el_reject_fn on_reject;       /* may be NULL */

@@ -260,6 +260,24 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
     return EL_OK;
 }
 
+el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *base)
+{
+    el_reader_opts ro = *base;
+    if (s->format != EL_FMT_AUTO)
+        ro.format = s->format;
+    if (s->delimiter)
+        ro.delimiter = s->delimiter;
+    if (s->null_string)
+        ro.null_string = s->null_string;
+    if (s->columns) {
+        ro.columns = (const char *const *)s->columns;
+        ro.ncolumns = s->ncolumns;
+    }
+    if (s->source_table)
+        ro.source_table = s->source_table;
+    return ro;
+}
+
 /* ---- the JSON form ---- */
 
 typedef struct jctx {

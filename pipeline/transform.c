@@ -15,12 +15,17 @@
 
 #include "common/utf8.h"
 #include "formats/ddb_value.h"
+#include "pipeline/shard.h"
 
 struct el_transform {
     const el_mapping *m;
     const el_source *src;
     el_buf pk, sk, ipk, isk; /* rendered keys */
     el_buf tmp;              /* rendered attribute templates */
+    el_buf sharded;          /* the index pk with its shard suffix */
+    const el_plan *plan;     /* hot keys to shard, or NULL */
+    size_t plan_source;      /* this source's index in the plan */
+    const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
 };
 
 el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform **out)
@@ -36,6 +41,7 @@ el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform 
     el_buf_init(&t->ipk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->isk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->sharded, EL_DDB_MAX_ITEM_BYTES);
     *out = t;
     return EL_OK;
 }
@@ -49,6 +55,7 @@ void el_transform_free(el_transform *t)
     el_buf_free(&t->ipk);
     el_buf_free(&t->isk);
     el_buf_free(&t->tmp);
+    el_buf_free(&t->sharded);
     free(t);
 }
 
@@ -263,6 +270,22 @@ static el_err render_keys(el_transform *t, const el_row *row, const el_buf **ipk
     return err;
 }
 
+void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source)
+{
+    t->plan = plan;
+    t->plan_source = plan_source;
+}
+
+const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
+{
+    if (!t->last_ipk) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->last_ipk->len;
+    return t->last_ipk->data;
+}
+
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,
                                el_diag *diag)
@@ -289,6 +312,19 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     el_err err = render_keys(t, row, &ipk, &isk, diag);
     if (err)
         return err;
+    if (src->index && t->plan) {
+        /* a hot target: its edges spread over N index partitions (SPEC §5) */
+        size_t n = el_plan_shards(t->plan, t->plan_source, ipk->data, ipk->len);
+        if (n > 1) {
+            el_buf_reset(&t->sharded);
+            err = el_shard_suffix(&t->sharded, ipk->data, ipk->len,
+                                  el_shard_of(isk->data, isk->len, n));
+            if (err)
+                return el_diag_set(diag, err, "out of memory");
+            ipk = &t->sharded;
+        }
+    }
+    t->last_ipk = src->index ? ipk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
     size_t total = 0, sz;
