@@ -9,6 +9,7 @@
 #include <unistd.h>  /* isatty */
 
 #include "cmd/cli.h"
+#include "cmd/progress.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
 
@@ -16,7 +17,8 @@ enum {
     O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
     O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
     O_DRY_RUN, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET, O_STATS_JSON,
-    O_MAX_RETRY_TIME, O_ALL_ATTRS
+    O_MAX_RETRY_TIME, O_ALL_ATTRS, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
+    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL
 };
 
 static const cli_opt opts[] = {
@@ -45,6 +47,12 @@ static const cli_opt opts[] = {
     { "quiet", false, O_QUIET },
     { "stats-json", true, O_STATS_JSON },
     { "max-retry-time", true, O_MAX_RETRY_TIME },
+    { "checkpoint", true, O_CHECKPOINT },
+    { "checkpoint-interval", true, O_CHECKPOINT_INTERVAL },
+    { "resume", false, O_RESUME },
+    { "max-wcu", true, O_MAX_WCU },
+    { "progress", true, O_PROGRESS },
+    { "progress-interval", true, O_PROGRESS_INTERVAL },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -88,10 +96,19 @@ static void help(void)
 "  --max-rejects N          abort when more than N rows are rejected (default: no limit)\n"
 "  --concurrency N          requests in flight (default 16)\n"
 "  --threads N              input files read at once (default: number of cores)\n"
+"  --max-wcu N              write at most N capacity units per second (measured\n"
+"                           from DynamoDB's ConsumedCapacity; table + index)\n"
 "  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
-"                           failures (default 900); throttling never gives up\n"
+"                           failures (default 900, exit 1 with the checkpoint\n"
+"                           kept); throttling never gives up, it slows down\n"
+"  --checkpoint FILE        record how far each input is written (atomically,\n"
+"                           every --checkpoint-interval seconds, default 5, and at exit)\n"
+"  --resume                 continue from --checkpoint FILE after a crash or kill\n"
 "  --stats-json FILE        write the final figures as JSON\n"
-"  --quiet                  no summary line\n"
+"  --progress MODE          auto (default: bar on a terminal, else plain), bar,\n"
+"                           plain (key=value lines), none\n"
+"  --progress-interval SECONDS  seconds between plain lines (default 10)\n"
+"  --quiet                  no progress and no summary line\n"
 "\n"
 "AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
 "  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
@@ -336,6 +353,9 @@ int cmd_load(int argc, char **argv)
     const char *rejects_path = "edgeload-rejects.jsonl", *stats_path = NULL;
     long max_rejects = -1, n;
     bool quiet = false;
+    progress_mode pmode = PROGRESS_AUTO;
+    double pinterval = 10;
+    progress prog;
     char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
     a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
     size_t nattr = 0;
@@ -429,6 +449,26 @@ int cmd_load(int argc, char **argv)
             if (!cli_parse_double("max-retry-time", arg, 0, &lo.max_retry_time_s))
                 goto out;
             break;
+        case O_CHECKPOINT: lo.checkpoint_path = arg; break;
+        case O_CHECKPOINT_INTERVAL:
+            if (!cli_parse_double("checkpoint-interval", arg, 0.1, &lo.checkpoint_interval_s))
+                goto out;
+            break;
+        case O_RESUME: lo.resume = true; break;
+        case O_MAX_WCU:
+            if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
+                goto out;
+            break;
+        case O_PROGRESS:
+            if (!progress_parse_mode(arg, &pmode)) {
+                cli_error("--progress must be auto, bar, plain or none, not '%s'", arg);
+                goto out;
+            }
+            break;
+        case O_PROGRESS_INTERVAL:
+            if (!cli_parse_double("progress-interval", arg, 0.1, &pinterval))
+                goto out;
+            break;
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
@@ -454,6 +494,14 @@ int cmd_load(int argc, char **argv)
     lo.ddb = ddb;
     lo.rejects = rej;
     lo.stop = &stop_flag;
+    if (lo.resume && !lo.checkpoint_path) {
+        cli_error("load: --resume needs --checkpoint FILE");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    progress_init(&prog, quiet ? PROGRESS_NONE : pmode, pinterval);
+    lo.progress = progress_report;
+    lo.progress_user = &prog;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     el_load_stats st;
@@ -479,6 +527,9 @@ int cmd_load(int argc, char **argv)
                 rate, st.wcu_consumed);
         if (st.rejected > 0)
             fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(rej));
+        if (lo.checkpoint_path && err)
+            fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
+                    lo.checkpoint_path);
     }
     if (stats_path)
         write_stats(stats_path, &st);

@@ -39,6 +39,18 @@ typedef struct el_load_stats {
     double elapsed_s;
 } el_load_stats;
 
+/* A snapshot for progress reports, taken about once a second by the
+ * network stage. */
+typedef struct el_progress {
+    el_load_stats st;
+    uint64_t bytes_done;      /* input bytes consumed (compressed bytes for .zst/.gz) */
+    uint64_t bytes_total;     /* sum of input sizes; 0 when unknown (stdin) */
+    int window;               /* requests allowed in flight right now */
+    bool final;
+} el_progress;
+
+typedef void (*el_progress_fn)(const el_progress *p, void *user);
+
 typedef struct el_load_opts {
     el_mapping *mapping;          /* sources are bound to their inputs here */
     el_reader_opts reader;        /* format options from the command line */
@@ -52,11 +64,22 @@ typedef struct el_load_opts {
     el_rejects *rejects;
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     volatile sig_atomic_t *stop;  /* set by a signal handler: stop taking input */
+    double max_wcu;               /* write capacity units per second; 0 = no cap */
+    const char *checkpoint_path;  /* NULL: no checkpoint */
+    double checkpoint_interval_s; /* how often it is rewritten (default 5) */
+    bool resume;                  /* continue from checkpoint_path */
+    el_progress_fn progress;      /* called about once a second; may be NULL */
+    void *progress_user;
 } el_load_opts;
 
 /*
  * Opens every input (so schema errors stop the run before anything is
  * written), binds the mapping's sources, then runs the pipeline.
+ * With checkpoint_path, the checkpoint is rewritten every interval and at
+ * the end, whatever the outcome; with resume, rows before each input's
+ * checkpointed offset are skipped (and inputs marked done are not read).
+ * On EL_EINTR the stage stops taking input, lets requests in flight finish
+ * (up to 30 s), and writes the checkpoint.
  * Returns EL_OK when every row was written or rejected; EL_EUSAGE for
  * mapping/input errors found before writing; EL_EINTR when stopped by the
  * flag; other errors when the run was aborted (diag says why). stats is
