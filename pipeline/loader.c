@@ -27,6 +27,7 @@
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/chunk.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
@@ -868,6 +869,35 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     return err;
 }
 
+/* ---- the output stage (--output DIR) ---- */
+
+/* Takes the network stage's place: every queued item goes to the file sink,
+ * in queue order, and each chunk is freed once written. The sink is finished
+ * (its manifest written) only when the readers ended and nothing failed or
+ * was interrupted; otherwise the caller frees it unfinished, which leaves no
+ * manifest. On a reader's failure it returns EL_OK (r->err says why). */
+static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_diag *diag)
+{
+    void *p;
+    while (!atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
+        el_chunk *c = p;
+        el_err err = EL_OK;
+        for (size_t i = 0; !err && i < c->nitems; i++)
+            err = el_file_sink_put(sink, el_item_json(&c->items[i]), c->items[i].json_len, diag);
+        el_chunk_free(c);
+        st->items_written = el_file_sink_items(sink);
+        if (err)
+            return err;
+        if (r->o->stop && *r->o->stop)
+            return EL_EINTR;
+    }
+    if (atomic_load(&r->abort))
+        return EL_OK;
+    if (r->o->stop && *r->o->stop)
+        return EL_EINTR;
+    return el_file_sink_finish(sink, diag);
+}
+
 /* ---- setting up ---- */
 
 static char *resolve_path(const el_mapping *m, const char *path)
@@ -1034,6 +1064,12 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err err = plan_inputs(&r, diag);
     if (!err)
         err = open_inputs(&r, diag);
+    el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
+    if (!err && o->output_dir && !o->dry_run) {
+        el_file_sink_opts so = { .dir = o->output_dir, .part_max_items = o->output_part_items,
+                                 .table = o->mapping->table };
+        err = el_file_sink_new(&so, &sink, diag);
+    }
     if (!err) {
         r.job_hash = job_hash(&r);
         if (el_rejects_track(o->rejects, r.ninputs))
@@ -1080,7 +1116,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_diag net_diag;
     el_diag_clear(&net_diag);
     if (!err && !o->dry_run) {
-        net_err = network_stage(&r, st, &net_diag);
+        net_err = sink ? output_stage(&r, sink, st, &net_diag) : network_stage(&r, st, &net_diag);
         if (net_err && net_err != EL_EINTR)
             fail(&r, net_err, &net_diag);
     }
@@ -1090,6 +1126,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
+    el_file_sink_free(sink); /* unfinished after a failure: no manifest */
     if (r.queue) {
         /* chunks queued after the network stage stopped */
         void *p;
