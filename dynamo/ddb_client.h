@@ -62,6 +62,8 @@ typedef struct el_ddb_result {
     long http_status;       /* 0 when no HTTP answer */
     char error_type[128];   /* "ValidationException" (after the '#'), "" on success */
     char message[512];      /* the service's message, or curl's for network errors */
+    char request_id[64];    /* x-amzn-RequestId of the answer, "" when none (set by
+                               el_ddb_call/el_ddb_req_finish, not by classify) */
 } el_ddb_result;
 
 /*
@@ -165,7 +167,9 @@ CURL *el_ddb_req_handle(el_ddb_req *req);
 void el_ddb_req_reset(el_ddb_req *req);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
- * it (fills res; curl's error buffer text is the message of a curl error). */
+ * it (fills res; curl's error buffer text is the message of a curl error).
+ * A body that does not match the response's x-amz-crc32 header is
+ * EL_DDB_TRANSIENT, as botocore treats it. */
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
 
 /* Response body of the last transfer (NUL-terminated) and its length. */

@@ -1120,9 +1120,12 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         if (net_err && net_err != EL_EINTR)
             fail(&r, net_err, &net_diag);
     }
-    atomic_store(&r.abort, true);
-    if (r.queue)
+    if (!o->dry_run && r.queue) {
+        /* the network stage is over: readers still blocked on a full queue
+         * (after an error or interrupt) must not wait for it */
+        atomic_store(&r.abort, true);
         el_queue_close(r.queue);
+    }
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
