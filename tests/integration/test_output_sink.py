@@ -222,6 +222,49 @@ class OutputSinkTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "other")))
 
+    def test_interrupted_run_writes_no_manifest(self):
+        """SIGINT mid-run: exit 130, closed parts stay, no manifest, no temporary file."""
+        out = os.path.join(self.tmp.name, "interrupted")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        proc = subprocess.Popen(
+            [self.bin, "load", "--output", out, "--part-items", "700", "--format", "csv",
+             *self.mapping_args, "--quiet", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        try:
+            with open(self.csv, "rb") as f:
+                lines = f.read().split(b"\r\n")
+            # the notes hold no CR LF, so every CRLF ends a record
+            proc.stdin.write(b"\r\n".join(lines[:2001]) + b"\r\n")
+            proc.stdin.flush()
+            data = os.path.join(out, "data")
+            deadline = time.time() + 60
+            while time.time() < deadline and not (
+                    os.path.isdir(data) and any(n.startswith(".part-") for n in os.listdir(data))):
+                time.sleep(0.02)
+            self.assertTrue(os.path.isdir(data), "the run never started writing")
+            proc.send_signal(2)
+            time.sleep(0.2)
+            try:
+                # a reader blocked on standard input sees the stop after more input
+                proc.stdin.write(b"\r\n".join(lines[2001:2101]) + b"\r\n")
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass   # it had stopped already
+            proc.wait(timeout=60)
+            err = proc.stderr.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stderr.close()
+        self.assertEqual(proc.returncode, 130, err.decode(errors="replace"))
+        self.assertFalse(os.path.exists(os.path.join(out, "manifest.json")))
+        names = os.listdir(os.path.join(out, "data"))
+        self.assertEqual([n for n in names if n.startswith(".")], [])
+        self.assertEqual(os.listdir(out), ["data"])
+        for name in names:   # what is there is whole
+            subprocess.run(["zstd", "-tq", os.path.join(out, "data", name)], check=True)
+
     # ---- into DynamoDB ----
 
     def test_every_item_loads_into_dynamodb_local(self):
