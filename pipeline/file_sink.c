@@ -13,6 +13,12 @@
  * says the run is complete, and a directory that already holds a manifest or
  * parts is refused so that two runs never mix in one place.
  *
+ * Format: "Amazon S3 import formats for DynamoDB" (S3DataImport.Format):
+ * DynamoDB JSON is one {"Item":{...}} object per line, "newlines are used as
+ * item delimiters and shouldn't be used within an item object" (the item
+ * encoder escapes them); ZSTD and GZIP are the accepted compressions. Each
+ * part is one zstd frame with its content checksum.
+ *
  * Part size: DynamoDB's "Best practices for importing from Amazon S3 into
  * DynamoDB" (Developer Guide, S3DataImport.BestPractices: "Avoid excessively
  * large S3 objects") says "For items under 1 KB, consider placing 4,000,000
@@ -21,12 +27,12 @@
  * most 50,000 S3 objects. https://docs.aws.amazon.com/amazondynamodb/latest/
  * developerguide/S3DataImport.BestPractices.html
  * So a part closes at 4,000,000 items, or earlier at 1 GiB of uncompressed
- * JSON, which keeps parts of larger items proportionally smaller.
+ * JSON, so that parts of larger items hold proportionally fewer of them.
  */
 #include "pipeline/file_sink.h"
 
-#include <errno.h>      /* errno, EEXIST, EINTR */
 #include <dirent.h>     /* opendir: refusing a used directory */
+#include <errno.h>      /* errno, EEXIST, EINTR */
 #include <fcntl.h>      /* open, O_* */
 #include <stdbool.h>    /* bool */
 #include <stdio.h>      /* snprintf, rename */
