@@ -538,6 +538,10 @@ int cmd_load(int argc, char **argv)
     el_err err = el_load_run(&lo, &st, &d);
     if (err)
         cli_error("%s", d.msg);
+    if (err == EL_EUSAGE || err == EL_ECONFIG) {
+        rc = EXIT_USAGE; /* found before anything was written: no summary */
+        goto out;
+    }
     rc = cli_exit_code(err);
     if (err == EL_ELIMIT || err == EL_EIO)
         rc = EXIT_FATAL;

@@ -7,6 +7,7 @@
  * once, before any thread exists.
  */
 #include <curl/curl.h>  /* curl_global_init before threads start */
+#include <signal.h>     /* SIGPIPE ignored for libcurl */
 #include <stdio.h>      /* printf */
 #include <string.h>     /* strcmp */
 
@@ -47,6 +48,9 @@ int main(int argc, char **argv)
         printf("edgeload %s\n", EDGELOAD_VERSION);
         return 0;
     }
+    /* libcurl runs with CURLOPT_NOSIGNAL (threads): a peer closing a TLS
+     * connection must be an error return, not a SIGPIPE that kills us. */
+    signal(SIGPIPE, SIG_IGN);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         cli_error("cannot initialise libcurl");
         return EXIT_FATAL;

@@ -13,6 +13,7 @@
  */
 #include "pipeline/loader.h"
 
+#include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
 #include <pthread.h>   /* reader threads */
 #include <stdatomic.h> /* stats shared between readers and the network stage */
 #include <stdio.h>     /* snprintf, fwrite */
@@ -67,6 +68,9 @@ typedef struct run {
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
+    bool resumed_fresh;         /* --resume found no checkpoint: started over */
+    CURLM *multi;               /* network stage's handle, set before `hungry` */
+    atomic_bool hungry;         /* network stage sleeps waiting for chunks */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -151,6 +155,8 @@ static el_err hand_over(run *r, el_chunk **c, size_t input, bool eof)
     } else if (!el_queue_push(r->queue, full)) {
         el_chunk_free(full);
         return EL_EINTR;
+    } else if (atomic_exchange(&r->hungry, false)) {
+        curl_multi_wakeup(r->multi);
     }
     if (eof)
         return EL_OK;
@@ -253,8 +259,11 @@ static void *reader_main(void *arg)
             break;
         read_one(r, idx);
     }
-    if (atomic_fetch_sub(&r->readers_left, 1) == 1)
+    if (atomic_fetch_sub(&r->readers_left, 1) == 1) {
         el_queue_close(r->queue);
+        if (atomic_exchange(&r->hungry, false))
+            curl_multi_wakeup(r->multi);
+    }
     return NULL;
 }
 
@@ -369,7 +378,7 @@ static el_err write_checkpoint(net *n, el_diag *diag)
         el_checkpoint_input *in = &cp->inputs[i];
         in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
         if (in->done)
-            in->offset = UINT64_MAX;
+            in->offset = 0; /* not used: the whole input is done */
         else if (t->n > 0)
             in->offset = t->e[t->head].start;
         else if (t->read_to > r->inputs[i].resume_offset)
@@ -630,6 +639,35 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     return EL_ESERVICE;
 }
 
+/* Takes one chunk from the queue into the window (an end marker only
+ * updates its input's tracker). */
+static el_err take_chunk(net *n, el_chunk *c)
+{
+    el_err err = track_chunk(&n->tr[c->input], c);
+    if (err || c->eof) {
+        el_chunk_free(c);
+        return err;
+    }
+    if (n->nchunks == n->chunks_cap) {
+        size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
+        el_chunk **v = realloc(n->chunks, cap * sizeof *v);
+        if (!v) {
+            el_chunk_free(c);
+            return EL_ENOMEM;
+        }
+        n->chunks = v;
+        n->chunks_cap = cap;
+    }
+    c->slot = n->nchunks;
+    n->chunks[n->nchunks++] = c;
+    for (size_t i = 0; i < c->nitems; i++) {
+        err = el_batcher_add(n->b, &c->items[i]);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
 /* Takes chunks from the queue while the window has room. block: wait for
  * one when there is nothing else to do. */
 static el_err pull(net *n, bool block)
@@ -640,31 +678,9 @@ static el_err pull(net *n, bool block)
         if (!got)
             break;
         block = false;
-        el_chunk *c = p;
-        el_err err = track_chunk(&n->tr[c->input], c);
-        if (err || c->eof) {
-            el_chunk_free(c);
-            if (err)
-                return err;
-            continue;
-        }
-        if (n->nchunks == n->chunks_cap) {
-            size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
-            el_chunk **v = realloc(n->chunks, cap * sizeof *v);
-            if (!v) {
-                el_chunk_free(c);
-                return EL_ENOMEM;
-            }
-            n->chunks = v;
-            n->chunks_cap = cap;
-        }
-        c->slot = n->nchunks;
-        n->chunks[n->nchunks++] = c;
-        for (size_t i = 0; i < c->nitems; i++) {
-            err = el_batcher_add(n->b, &c->items[i]);
-            if (err)
-                return err;
-        }
+        el_err err = take_chunk(n, p);
+        if (err)
+            return err;
     }
     return EL_OK;
 }
@@ -715,6 +731,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
     n.b = el_batcher_new(WINDOW_ITEMS);
     n.multi = curl_multi_init();
+    r->multi = n.multi;
     n.tr = calloc(r->ninputs ? r->ninputs : 1, sizeof *n.tr);
     el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
@@ -740,6 +757,10 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     }
     if (err)
         el_diag_set(diag, err, "out of memory");
+    /* a checkpoint from the first moment: a kill before the first interval
+     * still leaves one to resume from */
+    if (!err && n.cp)
+        err = write_checkpoint(&n, diag);
     double drain_until = 0;
     while (!err) {
         now = el_now_ms();
@@ -814,19 +835,39 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             n.next_progress = now + 1000.0;
             report(&n, false);
         }
-        /* sleep until a transfer moves, a retry is due, or 5 ms pass (new chunks) */
-        double timeout = 5;
+        /* Sleep until a transfer moves, a retry or the capacity budget is
+         * due, a checkpoint or progress report is due, or (when there is
+         * room for more) a reader hands over a chunk: readers wake us with
+         * curl_multi_wakeup only when `hungry` says we wait for them. */
+        double timeout = 1000;
         if (budget_wait > 0 && budget_wait < timeout)
             timeout = budget_wait;
-        if (n.inflight > 0 || n.waiting || el_batcher_pending(n.b) > 0) {
-            double due = el_batcher_next_due(n.b);
-            for (sendreq *s = n.waiting; s; s = s->next)
-                if (due < 0 || s->not_before < due)
-                    due = s->not_before;
-            if (due >= 0 && due - now < timeout)
-                timeout = due > now ? due - now : 0;
-            curl_multi_poll(n.multi, NULL, 0, (int)timeout, NULL);
+        double due = el_batcher_next_due(n.b);
+        for (sendreq *s = n.waiting; s; s = s->next)
+            if (due < 0 || s->not_before < due)
+                due = s->not_before;
+        if (n.cp && (due < 0 || n.next_checkpoint < due))
+            due = n.next_checkpoint;
+        if (due < 0 || n.next_progress < due)
+            due = n.next_progress;
+        if (due - now < timeout)
+            timeout = due > now ? due - now : 0;
+        bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
+        if (room && !drain_until && !el_queue_done(r->queue)) {
+            atomic_store(&r->hungry, true);
+            /* a chunk may have come between pull() and now: then don't sleep */
+            void *peek;
+            if (el_queue_try_pop(r->queue, &peek)) {
+                atomic_store(&r->hungry, false);
+                err = take_chunk(&n, peek);
+                if (err)
+                    break;
+                continue;
+            }
         }
+        if (timeout > 0)
+            curl_multi_poll(n.multi, NULL, 0, (int)timeout + 1, NULL);
+        atomic_store(&r->hungry, false);
     }
     bool interrupted = !err && o->stop && *o->stop;
     /* Requests still out are dropped: their items were never acknowledged,
@@ -1021,6 +1062,11 @@ static uint64_t job_hash(const run *r)
 static el_err resume_from(run *r, el_diag *diag)
 {
     el_checkpoint *cp;
+    if (access(r->o->checkpoint_path, F_OK) != 0 && errno == ENOENT) {
+        /* nothing to resume: the earlier run never got going. Start over. */
+        r->resumed_fresh = true;
+        return EL_OK;
+    }
     el_err err = el_checkpoint_read(r->o->checkpoint_path, &cp, diag);
     if (err)
         return err;
