@@ -393,20 +393,26 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
 }
 
-static void report(net *n, bool final)
+/* A progress snapshot of the run, from the stage that owns st. */
+static void report_run(run *r, const el_load_stats *st, int window, bool final)
 {
-    const el_load_opts *o = n->r->o;
+    const el_load_opts *o = r->o;
     if (!o->progress)
         return;
-    el_progress p = { .st = *n->st, .window = el_rate_window(&n->rate), .final = final };
-    p.st.rows_read = atomic_load(&n->r->rows_read);
-    p.st.rejected = atomic_load(&n->r->rejected);
-    p.st.elapsed_s = (el_now_ms() - n->r->t0) / 1000.0;
-    for (size_t i = 0; i < n->r->ninputs; i++) {
-        p.bytes_done += atomic_load(&n->r->inputs[i].raw_read);
-        p.bytes_total += n->r->inputs[i].raw_size;
+    el_progress p = { .st = *st, .window = window, .final = final };
+    p.st.rows_read = atomic_load(&r->rows_read);
+    p.st.rejected = atomic_load(&r->rejected);
+    p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
+    for (size_t i = 0; i < r->ninputs; i++) {
+        p.bytes_done += atomic_load(&r->inputs[i].raw_read);
+        p.bytes_total += r->inputs[i].raw_size;
     }
     o->progress(&p, o->progress_user);
+}
+
+static void report(net *n, bool final)
+{
+    report_run(n->r, n->st, el_rate_window(&n->rate), final);
 }
 
 /* Puts a request on the multi handle and remembers it. */
@@ -920,23 +926,25 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
 static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_diag *diag)
 {
     void *p;
-    while (!atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
+    el_err err = EL_OK;
+    double next_progress = el_now_ms() + 1000.0;
+    while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
         el_chunk *c = p;
-        el_err err = EL_OK;
         for (size_t i = 0; !err && i < c->nitems; i++)
             err = el_file_sink_put(sink, el_item_json(&c->items[i]), c->items[i].json_len, diag);
         el_chunk_free(c);
         st->items_written = el_file_sink_items(sink);
-        if (err)
-            return err;
-        if (r->o->stop && *r->o->stop)
-            return EL_EINTR;
+        if (!err && r->o->stop && *r->o->stop)
+            err = EL_EINTR;
+        if (el_now_ms() >= next_progress) {
+            next_progress += 1000.0;
+            report_run(r, st, 0, false);
+        }
     }
-    if (atomic_load(&r->abort))
-        return EL_OK;
-    if (r->o->stop && *r->o->stop)
-        return EL_EINTR;
-    return el_file_sink_finish(sink, diag);
+    if (!err && !atomic_load(&r->abort))
+        err = r->o->stop && *r->o->stop ? EL_EINTR : el_file_sink_finish(sink, diag);
+    report_run(r, st, 0, true);
+    return err;
 }
 
 /* ---- setting up ---- */
