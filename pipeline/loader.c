@@ -102,6 +102,12 @@ static el_err reject_row(run *r, size_t idx, input_ctx *in, const el_diag *why,
     atomic_fetch_add(&r->rejected, 1);
     el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
                                      el_reader_schema(in->reader), row, &d);
+    if (r->o->on_reject) {
+        el_diag at = *why;
+        at.line = row->line;
+        at.offset = row->offset;
+        r->o->on_reject(in->path, &at, r->o->reject_user);
+    }
     if (err) {
         fail(r, err, &d);
         return err;
@@ -590,6 +596,11 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
         size_t idx = it->chunk->input;
         err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, n->r->inputs[idx].path,
                                    it->line, reason, el_item_json(it), it->json_len, &d);
+        if (n->r->o->on_reject) {
+            el_diag at;
+            el_diag_at(&at, EL_EREJECT, it->line, 0, it->offset, "%s", reason);
+            n->r->o->on_reject(n->r->inputs[idx].path, &at, n->r->o->reject_user);
+        }
         ack(n, it, true);
         if (err) {
             free_req(s);

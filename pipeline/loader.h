@@ -54,6 +54,10 @@ typedef struct el_progress {
 
 typedef void (*el_progress_fn)(const el_progress *p, void *user);
 
+/* Told about every rejected row (input path, the reason with its line,
+ * column and offset), from any thread, after it is in the rejects file. */
+typedef void (*el_reject_fn)(const char *input, const el_diag *why, void *user);
+
 typedef struct el_load_opts {
     el_mapping *mapping;          /* sources are bound to their inputs here */
     el_reader_opts reader;        /* format options from the command line */
@@ -73,6 +77,8 @@ typedef struct el_load_opts {
     bool resume;                  /* continue from checkpoint_path */
     el_progress_fn progress;      /* called about once a second; may be NULL */
     void *progress_user;
+    el_reject_fn on_reject;       /* may be NULL */
+    void *reject_user;
     const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
     uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
 } el_load_opts;

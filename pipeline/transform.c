@@ -95,8 +95,18 @@ static el_err render_key(el_transform *t, const el_template *tpl, const el_row *
         return reject(row, (size_t)-1, diag, "%s is %zu bytes, more than DynamoDB's %zu", what,
                       out->len, max);
     size_t bad;
-    if (!el_utf8_valid(out->data, out->len, &bad))
+    if (!el_utf8_valid(out->data, out->len, &bad)) {
+        /* name the column the bad bytes came from, not just the key */
+        for (size_t i = 0; i < el_template_nrefs(tpl); i++) {
+            size_t col = el_template_ref_index(tpl, i);
+            const el_value *v = &row->values[col];
+            if (!el_utf8_valid(v->data, v->len, &bad))
+                return reject(row, col, diag,
+                              "invalid UTF-8 in column '%s' at byte %zu of the value (used in %s)",
+                              colname(t, col), bad + 1, what);
+        }
         return reject(row, (size_t)-1, diag, "%s is not valid UTF-8 (byte %zu)", what, bad + 1);
+    }
     return EL_OK;
 }
 
@@ -229,8 +239,11 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
     return EL_OK;
 }
 
-el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
-                        size_t *item_size, el_diag *diag)
+/* Renders PK, SK and (with an index) the index keys into t's buffers and
+ * points *ipk and *isk at the index keys: the inversion (the index's partition
+ * key is the edge's target) unless index_pk/index_sk are given. */
+static el_err render_keys(el_transform *t, const el_row *row, const el_buf **ipk,
+                          const el_buf **isk, el_diag *diag)
 {
     const el_mapping *m = t->m;
     const el_source *src = t->src;
@@ -245,11 +258,37 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
             err = render_key(t, src->index_sk, row, &t->isk, m->index_sk_attr,
                              EL_DDB_MAX_SK_BYTES, diag);
     }
+    *ipk = src->index_pk ? &t->ipk : &t->sk;
+    *isk = src->index_sk ? &t->isk : &t->pk;
+    return err;
+}
+
+el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
+                               size_t *ipk_len, const char **isk, size_t *isk_len,
+                               el_diag *diag)
+{
+    if (!t->src->index)
+        return el_diag_set(diag, EL_EINTERNAL, "source '%s' writes no index", t->src->name);
+    const el_buf *p, *s;
+    el_err err = render_keys(t, row, &p, &s, diag);
     if (err)
         return err;
-    /* The inversion: the index's partition key is the edge's target. */
-    const el_buf *ipk = src->index_pk ? &t->ipk : &t->sk;
-    const el_buf *isk = src->index_sk ? &t->isk : &t->pk;
+    *ipk = p->data;
+    *ipk_len = p->len;
+    *isk = s->data;
+    *isk_len = s->len;
+    return EL_OK;
+}
+
+el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
+                        size_t *item_size, el_diag *diag)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    const el_buf *ipk, *isk;
+    el_err err = render_keys(t, row, &ipk, &isk, diag);
+    if (err)
+        return err;
 
     size_t json_mark = json->len, key_mark = key->len;
     size_t total = 0, sz;

@@ -40,4 +40,17 @@ void el_transform_free(el_transform *t);
 el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
                         size_t *item_size, el_diag *diag) EL_MUST_USE;
 
+/*
+ * Renders only the row's keys, exactly as el_transform_row does (same
+ * templates, same rejects for empty, over-long or invalid-UTF-8 keys), and
+ * points *ipk and *isk at the unsharded index partition key and the index sort
+ * key (not NUL-terminated; ipk_len/isk_len bytes). The pointers are into t's
+ * scratch buffers: valid until the next call on t. Attributes are not
+ * rendered or checked. The source must write an index (EL_EINTERNAL if not).
+ * This is what `edgeload plan` counts fan-in with.
+ */
+el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
+                               size_t *ipk_len, const char **isk, size_t *isk_len,
+                               el_diag *diag) EL_MUST_USE;
+
 #endif
