@@ -18,7 +18,8 @@
 enum {
     O_DRY_RUN = MAPPING_OPT_END, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET,
     O_STATS_JSON, O_MAX_RETRY_TIME, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
-    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL
+    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL,
+    O_OUTPUT, O_PART_ITEMS
 };
 
 static const cli_opt opts[] = {
@@ -37,6 +38,8 @@ static const cli_opt opts[] = {
     { "max-wcu", true, O_MAX_WCU },
     { "progress", true, O_PROGRESS },
     { "progress-interval", true, O_PROGRESS_INTERVAL },
+    { "output", true, O_OUTPUT },
+    { "part-items", true, O_PART_ITEMS },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -75,6 +78,14 @@ static void help(void)
 "\n"
 "Run:\n"
 "  --dry-run                print the items as DynamoDB JSON lines, write nothing\n"
+"  --output DIR             write the items to files for DynamoDB's import from S3\n"
+"                           instead of calling DynamoDB: DIR/data/part-NNNNN.json.zst\n"
+"                           (DynamoDB JSON lines, zstd) and DIR/manifest.json, written\n"
+"                           last; DIR must not hold the output of another run.\n"
+"                           Import with the S3 prefix of DIR/data/ (format\n"
+"                           DYNAMODB_JSON, compression ZSTD)\n"
+"  --part-items N           items per part file (default 4000000; a part also ends\n"
+"                           at 1 GiB of uncompressed JSON)\n"
 "  --rejects FILE           rejected rows as JSON lines (default\n"
 "                           edgeload-rejects.jsonl, created on the first reject)\n"
 "  --max-rejects N          abort when more than N rows are rejected (default: no limit)\n"
@@ -302,6 +313,12 @@ int cmd_load(int argc, char **argv)
             lo.reader.ncolumns = a.ncolumns;
             break;
         case O_DRY_RUN: lo.dry_run = true; break;
+        case O_OUTPUT: lo.output_dir = arg; break;
+        case O_PART_ITEMS:
+            if (!cli_parse_long("part-items", arg, 1, &n))
+                goto out;
+            lo.output_part_items = (uint64_t)n;
+            break;
         case O_REJECTS: rejects_path = arg; break;
         case O_MAX_REJECTS:
             if (!cli_parse_long("max-rejects", arg, 0, &max_rejects))
@@ -349,7 +366,18 @@ int cmd_load(int argc, char **argv)
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
         goto out;
-    if (!lo.dry_run) {
+    if (lo.output_dir && (lo.dry_run || lo.checkpoint_path || lo.resume)) {
+        cli_error("load: --output cannot be combined with %s",
+                  lo.dry_run ? "--dry-run" : "--checkpoint or --resume");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (lo.output_part_items && !lo.output_dir) {
+        cli_error("load: --part-items needs --output DIR");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!lo.dry_run && !lo.output_dir) {
         rc = EXIT_USAGE;
         if (!cli_connect(&aws, &cfg, &ddb))
             goto out;

@@ -29,6 +29,7 @@
 #include "pipeline/checkpoint.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/shard.h"
@@ -404,20 +405,26 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
 }
 
-static void report(net *n, bool final)
+/* A progress snapshot of the run, from the stage that owns st. */
+static void report_run(run *r, const el_load_stats *st, int window, bool final)
 {
-    const el_load_opts *o = n->r->o;
+    const el_load_opts *o = r->o;
     if (!o->progress)
         return;
-    el_progress p = { .st = *n->st, .window = el_rate_window(&n->rate), .final = final };
-    p.st.rows_read = atomic_load(&n->r->rows_read);
-    p.st.rejected = atomic_load(&n->r->rejected);
-    p.st.elapsed_s = (el_now_ms() - n->r->t0) / 1000.0;
-    for (size_t i = 0; i < n->r->ninputs; i++) {
-        p.bytes_done += atomic_load(&n->r->inputs[i].raw_read);
-        p.bytes_total += n->r->inputs[i].raw_size;
+    el_progress p = { .st = *st, .window = window, .final = final };
+    p.st.rows_read = atomic_load(&r->rows_read);
+    p.st.rejected = atomic_load(&r->rejected);
+    p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
+    for (size_t i = 0; i < r->ninputs; i++) {
+        p.bytes_done += atomic_load(&r->inputs[i].raw_read);
+        p.bytes_total += r->inputs[i].raw_size;
     }
     o->progress(&p, o->progress_user);
+}
+
+static void report(net *n, bool final)
+{
+    report_run(n->r, n->st, el_rate_window(&n->rate), final);
 }
 
 /* Puts a request on the multi handle and remembers it. */
@@ -928,6 +935,37 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     return err;
 }
 
+/* ---- the output stage (--output DIR) ---- */
+
+/* Takes the network stage's place: every queued item goes to the file sink,
+ * in queue order, and each chunk is freed once written. The sink is finished
+ * (its manifest written) only when the readers ended and nothing failed or
+ * was interrupted; otherwise the caller frees it unfinished, which leaves no
+ * manifest. On a reader's failure it returns EL_OK (r->err says why). */
+static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_diag *diag)
+{
+    void *p;
+    el_err err = EL_OK;
+    double next_progress = el_now_ms() + 1000.0;
+    while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
+        el_chunk *c = p;
+        for (size_t i = 0; !err && i < c->nitems; i++)
+            err = el_file_sink_put(sink, el_item_json(&c->items[i]), c->items[i].json_len, diag);
+        el_chunk_free(c);
+        st->items_written = el_file_sink_items(sink);
+        if (!err && r->o->stop && *r->o->stop)
+            err = EL_EINTR;
+        if (el_now_ms() >= next_progress) {
+            next_progress += 1000.0;
+            report_run(r, st, 0, false);
+        }
+    }
+    if (!err && !atomic_load(&r->abort))
+        err = r->o->stop && *r->o->stop ? EL_EINTR : el_file_sink_finish(sink, diag);
+    report_run(r, st, 0, true);
+    return err;
+}
+
 /* ---- setting up ---- */
 
 static char *resolve_path(const el_mapping *m, const char *path)
@@ -1210,6 +1248,12 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         err = open_inputs(&r, diag);
     if (!err)
         err = prepare_plan(&r, diag);
+    el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
+    if (!err && o->output_dir && !o->dry_run) {
+        el_file_sink_opts so = { .dir = o->output_dir, .part_max_items = o->output_part_items,
+                                 .table = o->mapping->table };
+        err = el_file_sink_new(&so, &sink, diag);
+    }
     if (!err) {
         r.job_hash = job_hash(&r);
         if (el_rejects_track(o->rejects, r.ninputs))
@@ -1268,7 +1312,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_diag net_diag;
     el_diag_clear(&net_diag);
     if (!err && !o->dry_run) {
-        net_err = network_stage(&r, st, &net_diag);
+        net_err = sink ? output_stage(&r, sink, st, &net_diag) : network_stage(&r, st, &net_diag);
         if (net_err && net_err != EL_EINTR)
             fail(&r, net_err, &net_diag);
     }
@@ -1281,6 +1325,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
+    el_file_sink_free(sink); /* unfinished after a failure: no manifest */
     if (r.queue) {
         /* chunks queued after the network stage stopped */
         void *p;

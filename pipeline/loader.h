@@ -11,7 +11,10 @@
  *     find the bad item, and acknowledges each item exactly once.
  *
  * With dry_run, items are printed as {"Item":{...}} lines instead and no
- * client is needed.
+ * client is needed. With output_dir, an output stage takes the network
+ * stage's place and writes the items to zstd-compressed DynamoDB JSON parts
+ * and a manifest (pipeline/file_sink.h); no client is needed either. The
+ * manifest is written only when the whole run succeeded.
  */
 #ifndef EL_LOADER_H
 #define EL_LOADER_H
@@ -79,6 +82,8 @@ typedef struct el_load_opts {
     void *progress_user;
     el_reject_fn on_reject;       /* may be NULL */
     void *reject_user;
+    const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
+    uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
 } el_load_opts;
 
 /*
