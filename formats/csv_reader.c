@@ -361,6 +361,9 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     char delim = opts->delimiter ? opts->delimiter : (tsv ? '\t' : ',');
     csv_set_delim(&r->parser, (unsigned char)delim);
     csv_set_space_func(&r->parser, no_space);
+    /* libcsv grows its field buffer linearly by this much (default 128 bytes,
+     * which makes a 400 KB field cost thousands of reallocs). */
+    csv_set_blk_size(&r->parser, READ_CHUNK);
     if (opts->null_string) {
         r->null_string = strdup(opts->null_string);
         r->null_len = strlen(opts->null_string);

@@ -478,7 +478,7 @@ static void test_field_over_400k_is_a_limit(void **state)
     const size_t lim = 400 * 1024;
     /* sizes around the limit and a little past it, where the field ends in
      * the same read segment it crosses the limit in */
-    const size_t sizes[] = { lim + 1, lim + 100, lim + 5000, lim + 60000, 2 * lim };
+    const size_t sizes[] = { lim + 1, lim + 100, lim + 60000, 2 * lim };
     for (size_t q = 0; q < 2; q++) {
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
             size_t len;
