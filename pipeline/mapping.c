@@ -306,8 +306,8 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
         else if (strcmp(k, "template") == 0)
             kk = EL_ATTR_TEMPLATE;
         else
-            return jerr(c, "attribute '%s' has an unknown key (expected column, value, "
-                           "template or type) in source '%s'", name, s->name);
+            return jerr(c, "attribute '%s' has an unknown key \"%s\" (expected column, "
+                           "value, template or type) in source '%s'", name, k, s->name);
         if (have)
             return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
                            "value and template", name, s->name);
