@@ -518,9 +518,9 @@ static void test_large_inputs(void **state)
     (void)state;
     /* text expands from small compressed blocks; noise makes the compressed
      * side itself bigger than the raw buffer */
-    blob text = make_text(1500000);
-    blob noise = make_noise(700000, 42);
-    blob zeros = { calloc(1, 3000000), 3000000 };
+    blob text = make_text(700000);
+    blob noise = make_noise(600000, 42);
+    blob zeros = { calloc(1, 1200000), 1200000 };
     assert_non_null(zeros.p);
     const blob *plain[] = { &text, &noise, &zeros };
     for (size_t i = 0; i < 3; i++) {
