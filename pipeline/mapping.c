@@ -392,6 +392,10 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);
                 break;
             }
+            for (size_t j = 0; j < s->ncolumns; j++) /* a repeated key: the last wins */
+                free(s->columns[j]);
+            free(s->columns);
+            s->ncolumns = 0;
             s->columns = calloc(x->u.array.len, sizeof(char *));
             if (!s->columns)
                 return el_diag_set(c->diag, EL_ENOMEM, "out of memory");

@@ -301,6 +301,16 @@ static void test_duplicates(void **state)
               "{\"name\":\"a\",\"pk\":\"A\",\"sk\":\"B\"}]}", "two sources", "'a'");
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":\"c\",\"x\":\"d\"}", "twice",
                "'x'");
+    /* a key given twice: the later one counts, nothing leaks or overflows */
+    el_mapping *m = source_ok("\"pk\":\"A\",\"sk\":\"B\",\"columns\":[\"a\",\"b\",\"c\"],"
+                              "\"columns\":[\"x\"],\"input\":\"one.csv\",\"input\":\"two.csv\","
+                              "\"pk\":\"C\"");
+    const el_source *s = m->sources[0];
+    assert_int_equal(s->ncolumns, 1);
+    assert_string_equal(s->columns[0], "x");
+    assert_string_equal(s->input, "two.csv");
+    assert_string_equal(el_template_text(s->pk), "C");
+    el_mapping_free(m);
 }
 
 static void test_load_file_sets_base_dir(void **state)
