@@ -207,6 +207,12 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
                 break;
             }
         if (dup != (size_t)-1) {
+            /* superseded[] has room for max_items, and replacing a row by a
+             * larger one must keep the batch within max_bytes. Otherwise stop
+             * here: this row then waits for the key, and lands after it. */
+            if (*nsuperseded == max_items ||
+                bytes - (out[dup]->json_len + 64) + it->json_len + 64 > max_bytes)
+                break;
             superseded[(*nsuperseded)++] = out[dup];
             bytes -= out[dup]->json_len + 64;
             out[dup] = it;

@@ -330,8 +330,8 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
         else if (strcmp(k, "template") == 0)
             kk = EL_ATTR_TEMPLATE;
         else
-            return jerr(c, "attribute '%s' has an unknown key (expected column, value, "
-                           "template or type) in source '%s'", name, s->name);
+            return jerr(c, "attribute '%s' has an unknown key \"%s\" (expected column, "
+                           "value, template or type) in source '%s'", name, k, s->name);
         if (have)
             return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
                            "value and template", name, s->name);
@@ -451,6 +451,10 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);
                 break;
             }
+            for (size_t j = 0; j < s->ncolumns; j++) /* a repeated key: the last wins */
+                free(s->columns[j]);
+            free(s->columns);
+            s->ncolumns = 0;
             s->columns = calloc(x->u.array.len, sizeof(char *));
             if (!s->columns)
                 return el_diag_set(c->diag, EL_ENOMEM, "out of memory");

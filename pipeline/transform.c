@@ -95,7 +95,7 @@ static el_err render_key(el_transform *t, const el_template *tpl, const el_row *
         return err;
     if (empty != (size_t)-1)
         return reject(row, empty, diag, "%s: column '%s' is %s", what, colname(t, empty),
-                      row->values[empty].is_null ? "NULL" : "empty");
+                      empty < row->ncols && row->values[empty].is_null ? "NULL" : "empty");
     if (out->len == 0)
         return reject(row, (size_t)-1, diag, "%s is empty", what);
     if (out->len > max)
@@ -327,7 +327,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     t->last_ipk = src->index ? ipk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
-    size_t total = 0, sz;
+    size_t total = 0, sz = 0;
     bool first = false;
     err = el_buf_putc(json, '{');
     if (!err)
@@ -352,6 +352,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     }
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
+        sz = 0;
         switch (a->kind) {
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];
