@@ -840,9 +840,11 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         curl_multi_perform(n.multi, &running);
         CURLMsg *msg;
         int left;
+        bool answered = false;
         while (!err && (msg = curl_multi_info_read(n.multi, &left))) {
             if (msg->msg != CURLMSG_DONE)
                 continue;
+            answered = true;
             CURLcode code = msg->data.result;
             el_ddb_req *req = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
@@ -885,6 +887,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
             el_queue_done(r->queue))
             continue; /* all done: the loop's top ends it */
+        if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
+            continue; /* an answer freed a slot: send again before sleeping */
         bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
         if (room && !drain_until && !el_queue_done(r->queue)) {
             atomic_store(&r->hungry, true);
