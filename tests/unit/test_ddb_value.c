@@ -396,6 +396,11 @@ static void test_epoch_zones(void **state)
     /* PostgreSQL prints seconds in old zones' offsets: +00:53:28 */
     epoch_is("1900-01-01 00:53:28+00:53:28", -2208988800LL);
     epoch_bad("2024-06-20T16:13:20+5");
+    epoch_bad("2024-06-20T16:13:20+24");
+    epoch_bad("2024-06-20T16:13:20+05:60");
+    epoch_bad("2024-06-20T16:13:20+0575");
+    epoch_is("2024-06-20T16:13:20+14:00", 1718900000 - 14 * 3600);
+    epoch_is("2024-06-20T16:13:20-12:00", 1718900000 + 12 * 3600);
     epoch_bad("2024-06-20T16:13:20+");
     epoch_bad("2024-06-20T16:13:20Q");
 }
@@ -439,6 +444,10 @@ static void test_epoch_invalid_dates(void **state)
     epoch_bad("2024-06-20 25:00:00");
     epoch_bad("2024-06-20 12:60:00");
     epoch_bad("2024-06-20 12:00:61");
+    epoch_is("2024-06-20 24:00:00", 1718928000);     /* ISO 8601's end of day */
+    epoch_is("2016-12-31 23:59:60Z", 1483228800);    /* a leap second */
+    epoch_bad("2024-06-20 24:30:00");
+    epoch_bad("2024-06-20 24:00:01");
     epoch_bad("");
     epoch_bad("-");
     epoch_bad("abc");
