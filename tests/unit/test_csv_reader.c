@@ -398,6 +398,42 @@ static void test_many_rows_across_read_chunks(void **state)
     free(text);
 }
 
+static void test_long_multiline_field_across_chunks(void **state)
+{
+    (void)state;
+    /* a 300 KB quoted field with 3000 embedded newlines spans several of the
+     * reader's 64 KB segments; the rows after it keep exact lines/offsets */
+    size_t n = 300 * 1024;
+    char *t = malloc(n + 256);
+    assert_non_null(t);
+    size_t k = (size_t)snprintf(t, 64, "a,b\nfirst,\"");
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)('a' + i % 26);
+        if (i % 100 == 99) {
+            c = '\n';
+            nl++;
+        }
+        t[k++] = c;
+    }
+    size_t second = k + 2;   /* after the closing quote and newline */
+    k += (size_t)snprintf(t + k, 64, "\"\nx,y\n");
+    el_reader *r = open_mem_len("m.csv", t, k, &no_opts);
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 2);
+    assert_int_equal(row.values[1].len, n);
+    assert_memory_equal(row.values[1].data, t + 11, n);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 3 + nl);
+    assert_int_equal(row.offset, second);
+    check_value(&row, 0, "x");
+    check_eof(r);
+    el_reader_free(r);
+    free(t);
+}
+
 static void test_unterminated_quote_is_truncation(void **state)
 {
     (void)state;
@@ -650,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_wrong_column_counts_reject_and_go_on),
         cmocka_unit_test(test_line_numbers_and_offsets),
         cmocka_unit_test(test_many_rows_across_read_chunks),
+        cmocka_unit_test(test_long_multiline_field_across_chunks),
         cmocka_unit_test(test_unterminated_quote_is_truncation),
         cmocka_unit_test(test_empty_and_header_only),
         cmocka_unit_test(test_bad_headers),
