@@ -189,6 +189,7 @@ static el_err ini_parse(ini *f, char *text, bool config_file, el_diag *diag)
     char *section = NULL;
     char *parent = NULL;    /* key whose value is empty: nested lines follow */
     bool in_key = false;    /* a key line was seen in this section */
+    size_t key_indent = 0;  /* its indentation: deeper lines continue it */
     size_t lineno = 0;
     el_err err = EL_OK;
 
@@ -198,7 +199,9 @@ static el_err ini_parse(ini *f, char *text, bool config_file, el_diag *diag)
         char *next = nl ? nl + 1 : NULL;
         lineno++;
         const char *s = line;
-        bool indented = n && (s[0] == ' ' || s[0] == '\t');
+        size_t indent = 0;
+        while (indent < n && (s[indent] == ' ' || s[indent] == '\t'))
+            indent++;
         trim(&s, &n);
         if (lineno == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
             s += 3;
@@ -208,7 +211,7 @@ static el_err ini_parse(ini *f, char *text, bool config_file, el_diag *diag)
             line = next;
             continue;
         }
-        if (indented && in_key) {
+        if (in_key && indent > key_indent) {
             /* A continuation line: nested "k = v" under a parent key, or part
              * of a multi-line value we do not use. */
             if (parent) {
@@ -283,6 +286,7 @@ static el_err ini_parse(ini *f, char *text, bool config_file, el_diag *diag)
         free(parent);
         parent = NULL;
         in_key = true;
+        key_indent = indent;
         if (vlen == 0) {
             parent = dup_n(k, klen);
             if (!parent) {
@@ -647,13 +651,17 @@ static el_err resolve_credentials(const resolver *r, const ini *creds, const ini
     return el_diag_set(diag, EL_ECONFIG, "no credentials found: looked in %s", places);
 }
 
+static const char *process_env(const char *name)
+{
+    return getenv(name);
+}
+
 el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
                              el_aws_config **out, char *warning, size_t warning_len,
                              el_diag *diag)
 {
     static const el_aws_opts no_opts = {0};
-    resolver r = {getenv_fn ? getenv_fn : (el_getenv_fn)getenv, opts ? opts : &no_opts,
-                  diag};
+    resolver r = {getenv_fn ? getenv_fn : process_env, opts ? opts : &no_opts, diag};
     ini creds = {0}, cfg = {0};
     char *path = NULL;
     el_err err;

@@ -16,6 +16,10 @@
  * a client; it is locked, because the control plane may run on the main
  * thread while the network thread drives the multi handle. Connections are
  * not shared through it (libcurl documents that as unsafe across threads).
+ *
+ * Like botocore, a response whose x-amz-crc32 header does not match its
+ * body is treated as a transient failure: a corrupted UnprocessedItems must
+ * not be believed.
  */
 #include "dynamo/ddb_client.h"
 
@@ -24,7 +28,9 @@
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* strlen, strcmp, explicit_bzero */
+#include <strings.h>  /* strncasecmp for header names */
 #include <time.h>     /* nanosleep, clock_gettime */
+#include <zlib.h>     /* crc32 of responses, as botocore checks x-amz-crc32 */
 
 #include "dynamo/ddb_internal.h"
 
@@ -38,6 +44,15 @@
 #define EL_DDB_CONNECT_TIMEOUT_MS 10000L
 #define EL_DDB_TOTAL_TIMEOUT_MS 120000L
 
+/* What one transfer brings back; reset before each send. */
+typedef struct xfer {
+    el_buf resp;
+    char errbuf[CURL_ERROR_SIZE];
+    bool have_crc;
+    uint32_t crc;
+    char request_id[64];
+} xfer;
+
 struct el_ddb {
     const el_aws_config *cfg;
     char *url;                 /* endpoint + "/" */
@@ -50,8 +65,7 @@ struct el_ddb {
     bool global_init;
     /* el_ddb_call's handle and its state (one caller at a time). */
     CURL *sync;
-    el_buf sync_resp;
-    char sync_err[CURL_ERROR_SIZE];
+    xfer sync_x;
 };
 
 struct el_ddb_req {
@@ -60,9 +74,8 @@ struct el_ddb_req {
     struct curl_slist *headers;
     char *body;
     size_t len;
-    el_buf resp;
+    xfer x;
     void *user;
-    char errbuf[CURL_ERROR_SIZE];
 };
 
 /* ---- plumbing ---- */
@@ -84,11 +97,67 @@ static void share_unlock(CURL *h, curl_lock_data data, void *p)
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *p)
 {
-    el_buf *b = p;
+    xfer *x = p;
     size_t n = size * nmemb;
-    if (el_buf_append(b, data, n))
+    if (el_buf_append(&x->resp, data, n))
         return 0; /* curl fails the transfer with CURLE_WRITE_ERROR */
     return n;
+}
+
+/* Value of header `name` in line (case-insensitive name), trimmed; 0 = absent. */
+static size_t header_value(const char *line, size_t n, const char *name, const char **value)
+{
+    size_t k = strlen(name);
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return 0;
+    const char *v = line + k + 1;
+    const char *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    *value = v;
+    return (size_t)(end - v);
+}
+
+static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
+{
+    xfer *x = p;
+    size_t n = size * nmemb;
+    const char *v;
+    size_t vlen;
+    if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* A new response (after a 100 Continue, say): forget the last one's. */
+        x->have_crc = false;
+        x->request_id[0] = '\0';
+    } else if ((vlen = header_value(line, n, "x-amz-crc32", &v)) > 0 && vlen < 16) {
+        char digits[16];
+        memcpy(digits, v, vlen);
+        digits[vlen] = '\0';
+        char *end;
+        unsigned long crc = strtoul(digits, &end, 10);
+        x->have_crc = *end == '\0' && crc <= 0xFFFFFFFFul;
+        x->crc = (uint32_t)crc;
+    } else if ((vlen = header_value(line, n, "x-amzn-RequestId", &v)) > 0) {
+        snprintf(x->request_id, sizeof x->request_id, "%.*s", (int)vlen, v);
+    }
+    return n;
+}
+
+static void xfer_init(xfer *x)
+{
+    el_buf_init(&x->resp, EL_DDB_MAX_RESPONSE);
+    x->errbuf[0] = '\0';
+    x->have_crc = false;
+    x->request_id[0] = '\0';
+}
+
+static void xfer_reset(xfer *x)
+{
+    el_buf_reset(&x->resp);
+    x->errbuf[0] = '\0';
+    x->have_crc = false;
+    x->request_id[0] = '\0';
 }
 
 /* Frees a header list after wiping it: one entry may hold the session token. */
@@ -149,8 +218,7 @@ static el_err build_headers(const el_ddb *ddb, const char *op, struct curl_slist
 
 /* Sets every option of one request on h. body must outlive the transfer. */
 static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
-                         const char *body, size_t len, el_buf *resp, char *errbuf,
-                         void *priv)
+                         const char *body, size_t len, xfer *x, void *priv)
 {
     const el_aws_config *cfg = ddb->cfg;
     CURLcode rc = CURLE_OK;
@@ -171,8 +239,10 @@ static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
     SET(CURLOPT_USERNAME, cfg->access_key);
     SET(CURLOPT_PASSWORD, cfg->secret_key);
     SET(CURLOPT_WRITEFUNCTION, write_cb);
-    SET(CURLOPT_WRITEDATA, resp);
-    SET(CURLOPT_ERRORBUFFER, errbuf);
+    SET(CURLOPT_WRITEDATA, x);
+    SET(CURLOPT_HEADERFUNCTION, header_cb);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, priv);
     SET(CURLOPT_CONNECTTIMEOUT_MS, ddb->connect_timeout_ms);
     SET(CURLOPT_TIMEOUT_MS, ddb->total_timeout_ms);
@@ -202,7 +272,7 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
     ddb->cfg = cfg;
     ddb->connect_timeout_ms = EL_DDB_CONNECT_TIMEOUT_MS;
     ddb->total_timeout_ms = EL_DDB_TOTAL_TIMEOUT_MS;
-    el_buf_init(&ddb->sync_resp, EL_DDB_MAX_RESPONSE);
+    xfer_init(&ddb->sync_x);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         el_ddb_free(ddb);
         return el_diag_set(diag, EL_EINTERNAL, "libcurl failed to initialise");
@@ -270,7 +340,7 @@ void el_ddb_free(el_ddb *ddb)
     if (ddb->locks_ready)
         for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
             pthread_mutex_destroy(&ddb->locks[i]);
-    el_buf_free(&ddb->sync_resp);
+    el_buf_free(&ddb->sync_x.resp);
     free(ddb->url);
     if (ddb->global_init)
         curl_global_cleanup();
@@ -279,20 +349,27 @@ void el_ddb_free(el_ddb *ddb)
 
 /* Fills res from a finished transfer on h. write_cb is the only source of
  * CURLE_WRITE_ERROR: the response outgrew EL_DDB_MAX_RESPONSE. */
-static void finish(CURL *h, CURLcode code, const el_buf *resp, const char *errbuf,
-                   el_ddb_result *res)
+static void finish(CURL *h, CURLcode code, const xfer *x, el_ddb_result *res)
 {
     long status = 0;
     if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
         status = 0;
-    el_ddb_classify(code, status, resp->data, resp->len, res);
-    if (code == CURLE_WRITE_ERROR) {
+    el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
+    snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
+    if (code == CURLE_OK && x->have_crc &&
+        (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)el_buf_str(&x->resp),
+                        (uInt)x->resp.len) != x->crc) {
+        res->outcome = EL_DDB_TRANSIENT;
+        snprintf(res->error_type, sizeof res->error_type, "%s", "");
+        snprintf(res->message, sizeof res->message,
+                 "response body does not match its x-amz-crc32 checksum");
+    } else if (code == CURLE_WRITE_ERROR) {
         res->outcome = EL_DDB_FATAL;
         snprintf(res->message, sizeof res->message,
                  "response larger than %u bytes: is the endpoint DynamoDB?",
                  EL_DDB_MAX_RESPONSE);
-    } else if (code != CURLE_OK && errbuf[0]) {
-        snprintf(res->message, sizeof res->message, "%s", errbuf);
+    } else if (code != CURLE_OK && x->errbuf[0]) {
+        snprintf(res->message, sizeof res->message, "%s", x->errbuf);
     }
 }
 
@@ -305,10 +382,8 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     res->outcome = EL_DDB_TRANSIENT;
     if (err)
         return el_diag_set(diag, err, "cannot build the %s request", op);
-    el_buf_reset(&ddb->sync_resp);
-    ddb->sync_err[0] = '\0';
-    err = easy_setup(ddb, ddb->sync, headers, body, len, &ddb->sync_resp, ddb->sync_err,
-                     NULL);
+    xfer_reset(&ddb->sync_x);
+    err = easy_setup(ddb, ddb->sync, headers, body, len, &ddb->sync_x, NULL);
     if (err) {
         free_headers(headers);
         return el_diag_set(diag, err, "cannot set up the %s request", op);
@@ -317,9 +392,9 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     /* Unhook the list before freeing it: the handle is reused. */
     curl_easy_setopt(ddb->sync, CURLOPT_HTTPHEADER, NULL);
     free_headers(headers);
-    finish(ddb->sync, code, &ddb->sync_resp, ddb->sync_err, res);
-    if (response && ddb->sync_resp.len &&
-        el_buf_append(response, ddb->sync_resp.data, ddb->sync_resp.len))
+    finish(ddb->sync, code, &ddb->sync_x, res);
+    if (response && ddb->sync_x.resp.len &&
+        el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
         return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
     if (code != CURLE_OK)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
@@ -389,9 +464,11 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
     if (res->http_status == 0)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
                            ddb->cfg->endpoint, res->message);
-    return el_diag_set(diag, EL_ESERVICE, "%s failed: %s%s%s", op,
+    return el_diag_set(diag, EL_ESERVICE, "%s failed: %s%s%s%s%s%s", op,
                        res->error_type[0] ? res->error_type : "",
-                       res->error_type[0] ? ": " : "", res->message);
+                       res->error_type[0] ? ": " : "", res->message,
+                       res->request_id[0] ? " (request id " : "", res->request_id,
+                       res->request_id[0] ? ")" : "");
 }
 
 el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
@@ -589,7 +666,7 @@ el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
         return EL_ENOMEM;
     req->ddb = ddb;
     req->user = user;
-    el_buf_init(&req->resp, EL_DDB_MAX_RESPONSE);
+    xfer_init(&req->x);
     el_err err = build_headers(ddb, op, &req->headers);
     if (err) {
         el_ddb_req_free(req);
@@ -602,8 +679,7 @@ el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
         el_ddb_req_free(req);
         return EL_ENOMEM;
     }
-    err = easy_setup(ddb, req->h, req->headers, req->body, req->len, &req->resp,
-                     req->errbuf, req);
+    err = easy_setup(ddb, req->h, req->headers, req->body, req->len, &req->x, req);
     if (err) {
         el_ddb_req_free(req);
         return err;
@@ -619,20 +695,19 @@ CURL *el_ddb_req_handle(el_ddb_req *req)
 
 void el_ddb_req_reset(el_ddb_req *req)
 {
-    el_buf_reset(&req->resp);
-    req->errbuf[0] = '\0';
+    xfer_reset(&req->x);
 }
 
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
-    finish(req->h, code, &req->resp, req->errbuf, res);
+    finish(req->h, code, &req->x, res);
 }
 
 const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)
 {
     if (len)
-        *len = req->resp.len;
-    return el_buf_str(&req->resp);
+        *len = req->x.resp.len;
+    return el_buf_str(&req->x.resp);
 }
 
 const char *el_ddb_req_body(const el_ddb_req *req, size_t *len)
@@ -655,6 +730,6 @@ void el_ddb_req_free(el_ddb_req *req)
         curl_easy_cleanup(req->h);
     free_headers(req->headers);
     free(req->body);
-    el_buf_free(&req->resp);
+    el_buf_free(&req->x.resp);
     free(req);
 }

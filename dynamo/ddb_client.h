@@ -21,6 +21,10 @@
  * el_ddb_req_new/free may run on any thread while another one drives
  * requests; every handle of a client shares DNS and TLS sessions through a
  * locked CURLSH. The client must outlive all its requests.
+ *
+ * Signals: every handle sets CURLOPT_NOSIGNAL (threads), so libcurl does not
+ * guard its writes against SIGPIPE: the program (cmd/) must ignore SIGPIPE,
+ * or a peer that resets a TLS connection kills it.
  */
 #ifndef EL_DDB_CLIENT_H
 #define EL_DDB_CLIENT_H
@@ -62,6 +66,8 @@ typedef struct el_ddb_result {
     long http_status;       /* 0 when no HTTP answer */
     char error_type[128];   /* "ValidationException" (after the '#'), "" on success */
     char message[512];      /* the service's message, or curl's for network errors */
+    char request_id[64];    /* x-amzn-RequestId of the answer, "" when none (set by
+                               el_ddb_call/el_ddb_req_finish, not by classify) */
 } el_ddb_result;
 
 /*
@@ -152,8 +158,10 @@ typedef struct el_ddb_req el_ddb_req;
 
 /* Prepares a signed POST of `body` (taken: the request now owns the storage,
  * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
- * is set to the request itself). EL_ENOMEM on failure (the body is then
- * either still in the el_buf or freed with the half-built request). */
+ * is set to the request itself). On failure (EL_ENOMEM; EL_ELIMIT for a
+ * session token over 16 KB, EL_EUSAGE for an op name of 128 bytes or more,
+ * EL_EINTERNAL when libcurl refuses an option) *out is NULL and the body is
+ * either still in the el_buf or already freed. */
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
                       el_ddb_req **out) EL_MUST_USE;
 
@@ -165,7 +173,9 @@ CURL *el_ddb_req_handle(el_ddb_req *req);
 void el_ddb_req_reset(el_ddb_req *req);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
- * it (fills res; curl's error buffer text is the message of a curl error). */
+ * it (fills res; curl's error buffer text is the message of a curl error).
+ * A body that does not match the response's x-amz-crc32 header is
+ * EL_DDB_TRANSIENT, as botocore treats it. */
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
 
 /* Response body of the last transfer (NUL-terminated) and its length. */

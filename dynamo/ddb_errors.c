@@ -239,6 +239,7 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     res->http_status = http_status;
     res->error_type[0] = '\0';
     res->message[0] = '\0';
+    res->request_id[0] = '\0';
 
     if (curl_code != CURLE_OK) {
         res->outcome = curl_fatal(curl_code) ? EL_DDB_FATAL : EL_DDB_TRANSIENT;
@@ -252,39 +253,29 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     el_ddb_error_fields(body, len, res->error_type, sizeof res->error_type, res->message,
                         sizeof res->message);
     const char *code = res->error_type;
-    if (code[0]) {
-        if (IN(code, throttling_codes)) {
-            res->outcome = EL_DDB_THROTTLED;
-            return;
-        }
-        if (IN(code, transient_codes)) {
-            res->outcome = EL_DDB_TRANSIENT;
-            return;
-        }
-        if (IN(code, fatal_codes)) {
-            res->outcome = EL_DDB_FATAL;
-            return;
-        }
-    }
-    if (http_status == 429) {
+    if (code[0] && IN(code, throttling_codes))
         res->outcome = EL_DDB_THROTTLED;
-    } else if (http_status >= 500 && http_status < 600) {
+    else if (code[0] && IN(code, transient_codes))
         res->outcome = EL_DDB_TRANSIENT;
-    } else if (http_status == 401 || http_status == 403) {
+    else if (code[0] && IN(code, fatal_codes))
         res->outcome = EL_DDB_FATAL;
-    } else if (http_status >= 400 && http_status < 500) {
+    else if (http_status == 429)
+        res->outcome = EL_DDB_THROTTLED;
+    else if (http_status >= 500 && http_status < 600)
+        res->outcome = EL_DDB_TRANSIENT;
+    else if (http_status == 401 || http_status == 403)
+        res->outcome = EL_DDB_FATAL;
+    else if (http_status >= 400 && http_status < 500)
         res->outcome = EL_DDB_REJECTED;
-    } else if (http_status == 0) {
-        /* No status although curl finished: treat like a cut connection. */
-        res->outcome = EL_DDB_TRANSIENT;
-        snprintf(res->message, sizeof res->message, "no HTTP response");
-    } else {
-        /* 1xx/3xx: not DynamoDB's protocol, most likely a wrong endpoint. */
-        res->outcome = EL_DDB_FATAL;
-        if (!res->message[0])
-            snprintf(res->message, sizeof res->message,
-                     "unexpected HTTP status %ld (is the endpoint DynamoDB?)", http_status);
-    }
+    else if (http_status == 0)
+        res->outcome = EL_DDB_TRANSIENT; /* curl finished without a status line */
+    else
+        res->outcome = EL_DDB_FATAL; /* 1xx/3xx: most likely not a DynamoDB endpoint */
+    if (!res->message[0] && http_status == 0)
+        snprintf(res->message, sizeof res->message, "no HTTP status line in the response");
+    else if (!res->message[0] && (http_status < 200 || http_status >= 300) && http_status < 400)
+        snprintf(res->message, sizeof res->message,
+                 "unexpected HTTP status %ld (is the endpoint DynamoDB?)", http_status);
     if (!res->message[0])
         snprintf(res->message, sizeof res->message, "HTTP status %ld", http_status);
 }

@@ -33,7 +33,7 @@ void el_chunk_free(el_chunk *c)
 }
 
 el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
-                       uint64_t line)
+                       uint64_t line, uint64_t offset)
 {
     if (c->nitems == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
@@ -52,6 +52,10 @@ el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t si
     it->key_len = (uint32_t)(c->keys.len - key_mark);
     it->size = (uint32_t)size;
     it->line = line;
+    it->offset = offset;
+    if (c->nitems == 1)
+        c->start_offset = offset;
+    c->end_offset = offset + 1;
     it->hash = el_fnv1a64(c->keys.data + key_mark, it->key_len);
     c->unacked++;
     return EL_OK;

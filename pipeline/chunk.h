@@ -10,6 +10,7 @@
 #ifndef EL_CHUNK_H
 #define EL_CHUNK_H
 
+#include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint32_t, uint64_t */
 
@@ -26,8 +27,10 @@ typedef struct el_item {
     uint32_t attempts;           /* sends so far that did not write it */
     uint64_t hash;               /* FNV-1a-64 of the key */
     uint64_t line;               /* input line, for rejects */
+    uint64_t offset;             /* input byte offset of the row */
     double not_before;           /* earliest time to resend (ms, monotonic) */
     unsigned dup_counted : 1;    /* already counted as a duplicate */
+    unsigned indexed : 1;        /* carries index keys: costs an index write too */
 } el_item;
 
 struct el_chunk {
@@ -37,6 +40,11 @@ struct el_chunk {
     size_t nitems, cap;
     size_t unacked;              /* items not yet written, refused or superseded */
     size_t slot;                 /* network stage: index in its list of live chunks */
+    uint64_t seq;                /* 0, 1, 2, ... per input, in reading order */
+    uint64_t start_offset;       /* offset of the first row in the chunk */
+    uint64_t end_offset;         /* just past the start of the last row: every row
+                                    before it is in this chunk or an earlier one */
+    bool eof;                    /* marker: the input has no more rows (no items) */
 };
 
 /* Items per chunk before a reader hands it over. */
@@ -48,7 +56,7 @@ void el_chunk_free(el_chunk *c);
 /* Registers the item whose JSON and key were just appended to c->json /
  * c->keys starting at json_mark / key_mark. */
 el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
-                       uint64_t line) EL_MUST_USE;
+                       uint64_t line, uint64_t offset) EL_MUST_USE;
 
 static inline const char *el_item_json(const el_item *it)
 {

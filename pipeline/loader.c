@@ -13,6 +13,7 @@
  */
 #include "pipeline/loader.h"
 
+#include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
 #include <pthread.h>   /* reader threads */
 #include <stdatomic.h> /* stats shared between readers and the network stage */
 #include <stdio.h>     /* snprintf, fwrite */
@@ -25,8 +26,13 @@
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
+#include "pipeline/ratectl.h"
+#include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
 #define QUEUE_CHUNKS 32
@@ -40,9 +46,14 @@ double el_now_ms(void)
 }
 
 typedef struct input_ctx {
-    char *path;          /* resolved path */
+    char *path;               /* resolved path */
     el_source *src;
     el_reader *reader;
+    uint64_t resume_offset;   /* rows before this were done by an earlier run */
+    bool resume_done;         /* the earlier run finished this input */
+    atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
+    uint64_t raw_size;        /* input size, 0 when unknown */
+    el_reader_opts ropts;     /* how it was opened (to count fan-in in a second pass) */
 } input_ctx;
 
 typedef struct run {
@@ -57,6 +68,13 @@ typedef struct run {
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read, rejected;
+    uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
+    uint64_t base_written;      /* items written by the runs this one resumes */
+    double t0;                  /* start of the run (ms) */
+    bool resumed_fresh;         /* --resume found no checkpoint: started over */
+    el_plan *plan;              /* hot keys and their shard counts, or NULL */
+    CURLM *multi;               /* network stage's handle, set before `hungry` */
+    atomic_bool hungry;         /* network stage sleeps waiting for chunks */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -80,13 +98,20 @@ static bool stopping(const run *r)
 
 /* ---- reader threads ---- */
 
-static el_err reject_row(run *r, input_ctx *in, const el_diag *why, const el_row *row)
+static el_err reject_row(run *r, size_t idx, input_ctx *in, const el_diag *why,
+                         const el_row *row)
 {
     el_diag d;
     el_diag_clear(&d);
     atomic_fetch_add(&r->rejected, 1);
-    el_err err = el_rejects_row(r->o->rejects, in->path, why,
-                                el_reader_schema(in->reader), row, &d);
+    el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
+                                     el_reader_schema(in->reader), row, &d);
+    if (r->o->on_reject) {
+        el_diag at = *why;
+        at.line = row->line;
+        at.offset = row->offset;
+        r->o->on_reject(in->path, &at, r->o->reject_user);
+    }
     if (err) {
         fail(r, err, &d);
         return err;
@@ -116,29 +141,40 @@ static el_err dry_print(run *r, el_chunk *c)
     return err;
 }
 
-static el_err hand_over(run *r, el_chunk **c, size_t input)
+/* Hands a chunk to the next stage (or prints it in a dry run) and starts
+ * the next one. An empty chunk is handed over only as the end marker. */
+static el_err hand_over(run *r, el_chunk **c, size_t input, bool eof)
 {
     el_chunk *full = *c;
-    if (full->nitems == 0)
+    *c = NULL;
+    full->eof = eof;
+    if (full->nitems == 0 && !eof) {
+        *c = full;
         return EL_OK;
+    }
+    uint64_t seq = full->seq;
     if (r->o->dry_run) {
         el_err err = dry_print(r, full);
         el_chunk_free(full);
-        *c = el_chunk_new(input);
         if (err) {
             el_diag d;
             el_diag_set(&d, err, "cannot write to standard output");
             fail(r, err, &d);
+            return err;
         }
-        return *c ? err : EL_ENOMEM;
-    }
-    if (!el_queue_push(r->queue, full)) {
+    } else if (!el_queue_push(r->queue, full)) {
         el_chunk_free(full);
-        *c = NULL;
         return EL_EINTR;
+    } else if (atomic_exchange(&r->hungry, false)) {
+        curl_multi_wakeup(r->multi);
     }
+    if (eof)
+        return EL_OK;
     *c = el_chunk_new(input);
-    return *c ? EL_OK : EL_ENOMEM;
+    if (!*c)
+        return EL_ENOMEM;
+    (*c)->seq = seq + 1;
+    return EL_OK;
 }
 
 static void read_one(run *r, size_t idx)
@@ -152,19 +188,28 @@ static void read_one(run *r, size_t idx)
         fail(r, EL_ENOMEM, &d);
         return;
     }
+    if (r->plan)
+        el_transform_set_plan(t, r->plan, el_plan_find_source(r->plan, in->src->name));
     el_chunk *c = el_chunk_new(idx);
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;
-    while (!err && !stopping(r)) {
+    el_input *raw = el_reader_input(in->reader);
+    bool finished = in->resume_done;
+    while (!err && !finished && !stopping(r)) {
         el_diag_clear(&d);
         err = el_reader_next(in->reader, &row, &d);
         if (err == EL_EOF) {
             err = EL_OK;
+            finished = true;
             break;
         }
         if (err == EL_EREJECT) {
+            if (row.offset < in->resume_offset) {
+                err = EL_OK; /* done before the checkpoint */
+                continue;
+            }
             atomic_fetch_add(&r->rows_read, 1);
-            err = reject_row(r, in, &d, &row);
+            err = reject_row(r, idx, in, &d, &row);
             continue;
         }
         if (err) {
@@ -178,24 +223,41 @@ static void read_one(run *r, size_t idx)
             fail(r, err, &wrapped);
             break;
         }
+        if (row.offset < in->resume_offset)
+            continue; /* written before the checkpoint */
         atomic_fetch_add(&r->rows_read, 1);
         size_t jm = c->json.len, km = c->keys.len, size;
         err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
         if (err == EL_EREJECT) {
-            err = reject_row(r, in, &d, &row);
+            err = reject_row(r, idx, in, &d, &row);
             continue;
         }
-        if (!err)
-            err = el_chunk_commit(c, jm, km, size, row.line);
-        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024))
-            err = hand_over(r, &c, idx);
+        if (!err) {
+            err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
+            if (!err)
+                c->items[c->nitems - 1].indexed = in->src->index;
+        }
+        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
+            atomic_store(&in->raw_read, el_input_raw_consumed(raw));
+            err = hand_over(r, &c, idx, false);
+        }
         if (err && err != EL_EINTR) {
             el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
             fail(r, err, &d);
         }
     }
-    if (!err && c && !stopping(r))
-        hand_over(r, &c, idx);
+    atomic_store(&in->raw_read, el_input_raw_consumed(raw));
+    /* the last items, then the end marker that lets the checkpoint call the
+     * input done; an input stopped early gets no marker */
+    if (!err && c && finished && !stopping(r) && c->nitems > 0) {
+        err = hand_over(r, &c, idx, false);
+        if (err && err != EL_EINTR) {
+            el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
+            fail(r, err, &d);
+        }
+    }
+    if (!err && c && finished && !stopping(r))
+        hand_over(r, &c, idx, true);
     el_chunk_free(c);
     el_transform_free(t);
 }
@@ -209,8 +271,11 @@ static void *reader_main(void *arg)
             break;
         read_one(r, idx);
     }
-    if (atomic_fetch_sub(&r->readers_left, 1) == 1)
+    if (atomic_fetch_sub(&r->readers_left, 1) == 1) {
         el_queue_close(r->queue);
+        if (atomic_exchange(&r->hungry, false))
+            curl_multi_wakeup(r->multi);
+    }
     return NULL;
 }
 
@@ -221,10 +286,24 @@ typedef struct sendreq {
     el_item *items[EL_DDB_BATCH_ITEMS];
     size_t n;
     unsigned attempt;
+    double wcu_estimate;     /* taken from the --max-wcu bucket when sent */
     double not_before;       /* resend time while waiting */
     struct sendreq *next;    /* in the waiting list */
     size_t slot;             /* index in net.out while on the multi handle */
 } sendreq;
+
+/* Per input: the chunks received in reading order, to know the offset
+ * below which everything is acknowledged (the checkpoint's low watermark). */
+typedef struct tracker {
+    struct span {
+        uint64_t start;
+        bool done;
+    } *e;
+    size_t head, n, cap;     /* live spans are e[head .. head+n) */
+    uint64_t base_seq;       /* seq of e[head] */
+    uint64_t read_to;        /* end offset of the last chunk received */
+    bool eof;
+} tracker;
 
 typedef struct net {
     run *r;
@@ -236,11 +315,53 @@ typedef struct net {
     el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
     size_t nchunks, chunks_cap;
     sendreq *waiting;        /* requests to resend after a backoff */
+    tracker *tr;             /* one per input */
     el_load_stats *st;
+    el_rate rate;
     uint64_t rng;
     double failing_since;    /* start of continuous non-throttle failure, 0 = none */
+    double next_checkpoint, next_progress;
+    el_checkpoint *cp;       /* reused for every write */
     el_buf body;
 } net;
+
+static el_err track_chunk(tracker *t, const el_chunk *c)
+{
+    if (c->eof) {
+        t->eof = true;
+        return EL_OK;
+    }
+    if (t->n == 0) {
+        t->head = 0;
+        t->base_seq = c->seq;
+    }
+    if (t->head + t->n == t->cap) {
+        if (t->head > 0) {
+            memmove(t->e, t->e + t->head, t->n * sizeof *t->e);
+            t->head = 0;
+        } else {
+            size_t cap = t->cap ? t->cap * 2 : 16;
+            struct span *v = realloc(t->e, cap * sizeof *v);
+            if (!v)
+                return EL_ENOMEM;
+            t->e = v;
+            t->cap = cap;
+        }
+    }
+    t->e[t->head + t->n++] = (struct span){ c->start_offset, false };
+    t->read_to = c->end_offset;
+    return EL_OK;
+}
+
+static void track_done(tracker *t, uint64_t seq)
+{
+    t->e[t->head + (seq - t->base_seq)].done = true;
+    while (t->n > 0 && t->e[t->head].done) {
+        t->head++;
+        t->n--;
+        t->base_seq++;
+    }
+}
 
 static void ack(net *n, el_item *it, bool release)
 {
@@ -249,11 +370,61 @@ static void ack(net *n, el_item *it, bool release)
     el_chunk *c = it->chunk;
     if (--c->unacked == 0) {
         /* every item acknowledged: the arena goes in one call */
+        track_done(&n->tr[c->input], c->seq);
         el_chunk *last = n->chunks[--n->nchunks];
         n->chunks[c->slot] = last;
         last->slot = c->slot;
         el_chunk_free(c);
     }
+}
+
+static el_err write_checkpoint(net *n, el_diag *diag)
+{
+    run *r = n->r;
+    el_checkpoint *cp = n->cp;
+    uint64_t high[r->ninputs ? r->ninputs : 1];
+    bool has[r->ninputs ? r->ninputs : 1];
+    el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, high, has, r->ninputs);
+    for (size_t i = 0; i < r->ninputs; i++) {
+        const tracker *t = &n->tr[i];
+        el_checkpoint_input *in = &cp->inputs[i];
+        in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
+        if (in->done)
+            in->offset = 0; /* not used: the whole input is done */
+        else if (t->n > 0)
+            in->offset = t->e[t->head].start;
+        else if (t->read_to > r->inputs[i].resume_offset)
+            in->offset = t->read_to;
+        else
+            in->offset = r->inputs[i].resume_offset;
+        in->rejects_high = high[i];
+        in->has_rejects = has[i];
+    }
+    cp->items_written = r->base_written + n->st->items_written;
+    cp->rejected = atomic_load(&r->rejected);
+    return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
+}
+
+/* A progress snapshot of the run, from the stage that owns st. */
+static void report_run(run *r, const el_load_stats *st, int window, bool final)
+{
+    const el_load_opts *o = r->o;
+    if (!o->progress)
+        return;
+    el_progress p = { .st = *st, .window = window, .final = final };
+    p.st.rows_read = atomic_load(&r->rows_read);
+    p.st.rejected = atomic_load(&r->rejected);
+    p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
+    for (size_t i = 0; i < r->ninputs; i++) {
+        p.bytes_done += atomic_load(&r->inputs[i].raw_read);
+        p.bytes_total += r->inputs[i].raw_size;
+    }
+    o->progress(&p, o->progress_user);
+}
+
+static void report(net *n, bool final)
+{
+    report_run(n->r, n->st, el_rate_window(&n->rate), final);
 }
 
 /* Puts a request on the multi handle and remembers it. */
@@ -306,7 +477,18 @@ static el_err build_body(net *n, el_item **items, size_t count)
     return err;
 }
 
-static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt)
+/* Write capacity an item costs: 1 WCU per started KB, in the table and in
+ * the index when it has index keys. */
+static double item_wcu(const el_item *it)
+{
+    double units = (double)((it->size + 1023) / 1024);
+    if (units < 1)
+        units = 1;
+    return it->indexed ? 2 * units : units;
+}
+
+static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt,
+                         double wcu_estimate)
 {
     sendreq *s = calloc(1, sizeof *s);
     if (!s)
@@ -314,6 +496,7 @@ static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt
     memcpy(s->items, items, count * sizeof *items);
     s->n = count;
     s->attempt = attempt;
+    s->wcu_estimate = wcu_estimate;
     el_err err = build_body(n, items, count);
     if (!err)
         err = el_ddb_req_new(n->r->o->ddb, "BatchWriteItem", &n->body, s, &s->req);
@@ -371,6 +554,11 @@ static el_err on_success(net *n, sendreq *s, double now)
         return EL_OK;
     }
     n->st->wcu_consumed += br.consumed_wcu;
+    el_rate_settle(&n->rate, s->wcu_estimate, br.consumed_wcu);
+    if (br.nunprocessed > 0)
+        el_rate_on_throttle(&n->rate, now); /* unprocessed items are throttling too */
+    else
+        el_rate_on_success(&n->rate);
     for (size_t i = 0; i < s->n; i++) {
         el_item *it = s->items[i];
         bool unprocessed = false;
@@ -400,9 +588,9 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
     el_err err = EL_OK;
     if (s->n > 1) {
         size_t half = s->n / 2;
-        err = send_items(n, s->items, half, 0);
+        err = send_items(n, s->items, half, 0, 0);
         if (!err)
-            err = send_items(n, s->items + half, s->n - half, 0);
+            err = send_items(n, s->items + half, s->n - half, 0, 0);
     } else {
         el_item *it = s->items[0];
         el_diag d;
@@ -410,9 +598,16 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
         char reason[700];
         snprintf(reason, sizeof reason, "DynamoDB refused the item: %s: %s", res->error_type,
                  res->message);
-        n->r->rejected += 1;
-        err = el_rejects_item(n->r->o->rejects, n->r->inputs[it->chunk->input].path, it->line,
-                              reason, el_item_json(it), it->json_len, &d);
+        atomic_fetch_add(&n->r->rejected, 1);
+        size_t idx = it->chunk->input;
+        const char *path = idx < n->r->ninputs ? n->r->inputs[idx].path : "<shard directory>";
+        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, path, it->line, reason,
+                                   el_item_json(it), it->json_len, &d);
+        if (n->r->o->on_reject) {
+            el_diag at;
+            el_diag_at(&at, EL_EREJECT, it->line, 0, it->offset, "%s", reason);
+            n->r->o->on_reject(path, &at, n->r->o->reject_user);
+        }
         ack(n, it, true);
         if (err) {
             free_req(s);
@@ -436,6 +631,7 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     case EL_DDB_THROTTLED:
         n->st->throttled++;
         n->st->retries++;
+        el_rate_on_throttle(&n->rate, now);
         schedule_resend(n, s, now);
         return EL_OK;
     case EL_DDB_TRANSIENT:
@@ -467,6 +663,35 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     return EL_ESERVICE;
 }
 
+/* Takes one chunk from the queue into the window (an end marker only
+ * updates its input's tracker). */
+static el_err take_chunk(net *n, el_chunk *c)
+{
+    el_err err = track_chunk(&n->tr[c->input], c);
+    if (err || c->eof) {
+        el_chunk_free(c);
+        return err;
+    }
+    if (n->nchunks == n->chunks_cap) {
+        size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
+        el_chunk **v = realloc(n->chunks, cap * sizeof *v);
+        if (!v) {
+            el_chunk_free(c);
+            return EL_ENOMEM;
+        }
+        n->chunks = v;
+        n->chunks_cap = cap;
+    }
+    c->slot = n->nchunks;
+    n->chunks[n->nchunks++] = c;
+    for (size_t i = 0; i < c->nitems; i++) {
+        err = el_batcher_add(n->b, &c->items[i]);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
 /* Takes chunks from the queue while the window has room. block: wait for
  * one when there is nothing else to do. */
 static el_err pull(net *n, bool block)
@@ -477,84 +702,135 @@ static el_err pull(net *n, bool block)
         if (!got)
             break;
         block = false;
-        el_chunk *c = p;
-        if (n->nchunks == n->chunks_cap) {
-            size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
-            el_chunk **v = realloc(n->chunks, cap * sizeof *v);
-            if (!v) {
-                el_chunk_free(c);
-                return EL_ENOMEM;
-            }
-            n->chunks = v;
-            n->chunks_cap = cap;
-        }
-        c->slot = n->nchunks;
-        n->chunks[n->nchunks++] = c;
-        for (size_t i = 0; i < c->nitems; i++) {
-            el_err err = el_batcher_add(n->b, &c->items[i]);
-            if (err)
-                return err;
-        }
+        el_err err = take_chunk(n, p);
+        if (err)
+            return err;
     }
     return EL_OK;
 }
 
-static el_err network_stage(run *r, el_load_stats *st)
+/* Forms and sends batches while the window and the capacity budget allow.
+ * *wait_ms gets how long the budget wants us to wait (0 = not limited). */
+static el_err fill_window(net *n, double now, double *wait_ms)
+{
+    el_item *batch[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    *wait_ms = 0;
+    while ((int)n->inflight < el_rate_window(&n->rate)) {
+        /* with a capacity cap, wait until a full batch's worth is available */
+        if (n->rate.wcu_per_s > 0) {
+            double w = el_rate_wait_ms(&n->rate, 50, now);
+            if (w > 0) {
+                *wait_ms = w;
+                return EL_OK;
+            }
+        }
+        size_t nsup, blocked;
+        size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
+                                     batch, sup, &nsup, &blocked);
+        n->st->duplicates += nsup + blocked;
+        for (size_t i = 0; i < nsup; i++)
+            ack(n, sup[i], false);
+        if (cnt == 0)
+            return EL_OK;
+        unsigned attempt = 0;
+        double wcu = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            if (batch[i]->attempts > attempt)
+                attempt = batch[i]->attempts;
+            wcu += item_wcu(batch[i]);
+        }
+        el_rate_take(&n->rate, wcu, now);
+        el_err err = send_items(n, batch, cnt, attempt, wcu);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+#define DRAIN_MS 30000.0
+
+static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
 {
     net n = { .r = r, .st = st, .rng = (uint64_t)el_now_ms() ^ 0x5eed };
     el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
     n.b = el_batcher_new(WINDOW_ITEMS);
     n.multi = curl_multi_init();
-    el_err err = (n.b && n.multi) ? EL_OK : EL_ENOMEM;
-    int concurrency = r->o->concurrency > 0 ? r->o->concurrency : 16;
+    r->multi = n.multi;
+    /* one tracker per input, plus one for the shard directory items */
+    n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
+    el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
+    const el_load_opts *o = r->o;
+    int concurrency = o->concurrency > 0 ? o->concurrency : 16;
+    double now = el_now_ms();
+    el_rate_init(&n.rate, concurrency, o->max_wcu, now);
+    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
+    n.next_checkpoint = now + interval;
+    n.next_progress = now + 1000.0;
+    if (!err && o->checkpoint_path) {
+        n.cp = el_checkpoint_new(r->ninputs);
+        if (!n.cp)
+            err = EL_ENOMEM;
+        for (size_t i = 0; !err && i < r->ninputs; i++)
+            if (!(n.cp->inputs[i].path = strdup(r->inputs[i].path)))
+                err = EL_ENOMEM;
+        if (!err)
+            n.cp->job_hash = r->job_hash;
+    }
     if (!err) {
         curl_multi_setopt(n.multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)concurrency);
         curl_multi_setopt(n.multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
     }
-    el_item *batch[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
-    while (!err && !atomic_load(&r->abort)) {
-        if (r->o->stop && *r->o->stop) {
-            err = EL_EINTR;
-            break;
+    if (err)
+        el_diag_set(diag, err, "out of memory");
+    /* a checkpoint from the first moment: a kill before the first interval
+     * still leaves one to resume from */
+    if (!err && n.cp)
+        err = write_checkpoint(&n, diag);
+    double drain_until = 0;
+    while (!err) {
+        now = el_now_ms();
+        bool stop = (o->stop && *o->stop) || atomic_load(&r->abort);
+        if (stop && drain_until == 0) {
+            /* stop taking input; let what is on the wire finish */
+            drain_until = now + DRAIN_MS;
+            atomic_store(&r->abort, true);
+            el_queue_close(r->queue);
         }
-        bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
-        if (idle && el_queue_done(r->queue))
-            break;
-        err = pull(&n, idle);
-        if (err)
-            break;
-        double now = el_now_ms();
-        /* resend requests whose backoff has passed */
-        for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < concurrency;) {
-            sendreq *s = *pp;
-            if (s->not_before > now) {
-                pp = &s->next;
-                continue;
-            }
-            *pp = s->next;
-            err = start(&n, s);
+        if (drain_until) {
+            if (n.inflight == 0 || now > drain_until)
+                break;
+        } else {
+            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
+            if (idle && el_queue_done(r->queue))
+                break;
+            err = pull(&n, idle);
             if (err) {
-                free_req(s);
+                el_diag_set(diag, err, "out of memory");
                 break;
             }
+            now = el_now_ms();
+            /* resend requests whose backoff has passed */
+            for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < el_rate_window(&n.rate);) {
+                sendreq *s = *pp;
+                if (s->not_before > now) {
+                    pp = &s->next;
+                    continue;
+                }
+                *pp = s->next;
+                err = start(&n, s);
+                if (err) {
+                    free_req(s);
+                    break;
+                }
+            }
         }
-        while (!err && (int)n.inflight < concurrency) {
-            size_t nsup, blocked;
-            size_t cnt = el_batcher_form(n.b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
-                                         batch, sup, &nsup, &blocked);
-            st->duplicates += nsup + blocked;
-            for (size_t i = 0; i < nsup; i++)
-                ack(&n, sup[i], false);
-            if (cnt == 0)
-                break;
-            unsigned attempt = 0;
-            for (size_t i = 0; i < cnt; i++)
-                if (batch[i]->attempts > attempt)
-                    attempt = batch[i]->attempts;
-            err = send_items(&n, batch, cnt, attempt);
-        }
-        if (err)
+        double budget_wait = 0;
+        if (!err && !drain_until)
+            err = fill_window(&n, now, &budget_wait);
+        if (err) {
+            el_diag_set(diag, err, "%s", el_strerror(err));
             break;
+        }
         int running;
         curl_multi_perform(n.multi, &running);
         CURLMsg *msg;
@@ -569,39 +845,124 @@ static el_err network_stage(run *r, el_load_stats *st)
             stop_req(&n, s);
             err = on_done(&n, s, code);
         }
-        if (err)
+        if (err) {
+            /* on_done recorded the reason with fail() */
             break;
-        /* sleep until a transfer moves, a retry is due, or 5 ms pass (new chunks) */
-        int timeout = 5;
-        if (n.inflight > 0 || n.waiting || el_batcher_pending(n.b) > 0) {
-            double due = el_batcher_next_due(n.b);
-            for (sendreq *s = n.waiting; s; s = s->next)
-                if (due < 0 || s->not_before < due)
-                    due = s->not_before;
-            if (due >= 0 && due - now < timeout)
-                timeout = due > now ? (int)(due - now) : 0;
-            curl_multi_poll(n.multi, NULL, 0, timeout, NULL);
         }
+        now = el_now_ms();
+        if (n.cp && now >= n.next_checkpoint) {
+            n.next_checkpoint = now + interval;
+            err = write_checkpoint(&n, diag);
+            if (err)
+                break;
+        }
+        if (now >= n.next_progress) {
+            n.next_progress = now + 1000.0;
+            report(&n, false);
+        }
+        /* Sleep until a transfer moves, a retry or the capacity budget is
+         * due, a checkpoint or progress report is due, or (when there is
+         * room for more) a reader hands over a chunk: readers wake us with
+         * curl_multi_wakeup only when `hungry` says we wait for them. */
+        double timeout = 1000;
+        if (budget_wait > 0 && budget_wait < timeout)
+            timeout = budget_wait;
+        double due = el_batcher_next_due(n.b);
+        for (sendreq *s = n.waiting; s; s = s->next)
+            if (due < 0 || s->not_before < due)
+                due = s->not_before;
+        if (n.cp && (due < 0 || n.next_checkpoint < due))
+            due = n.next_checkpoint;
+        if (due < 0 || n.next_progress < due)
+            due = n.next_progress;
+        if (due - now < timeout)
+            timeout = due > now ? due - now : 0;
+        bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
+        if (room && !drain_until && !el_queue_done(r->queue)) {
+            atomic_store(&r->hungry, true);
+            /* a chunk may have come between pull() and now: then don't sleep */
+            void *peek;
+            if (el_queue_try_pop(r->queue, &peek)) {
+                atomic_store(&r->hungry, false);
+                err = take_chunk(&n, peek);
+                if (err)
+                    break;
+                continue;
+            }
+        }
+        if (timeout > 0)
+            curl_multi_poll(n.multi, NULL, 0, (int)timeout + 1, NULL);
+        atomic_store(&r->hungry, false);
     }
-    /* On abort, requests still out are dropped: their items were never
-     * acknowledged, so nothing is counted as written that was not. */
+    bool interrupted = !err && o->stop && *o->stop;
+    /* Requests still out are dropped: their items were never acknowledged,
+     * so nothing is counted as written that was not, and the checkpoint's
+     * watermark stays below them. */
     while (n.inflight) {
         sendreq *s = n.out[n.inflight - 1];
         stop_req(&n, s);
         free_req(s);
     }
-    for (size_t i = 0; i < n.nchunks; i++)
-        el_chunk_free(n.chunks[i]);
-    free(n.chunks);
-    free(n.out);
+    if (n.cp) {
+        el_diag cd;
+        el_diag_clear(&cd);
+        el_err cerr = write_checkpoint(&n, &cd);
+        if (cerr && !err) {
+            err = cerr;
+            *diag = cd;
+        }
+    }
+    report(&n, true);
     while (n.waiting) {
         sendreq *s = n.waiting;
         n.waiting = s->next;
         free_req(s);
     }
+    for (size_t i = 0; i < n.nchunks; i++)
+        el_chunk_free(n.chunks[i]);
+    if (n.tr)
+        for (size_t i = 0; i <= r->ninputs; i++)
+            free(n.tr[i].e);
+    free(n.tr);
+    free(n.chunks);
+    free(n.out);
+    el_checkpoint_free(n.cp);
     curl_multi_cleanup(n.multi);
     el_batcher_free(n.b);
     el_buf_free(&n.body);
+    if (!err && interrupted)
+        return EL_EINTR;
+    return err;
+}
+
+/* ---- the output stage (--output DIR) ---- */
+
+/* Takes the network stage's place: every queued item goes to the file sink,
+ * in queue order, and each chunk is freed once written. The sink is finished
+ * (its manifest written) only when the readers ended and nothing failed or
+ * was interrupted; otherwise the caller frees it unfinished, which leaves no
+ * manifest. On a reader's failure it returns EL_OK (r->err says why). */
+static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_diag *diag)
+{
+    void *p;
+    el_err err = EL_OK;
+    double next_progress = el_now_ms() + 1000.0;
+    while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
+        el_chunk *c = p;
+        for (size_t i = 0; !err && i < c->nitems; i++)
+            err = el_file_sink_put(sink, el_item_json(&c->items[i]), c->items[i].json_len, diag);
+        el_chunk_free(c);
+        st->items_written = el_file_sink_items(sink);
+        if (!err && r->o->stop && *r->o->stop)
+            err = EL_EINTR;
+        if (el_now_ms() >= next_progress) {
+            next_progress += 1000.0;
+            report_run(r, st, 0, false);
+        }
+    }
+    if (!err && !atomic_load(&r->abort))
+        err = r->o->stop && *r->o->stop ? EL_EINTR : el_file_sink_finish(sink, diag);
+    report_run(r, st, 0, true);
     return err;
 }
 
@@ -665,22 +1026,11 @@ static el_err open_inputs(run *r, el_diag *diag)
 {
     for (size_t i = 0; i < r->ninputs; i++) {
         input_ctx *in = &r->inputs[i];
-        el_reader_opts ro = r->o->reader;
         const el_source *s = in->src;
-        if (s->format != EL_FMT_AUTO)
-            ro.format = s->format;
-        if (s->delimiter)
-            ro.delimiter = s->delimiter;
-        if (s->null_string)
-            ro.null_string = s->null_string;
-        if (s->columns) {
-            ro.columns = (const char *const *)s->columns;
-            ro.ncolumns = s->ncolumns;
-        }
-        if (s->source_table)
-            ro.source_table = s->source_table;
+        el_reader_opts ro = el_source_reader_opts(s, &r->o->reader);
         el_diag d;
         el_diag_clear(&d);
+        in->ropts = ro;
         el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
         if (err) {
             if (d.line)
@@ -689,6 +1039,7 @@ static el_err open_inputs(run *r, el_diag *diag)
             /* input.c names the file in its own messages */
             return el_diag_set(diag, err, "%s", d.msg);
         }
+        in->raw_size = el_input_raw_size(el_reader_input(in->reader));
         const el_schema *schema = el_reader_schema(in->reader);
         if (s->bound && !same_columns(s->bound, schema))
             return el_diag_set(diag, EL_EUSAGE,
@@ -704,6 +1055,185 @@ static el_err open_inputs(run *r, el_diag *diag)
     return EL_OK;
 }
 
+/* Identifies the job a checkpoint belongs to: table, sources and inputs. */
+static uint64_t job_hash(const run *r)
+{
+    const el_mapping *m = r->o->mapping;
+    uint64_t h = el_checkpoint_hash(0, m->table, strlen(m->table) + 1);
+    for (size_t i = 0; i < m->nsources; i++) {
+        const el_source *s = m->sources[i];
+        const el_template *t[] = { s->pk, s->sk, s->index_pk, s->index_sk };
+        h = el_checkpoint_hash(h, s->name, strlen(s->name) + 1);
+        for (size_t k = 0; k < 4; k++) {
+            const char *text = t[k] ? el_template_text(t[k]) : "";
+            h = el_checkpoint_hash(h, text, strlen(text) + 1);
+        }
+    }
+    for (size_t i = 0; i < r->ninputs; i++)
+        h = el_checkpoint_hash(h, r->inputs[i].path, strlen(r->inputs[i].path) + 1);
+    return h;
+}
+
+/* Applies a checkpoint: offsets to skip to, rejects already written. */
+static el_err resume_from(run *r, el_diag *diag)
+{
+    el_checkpoint *cp;
+    if (access(r->o->checkpoint_path, F_OK) != 0 && errno == ENOENT) {
+        /* nothing to resume: the earlier run never got going. Start over. */
+        r->resumed_fresh = true;
+        return EL_OK;
+    }
+    el_err err = el_checkpoint_read(r->o->checkpoint_path, &cp, diag);
+    if (err)
+        return err;
+    if (cp->job_hash != r->job_hash || cp->ninputs != r->ninputs) {
+        el_checkpoint_free(cp);
+        return el_diag_set(diag, EL_EUSAGE,
+                           "checkpoint %s belongs to another job (different mapping or inputs); "
+                           "run without --resume to start over", r->o->checkpoint_path);
+    }
+    uint64_t high[r->ninputs ? r->ninputs : 1];
+    bool has[r->ninputs ? r->ninputs : 1];
+    for (size_t i = 0; i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        if (!el_input_seekable(el_reader_input(in->reader)) && !cp->inputs[i].done &&
+            cp->inputs[i].offset > 0) {
+            el_checkpoint_free(cp);
+            return el_diag_set(diag, EL_EUSAGE, "%s: cannot resume standard input or a pipe; "
+                               "give the file itself", in->path);
+        }
+        in->resume_done = cp->inputs[i].done;
+        in->resume_offset = cp->inputs[i].offset;
+        high[i] = cp->inputs[i].rejects_high;
+        has[i] = cp->inputs[i].has_rejects;
+    }
+    r->base_written = cp->items_written;
+    atomic_store(&r->rejected, cp->rejected);
+    err = el_rejects_restore(r->o->rejects, cp->rejects_bytes, high, has, r->ninputs, diag);
+    el_checkpoint_free(cp);
+    return err;
+}
+
+/* Counts fan-in per unsharded index key over every input of the hot
+ * sources: a second pass over seekable files, before anything is written. */
+static el_err count_fan_in(run *r, el_diag *diag)
+{
+    const el_mapping *m = r->o->mapping;
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < m->nsources; s++) {
+        el_source *src = m->sources[s];
+        if (!src->index || src->hot_threshold == 0)
+            continue;
+        el_plan_counter *counter = el_plan_counter_new();
+        el_transform *t = NULL;
+        if (!counter || el_transform_new(m, src, &t)) {
+            el_plan_counter_free(counter);
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+        uint64_t rows = 0;
+        for (size_t i = 0; !err && i < r->ninputs; i++) {
+            input_ctx *in = &r->inputs[i];
+            if (in->src != src)
+                continue;
+            if (!el_input_seekable(el_reader_input(in->reader))) {
+                err = el_diag_set(diag, EL_EUSAGE,
+                                  "%s: source '%s' has hot-target sharding, which needs the "
+                                  "fan-in before the first write; standard input cannot be read "
+                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
+                                  "give --plan FILE", in->path, src->name);
+                break;
+            }
+            el_reader *rd;
+            el_diag d;
+            el_diag_clear(&d);
+            err = el_reader_open(in->path, &r->inputs[i].ropts, &rd, &d);
+            if (err) {
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+                break;
+            }
+            el_row row;
+            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
+                if (err == EL_EREJECT)
+                    continue;
+                const char *ipk, *isk;
+                size_t ipk_len, isk_len;
+                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
+                    continue; /* the load rejects this row; it adds no fan-in */
+                rows++;
+                err = el_plan_counter_add(counter, ipk, ipk_len);
+                if (err) {
+                    el_diag_set(diag, err, "out of memory counting fan-in");
+                    break;
+                }
+            }
+            if (err == EL_EOF)
+                err = EL_OK;
+            else if (err && err != EL_ENOMEM)
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+            el_reader_free(rd);
+        }
+        size_t pidx;
+        if (!err)
+            err = el_plan_add_source(r->plan, src->name, rows, src->hot_threshold,
+                                     src->max_shards, &pidx, diag);
+        if (!err)
+            err = el_plan_add_counted(r->plan, pidx, counter, diag);
+        el_transform_free(t);
+        el_plan_counter_free(counter);
+    }
+    return err;
+}
+
+/* The plan: from --plan FILE, or counted now when a source is hot. */
+static el_err prepare_plan(run *r, el_diag *diag)
+{
+    const el_mapping *m = r->o->mapping;
+    if (r->o->plan_path)
+        return el_plan_load(r->o->plan_path, &r->plan, diag);
+    bool hot = false;
+    for (size_t s = 0; s < m->nsources; s++)
+        hot |= m->sources[s]->index && m->sources[s]->hot_threshold > 0;
+    if (!hot)
+        return EL_OK;
+    r->plan = el_plan_new();
+    if (!r->plan)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    return count_fan_in(r, diag);
+}
+
+/* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,
+ * fanIn), as a chunk of their own, written before the edges. */
+static el_err directory_chunk(run *r, el_chunk **out, el_diag *diag)
+{
+    *out = NULL;
+    if (!r->plan)
+        return EL_OK;
+    const el_mapping *m = r->o->mapping;
+    el_chunk *c = el_chunk_new(r->ninputs);
+    if (!c)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < el_plan_nsources(r->plan); s++) {
+        const el_plan_source *ps = el_plan_get_source(r->plan, s);
+        for (size_t h = 0; !err && h < ps->nhot; h++) {
+            const el_plan_hot *hot = &ps->hot[h];
+            if (hot->shards < 2)
+                continue;
+            size_t jm = c->json.len, km = c->keys.len, size;
+            err = el_shard_directory_item(&c->json, &c->keys, m->pk_attr, m->sk_attr, hot->key,
+                                          hot->len, hot->shards, hot->fan_in, &size);
+            if (!err)
+                err = el_chunk_commit(c, jm, km, size, 0, 0);
+        }
+    }
+    if (err || c->nitems == 0) {
+        el_chunk_free(c);
+        return err ? el_diag_set(diag, err, "out of memory") : EL_OK;
+    }
+    *out = c;
+    return EL_OK;
+}
+
 el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
@@ -711,14 +1241,47 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     run r;
     memset(&r, 0, sizeof r);
     r.o = o;
+    r.t0 = t0;
     pthread_mutex_init(&r.mu, NULL);
     el_err err = plan_inputs(&r, diag);
     if (!err)
         err = open_inputs(&r, diag);
+    if (!err)
+        err = prepare_plan(&r, diag);
+    el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
+    if (!err && o->output_dir && !o->dry_run) {
+        el_file_sink_opts so = { .dir = o->output_dir, .part_max_items = o->output_part_items,
+                                 .table = o->mapping->table };
+        err = el_file_sink_new(&so, &sink, diag);
+    }
+    if (!err) {
+        r.job_hash = job_hash(&r);
+        if (el_rejects_track(o->rejects, r.ninputs))
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    if (!err && o->resume) {
+        if (!o->checkpoint_path || o->dry_run)
+            err = el_diag_set(diag, EL_EUSAGE, "--resume needs --checkpoint FILE (and a real load)");
+        else
+            err = resume_from(&r, diag);
+    }
+    uint64_t rejected_before = atomic_load(&r.rejected);
     if (!err) {
         r.queue = el_queue_new(QUEUE_CHUNKS);
         if (!r.queue)
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_chunk *dir = NULL;
+    if (!err)
+        err = directory_chunk(&r, &dir, diag);
+    if (!err && dir) {
+        st->directory_items = dir->nitems;
+        if (o->dry_run) {
+            err = dry_print(&r, dir);
+            el_chunk_free(dir);
+        } else if (!el_queue_push(r.queue, dir)) {
+            el_chunk_free(dir);
+        }
     }
     pthread_t *threads = NULL;
     size_t nthreads = 0;
@@ -746,20 +1309,23 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         }
     }
     el_err net_err = EL_OK;
+    el_diag net_diag;
+    el_diag_clear(&net_diag);
     if (!err && !o->dry_run) {
-        net_err = network_stage(&r, st);
-        if (net_err && net_err != EL_EINTR) {
-            el_diag d;
-            el_diag_set(&d, net_err, "%s", el_strerror(net_err));
-            fail(&r, net_err, &d);
-        } else if (net_err == EL_EINTR) {
-            atomic_store(&r.abort, true);
-            el_queue_close(r.queue);
-        }
+        net_err = sink ? output_stage(&r, sink, st, &net_diag) : network_stage(&r, st, &net_diag);
+        if (net_err && net_err != EL_EINTR)
+            fail(&r, net_err, &net_diag);
+    }
+    if (!o->dry_run && r.queue) {
+        /* the network stage is over: readers still blocked on a full queue
+         * (after an error or interrupt) must not wait for it */
+        atomic_store(&r.abort, true);
+        el_queue_close(r.queue);
     }
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
+    el_file_sink_free(sink); /* unfinished after a failure: no manifest */
     if (r.queue) {
         /* chunks queued after the network stage stopped */
         void *p;
@@ -772,10 +1338,10 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     if (!err && (net_err == EL_EINTR || (o->stop && *o->stop))) {
         err = EL_EINTR;
-        el_diag_set(diag, err, "interrupted");
+        el_diag_set(diag, err, "interrupted%s", o->checkpoint_path ? "; checkpoint saved" : "");
     }
     st->rows_read = atomic_load(&r.rows_read);
-    st->rejected = atomic_load(&r.rejected);
+    st->rejected = atomic_load(&r.rejected) - rejected_before;
     if (o->dry_run)
         st->items_written = st->rows_read - st->rejected;
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;
@@ -784,6 +1350,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         free(r.inputs[i].path);
     }
     free(r.inputs);
+    el_plan_free(r.plan);
     el_queue_free(r.queue);
     pthread_mutex_destroy(&r.mu);
     return err;

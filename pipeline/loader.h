@@ -11,7 +11,10 @@
  *     find the bad item, and acknowledges each item exactly once.
  *
  * With dry_run, items are printed as {"Item":{...}} lines instead and no
- * client is needed.
+ * client is needed. With output_dir, an output stage takes the network
+ * stage's place and writes the items to zstd-compressed DynamoDB JSON parts
+ * and a manifest (pipeline/file_sink.h); no client is needed either. The
+ * manifest is written only when the whole run succeeded.
  */
 #ifndef EL_LOADER_H
 #define EL_LOADER_H
@@ -35,9 +38,26 @@ typedef struct el_load_stats {
     uint64_t retries;         /* items or requests sent again */
     uint64_t throttled;       /* throttling answers */
     uint64_t requests;        /* requests sent, retries included */
+    uint64_t directory_items; /* shard directory items (SPEC §5) among the items */
     double wcu_consumed;      /* sum of ConsumedCapacity */
     double elapsed_s;
 } el_load_stats;
+
+/* A snapshot for progress reports, taken about once a second by the
+ * network stage. */
+typedef struct el_progress {
+    el_load_stats st;
+    uint64_t bytes_done;      /* input bytes consumed (compressed bytes for .zst/.gz) */
+    uint64_t bytes_total;     /* sum of input sizes; 0 when unknown (stdin) */
+    int window;               /* requests allowed in flight right now */
+    bool final;
+} el_progress;
+
+typedef void (*el_progress_fn)(const el_progress *p, void *user);
+
+/* Told about every rejected row (input path, the reason with its line,
+ * column and offset), from any thread, after it is in the rejects file. */
+typedef void (*el_reject_fn)(const char *input, const el_diag *why, void *user);
 
 typedef struct el_load_opts {
     el_mapping *mapping;          /* sources are bound to their inputs here */
@@ -52,11 +72,28 @@ typedef struct el_load_opts {
     el_rejects *rejects;
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     volatile sig_atomic_t *stop;  /* set by a signal handler: stop taking input */
+    double max_wcu;               /* write capacity units per second; 0 = no cap */
+    const char *checkpoint_path;  /* NULL: no checkpoint */
+    double checkpoint_interval_s; /* how often it is rewritten (default 5) */
+    bool resume;                  /* continue from checkpoint_path */
+    const char *plan_path;        /* hot keys from `edgeload plan --plan-out`; NULL:
+                                     counted here for sources with "hot" */
+    el_progress_fn progress;      /* called about once a second; may be NULL */
+    void *progress_user;
+    el_reject_fn on_reject;       /* may be NULL */
+    void *reject_user;
+    const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
+    uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
 } el_load_opts;
 
 /*
  * Opens every input (so schema errors stop the run before anything is
  * written), binds the mapping's sources, then runs the pipeline.
+ * With checkpoint_path, the checkpoint is rewritten every interval and at
+ * the end, whatever the outcome; with resume, rows before each input's
+ * checkpointed offset are skipped (and inputs marked done are not read).
+ * On EL_EINTR the stage stops taking input, lets requests in flight finish
+ * (up to 30 s), and writes the checkpoint.
  * Returns EL_OK when every row was written or rejected; EL_EUSAGE for
  * mapping/input errors found before writing; EL_EINTR when stopped by the
  * flag; other errors when the run was aborted (diag says why). stats is

@@ -38,7 +38,8 @@ REGION = "eu-west-1"
 ACCESS_KEY = "AKIDEXAMPLE0EDGELOAD"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG+bPxRfiCY:EXAMPLE/KEY"
 TOKEN = ("IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD+abc/def="
-         "FwoGZXIvYXdzEBYaDH+edgeload+session+token/with/slashes==")
+         "FwoGZXIvYXdzEBYaDH+edgeload+session+token/with/slashes" + "Zm9v" * 200 + "==")
+# (STS session tokens run to a thousand characters and more.)
 NOT_FOUND = json.dumps({
     "__type": "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException",
     "message": "Requested resource not found",

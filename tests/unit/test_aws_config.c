@@ -451,6 +451,26 @@ static void test_ini_dialect(void **state)
     el_aws_config_free(c);
 }
 
+static void test_ini_indented_keys(void **state)
+{
+    (void)state;
+    /* Keys indented alike are separate keys (configparser); deeper lines
+     * continue the key above. */
+    write_file("credentials",
+               "[default]\n"
+               "  aws_access_key_id = AKIAINDENT\n"
+               "  aws_secret_access_key = s3cr3t\n"
+               "  note = first line\n"
+               "      aws_session_token = not-a-token\n",
+               0600);
+    setenv_fake("AWS_REGION", "eu-west-1");
+    el_aws_config *c = resolve_ok(NULL);
+    assert_string_equal(c->access_key, "AKIAINDENT");
+    assert_string_equal(c->secret_key, "s3cr3t");
+    assert_null(c->session_token);
+    el_aws_config_free(c);
+}
+
 static void test_ini_later_value_wins(void **state)
 {
     (void)state;
@@ -639,6 +659,7 @@ int main(void)
         T(test_bad_endpoint),
         T(test_max_attempts_and_ca_bundle),
         T(test_ini_dialect),
+        T(test_ini_indented_keys),
         T(test_ini_later_value_wins),
         T(test_ini_parse_error_names_line_not_content),
         T(test_missing_credentials_lists_places),
