@@ -30,7 +30,7 @@ static el_chunk *make_chunk(size_t n, const char *const *keys, size_t json_len)
         assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
         assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
         assert_int_equal(el_buf_puts(&c->keys, "SK"), EL_OK);
-        assert_int_equal(el_chunk_commit(c, jm, km, json_len, 100 + i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, json_len, 100 + i, 1000 + i), EL_OK);
     }
     return c;
 }
@@ -298,7 +298,7 @@ static void test_byte_budget_holds_when_a_later_row_is_bigger(void **state)
         for (size_t k = 0; k < lens[i]; k++)
             assert_int_equal(el_buf_putc(&c->json, 'j'), EL_OK);
         assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
-        assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i, 0), EL_OK);
     }
     el_batcher *b = el_batcher_new(10);
     for (size_t i = 0; i < 3; i++)
