@@ -234,8 +234,13 @@ static void read_one(run *r, size_t idx)
         }
         if (!err) {
             err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
-            if (!err)
-                c->items[c->nitems - 1].indexed = in->src->index;
+            if (!err) {
+                el_item *it = &c->items[c->nitems - 1];
+                size_t ipk_len;
+                const char *ipk = el_transform_last_index_pk(t, &ipk_len);
+                it->indexed = in->src->index;
+                it->ipk_hash = ipk ? el_fnv1a64(ipk, ipk_len) : 0;
+            }
         }
         if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
             atomic_store(&in->raw_read, el_input_raw_consumed(raw));

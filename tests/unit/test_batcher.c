@@ -298,7 +298,7 @@ static void test_byte_budget_holds_when_a_later_row_is_bigger(void **state)
         for (size_t k = 0; k < lens[i]; k++)
             assert_int_equal(el_buf_putc(&c->json, 'j'), EL_OK);
         assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
-        assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i, 0), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i, i), EL_OK);
     }
     el_batcher *b = el_batcher_new(10);
     for (size_t i = 0; i < 3; i++)
@@ -573,9 +573,158 @@ static void test_release_of_unheld_key_is_harmless(void **state)
     el_chunk_free(c);
 }
 
+/* ---- interleaving ---- */
+
+/* n items sorted by partition key: item i has PK "P<i / per_pk>", SK "S<i>",
+ * and, when with_index, index PK "T<i % ntargets>". */
+static el_chunk *make_sorted(size_t n, size_t per_pk, bool with_index, size_t ntargets)
+{
+    el_chunk *c = el_chunk_new(0);
+    assert_non_null(c);
+    for (size_t i = 0; i < n; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        assert_int_equal(el_buf_puts(&c->json, "{}"), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "P%zu", i / per_pk), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "S%zu", i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 2, i, i), EL_OK);
+        if (with_index) {
+            char t[32];
+            int len = snprintf(t, sizeof t, "T%zu", i % ntargets);
+            c->items[i].ipk_hash = el_fnv1a64(t, (size_t)len);
+        }
+    }
+    return c;
+}
+
+static void test_interleave_spreads_sorted_input(void **state)
+{
+    (void)state;
+    /* 40 partition keys with 20 rows each, sorted: a naive batch would be
+     * 20 rows of P0 and 5 of P1 */
+    el_chunk *c = make_sorted(800, 20, false, 0);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    bool sent[800] = { false };
+    formed f;
+    size_t nsent = 0, batches = 0;
+    while (nsent < 800) {
+        /* partition keys still waiting before this batch */
+        bool waiting[40] = { false };
+        for (size_t i = 0; i < 800; i++)
+            if (!sent[i])
+                waiting[i / 20] = true;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_true(f.n > 0);
+        bool in_batch[40] = { false }, repeated = false;
+        for (size_t i = 0; i < f.n; i++) {
+            size_t row = (size_t)f.out[i]->line;
+            assert_false(sent[row]);
+            sent[row] = true;
+            repeated |= in_batch[row / 20];
+            in_batch[row / 20] = true;
+        }
+        /* a key twice in a batch only when no other key was waiting */
+        if (repeated)
+            for (size_t p = 0; p < 40; p++)
+                assert_true(!waiting[p] || in_batch[p]);
+        for (size_t i = 0; i < f.n; i++)
+            el_batcher_release(b, f.out[i]);
+        nsent += f.n;
+        batches++;
+    }
+    assert_int_equal(batches, 32); /* 800 / 25: spreading never costs a batch */
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_first_batches_have_distinct_keys(void **state)
+{
+    (void)state;
+    el_chunk *c = make_sorted(800, 20, false, 0);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    /* with 40 keys waiting, each of the first batches has 25 distinct keys */
+    for (int round = 0; round < 10; round++) {
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_int_equal(f.n, 25);
+        for (size_t i = 0; i < f.n; i++)
+            for (size_t j = i + 1; j < f.n; j++)
+                assert_true(f.out[i]->pk_hash != f.out[j]->pk_hash);
+        for (size_t i = 0; i < f.n; i++)
+            el_batcher_release(b, f.out[i]);
+    }
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_index_keys_too(void **state)
+{
+    (void)state;
+    /* every row has its own base partition, but only 5 index partitions:
+     * a batch takes one row per index partition while others wait */
+    el_chunk *c = make_sorted(100, 1, true, 5);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    /* 5 distinct index keys, then the batch fills up: only index keys
+     * already in the batch are left */
+    assert_int_equal(f.n, 25);
+    uint64_t seen[5];
+    size_t nseen = 0;
+    for (size_t i = 0; i < 5; i++) {
+        for (size_t k = 0; k < nseen; k++)
+            assert_true(seen[k] != f.out[i]->ipk_hash);
+        seen[nseen++] = f.out[i]->ipk_hash;
+    }
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_keeps_row_order_of_a_key(void **state)
+{
+    (void)state;
+    /* rows of one key (PK "P0", SK "S") with another key of the same
+     * partition in between: the later row of the key must never be sent
+     * before the earlier one, even when spreading passes rows over */
+    el_chunk *c = el_chunk_new(0);
+    const char *sks[] = { "A", "X", "A", "B", "A" };
+    for (size_t i = 0; i < 5; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        assert_int_equal(el_buf_printf(&c->json, "{%zu}", i), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, "P0"), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, sks[i]), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 3, i, i), EL_OK);
+    }
+    el_batcher *b = el_batcher_new(64);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    /* all of one partition: the batch fills with the later rows winning:
+     * A (row 4), X, B; rows 0 and 2 superseded */
+    assert_int_equal(f.n, 3);
+    assert_int_equal(f.nsup, 2);
+    for (size_t i = 0; i < f.n; i++)
+        if (el_item_key(f.out[i])[3] == 'A')
+            assert_int_equal(f.out[i]->line, 4);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interleave_spreads_sorted_input),
+        cmocka_unit_test(test_interleave_first_batches_have_distinct_keys),
+        cmocka_unit_test(test_interleave_index_keys_too),
+        cmocka_unit_test(test_interleave_keeps_row_order_of_a_key),
         cmocka_unit_test(test_chunk_commit_and_accessors),
         cmocka_unit_test(test_fnv1a64_vectors),
         cmocka_unit_test(test_at_most_25_in_order),

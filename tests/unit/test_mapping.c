@@ -130,7 +130,7 @@ static void test_spec_example(void **state)
 static void test_counters_not_supported(void **state)
 {
     (void)state;
-    /* "hot" is supported now (test_mapping_hot.c); "counters" is not yet */
+    /* "hot" is supported: see test_mapping_hot.c */
     source_bad("\"pk\":\"A#{a}\",\"sk\":\"B#{b}\",\"counters\":[{\"pk\":\"USER#{b}\","
                "\"sk\":\"PROFILE\",\"attribute\":\"followerCount\"}]",
                "\"counters\"", "not supported");

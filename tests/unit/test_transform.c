@@ -299,7 +299,8 @@ static void test_invalid_utf8_rejects(void **state)
             3, names, text3);
     expect_reject(&f, 3, V("1", "Jos\xe9", "c"), 2, "invalid UTF-8", "'name'");
     expect_reject(&f, 3, V("1", "ok", "\xff"), 0, "invalid UTF-8", "'label'");
-    expect_reject(&f, 3, V("\xc3\x28", "ok", "c"), 1, "'id'", "UTF-8");  /* keys name the column */
+    /* a key names the column the bad bytes came from */
+    expect_reject(&f, 3, V("\xc3\x28", "ok", "c"), 1, "invalid UTF-8 in column 'id'", "PK");
     expect_item(&f, 3, V("\xf0\x9f\x98\x80", "Jos\xc3\xa9", "c"),
                 "{\"PK\":{\"S\":\"K#\xf0\x9f\x98\x80\"},\"SK\":{\"S\":\"S\"},"
                 "\"name\":{\"S\":\"Jos\xc3\xa9\"},\"label\":{\"S\":\"<c>\"}}",
