@@ -398,6 +398,140 @@ static void test_many_rows_across_read_chunks(void **state)
     free(text);
 }
 
+static void test_long_multiline_field_across_chunks(void **state)
+{
+    (void)state;
+    /* a 300 KB quoted field with 3000 embedded newlines spans several of the
+     * reader's 64 KB segments; the rows after it keep exact lines/offsets */
+    size_t n = 300 * 1024;
+    char *t = malloc(n + 256);
+    assert_non_null(t);
+    size_t k = (size_t)snprintf(t, 64, "a,b\nfirst,\"");
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)('a' + i % 26);
+        if (i % 100 == 99) {
+            c = '\n';
+            nl++;
+        }
+        t[k++] = c;
+    }
+    size_t second = k + 2;   /* after the closing quote and newline */
+    k += (size_t)snprintf(t + k, 64, "\"\nx,y\n");
+    el_reader *r = open_mem_len("m.csv", t, k, &no_opts);
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 2);
+    assert_int_equal(row.values[1].len, n);
+    assert_memory_equal(row.values[1].data, t + 11, n);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 3 + nl);
+    assert_int_equal(row.offset, second);
+    check_value(&row, 0, "x");
+    check_eof(r);
+    el_reader_free(r);
+    free(t);
+}
+
+/* A tiny deterministic generator for the round-trip test. */
+static uint64_t rt_state = 0x9e3779b97f4a7c15ull;
+
+static unsigned rt_next(unsigned n)
+{
+    rt_state ^= rt_state << 13;
+    rt_state ^= rt_state >> 7;
+    rt_state ^= rt_state << 17;
+    return (unsigned)(rt_state % n);
+}
+
+static void test_random_round_trip(void **state)
+{
+    (void)state;
+    /* random rows of awkward values, written the way RFC 4180 writers do
+     * (quote when needed, NULL as an unquoted empty field, "" as quoted
+     * empty), must read back exactly, with exact lines and offsets */
+    enum { ROWS = 2000, COLS = 4 };
+    static const char *const atoms[] = { "a", "Z", "0", " ", ",", "\"", "\n", "\r\n", "\t",
+                                         "\xc3\xa9", "\xf0\x9f\x98\x80", "\\N", "x y", ";" };
+    const size_t natoms = sizeof atoms / sizeof *atoms;
+    size_t cap = 4u << 20;
+    char *text = malloc(cap);
+    char *vals = malloc(cap);
+    assert_non_null(text);
+    assert_non_null(vals);
+    size_t tlen = (size_t)snprintf(text, cap, "c0,c1,c2,c3\r\n");
+    size_t vlen = 0;
+    static size_t voff[ROWS][COLS], vsz[ROWS][COLS];
+    static bool vnull[ROWS][COLS];
+    static uint64_t lines[ROWS], offs[ROWS];
+    uint64_t line = 2;
+    for (size_t r = 0; r < ROWS; r++) {
+        lines[r] = line;
+        offs[r] = tlen;
+        for (size_t c = 0; c < COLS; c++) {
+            size_t n = rt_next(5);
+            voff[r][c] = vlen;
+            vnull[r][c] = n == 0 && rt_next(2) == 0;
+            for (size_t k = 0; k < n; k++) {
+                const char *a = atoms[rt_next((unsigned)natoms)];
+                memcpy(vals + vlen, a, strlen(a));
+                vlen += strlen(a);
+            }
+            vsz[r][c] = vlen - voff[r][c];
+            const char *v = vals + voff[r][c];
+            size_t len = vsz[r][c];
+            bool quote = !vnull[r][c] && (len == 0 || memchr(v, ',', len) || memchr(v, '"', len) ||
+                                          memchr(v, '\n', len) || memchr(v, '\r', len));
+            if (c)
+                text[tlen++] = ',';
+            if (quote)
+                text[tlen++] = '"';
+            for (size_t k = 0; k < len; k++) {
+                if (v[k] == '"')
+                    text[tlen++] = '"';
+                if (v[k] == '\n')
+                    line++;
+                text[tlen++] = v[k];
+            }
+            if (quote)
+                text[tlen++] = '"';
+        }
+        /* a row of one NULL would be a blank line, which readers skip */
+        text[tlen++] = '\r';
+        text[tlen++] = '\n';
+        line++;
+        assert_true(tlen + 4096 < cap && vlen + 4096 < cap);
+    }
+    el_reader *rd = open_mem_len("rt.csv", text, tlen, &no_opts);
+    for (size_t r = 0; r < ROWS; r++) {
+        el_row row;
+        el_diag d;
+        el_err err = el_reader_next(rd, &row, &d);
+        if (err != EL_OK)
+            fail_msg("row %zu: error %d: %s", r, err, d.msg);
+        assert_int_equal(row.ncols, COLS);
+        if (row.line != lines[r] || row.offset != offs[r])
+            fail_msg("row %zu: line %llu offset %llu, want %llu %llu", r,
+                     (unsigned long long)row.line, (unsigned long long)row.offset,
+                     (unsigned long long)lines[r], (unsigned long long)offs[r]);
+        for (size_t c = 0; c < COLS; c++) {
+            const el_value *v = &row.values[c];
+            if (vnull[r][c]) {
+                assert_true(v->is_null);
+                continue;
+            }
+            assert_false(v->is_null);
+            if (v->len != vsz[r][c] || memcmp(v->data, vals + voff[r][c], v->len) != 0)
+                fail_msg("row %zu col %zu differs", r, c);
+        }
+    }
+    check_eof(rd);
+    el_reader_free(rd);
+    free(text);
+    free(vals);
+}
+
 static void test_unterminated_quote_is_truncation(void **state)
 {
     (void)state;
@@ -650,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_wrong_column_counts_reject_and_go_on),
         cmocka_unit_test(test_line_numbers_and_offsets),
         cmocka_unit_test(test_many_rows_across_read_chunks),
+        cmocka_unit_test(test_long_multiline_field_across_chunks),
+        cmocka_unit_test(test_random_round_trip),
         cmocka_unit_test(test_unterminated_quote_is_truncation),
         cmocka_unit_test(test_empty_and_header_only),
         cmocka_unit_test(test_bad_headers),
