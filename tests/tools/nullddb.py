@@ -358,6 +358,9 @@ def serve(args, sock, shm, slot, parent):
         loop.run_until_complete(main())
     finally:
         st.publish()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, signal.SIG_IGN)
         loop.close()
     return st
 
@@ -415,6 +418,8 @@ def main(argv=None):
                 try:
                     serve(args, sock, shm, w, parent)
                 except BaseException:
+                    import traceback
+                    traceback.print_exc()
                     code = 1
                 os._exit(code)
             pids.append(pid)
