@@ -303,7 +303,16 @@ def value_size(v):
 
 
 def item_size(item):
-    return sum(len(k.encode("utf-8")) + value_size(v) for k, v in item.items())
+    """DynamoDB's size of an item: attribute names plus values (UTF-8 bytes)."""
+    total = 0
+    for k, v in item.items():
+        total += len(k) if k.isascii() else len(k.encode("utf-8"))
+        s = v.get("S") if len(v) == 1 else None
+        if s is not None and isinstance(s, str):       # fast path: the common string
+            total += len(s) if s.isascii() else len(s.encode("utf-8"))
+        else:
+            total += value_size(v)
+    return total
 
 
 def item_wcu(item):
@@ -733,6 +742,17 @@ class Handler(socketserver.BaseRequestHandler):
     def batch(self, req, fault):
         """BatchWriteItem: partial withholding and token buckets, then forwarding."""
         p = self.p
+        if fault != "partial" and p.cfg.pk_wcu <= 0:
+            # Nothing can change the body: relay it unparsed (writes counted by a byte search).
+            n = req.body.count(b'"PutRequest"') + req.body.count(b'"DeleteRequest"')
+            with p.lock:
+                p.stats["batch_requests"] += 1
+                p.stats["items_received"] += n
+            out, resp = self.forward(req)
+            self._account_forwarded(n, resp, fault)
+            p.log("BatchWriteItem items=%d fwd=%d fault=%s status=%s", n, n, fault or "-",
+                  resp.status() if resp else "none")
+            return out
         try:
             doc = json.loads(req.body)
             items = doc["RequestItems"]
@@ -824,7 +844,7 @@ class Handler(socketserver.BaseRequestHandler):
     def _account_forwarded(self, n, resp, fault):
         ok = resp is not None and resp.status() == 200
         up_un = 0
-        if ok:
+        if ok and b'"UnprocessedItems":{}' not in resp.body:
             try:
                 un = json.loads(resp.body).get("UnprocessedItems") or {}
                 up_un = sum(len(v) for v in un.values())
@@ -923,7 +943,7 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="faultproxy.py",
         description="Fault-injecting HTTP/1.1 proxy in front of DynamoDB Local.")
-    ap.add_argument("--listen", default="127.0.0.1:8401", help="HOST:PORT to listen on (port 0: any free port)")
+    ap.add_argument("--listen", default="127.0.0.1:8001", help="HOST:PORT to listen on (port 0: any free port)")
     ap.add_argument("--upstream", default="http://127.0.0.1:8000", help="DynamoDB Local URL (http only)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the fault RNG")
     ap.add_argument("--throttle", type=float, default=0.0, help="rate of ProvisionedThroughputExceededException (400)")

@@ -377,7 +377,7 @@ def write_count(path, n):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="nullddb.py",
                                  description="A null DynamoDB endpoint: answers every write at once.")
-    ap.add_argument("--listen", default="127.0.0.1:8402", help="HOST:PORT (port 0: any free port)")
+    ap.add_argument("--listen", default="127.0.0.1:8002", help="HOST:PORT (port 0: any free port)")
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the socket (default 1)")
     ap.add_argument("--count-file", default=None, help="write the number of BatchWriteItem writes received here at exit")
     ap.add_argument("--stats-file", default=None, help="write the counters as JSON here at exit")
