@@ -282,6 +282,38 @@ class FaultProxyTest(unittest.TestCase):
         self.assertEqual(s["faults"]["lost_reply"], 1)
         self.assertEqual(s["items_lost_reply"], 10)
 
+    def test_truncated_reply(self):
+        p, port = self.proxy("--truncate", "1")
+        c = self.client(port)
+        reqs = self.batch(10)
+        # botocore (urllib3 1.x) does not enforce Content-Length; DynamoDB's CRC32 catches the cut
+        with self.assertRaises(CONN_ERRORS + (botocore.exceptions.ChecksumError,)):
+            c.batch_write_item(RequestItems={self.table: reqs}, ReturnConsumedCapacity="TOTAL")
+        self.assertEqual(set(self.stored()), {key_of(w) for w in reqs})
+        # on the wire: the head with the full Content-Length, half the body, then the end
+        body = json.dumps({"RequestItems": {self.table: self.batch(2, start=50)},
+                           "ReturnConsumedCapacity": "TOTAL"}).encode()
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: DynamoDB_20120810.BatchWriteItem\r\n"
+                  b"Authorization: AWS4-HMAC-SHA256 Credential=fakeMyKeyId/20260101/us-east-1/dynamodb/"
+                  b"aws4_request, SignedHeaders=host, Signature=0\r\n"
+                  b"Content-Type: application/x-amz-json-1.0\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        data = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except ConnectionResetError:
+            pass
+        s.close()
+        head, _, got = data.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")][0])
+        self.assertTrue(0 < len(got) < length, (len(got), length))
+        self.assertEqual(http_json(port, "/__stats")["faults"]["truncate"], 2)
+
     def test_partial(self):
         p, port = self.proxy("--partial", "1", "--seed", "7")
         c = self.client(port)

@@ -17,7 +17,7 @@ DESIGN
 
   Faults are picked per request from one seeded random.Random (under a lock):
   one uniform draw u in [0,1) selects, in this order, throttle, http500,
-  http503, reset, slow, lost-reply, partial or nothing, each taking a slice
+  http503, reset, slow, lost-reply, partial, truncate or nothing, each taking a slice
   of the width given by its rate.  The per-partition-key token buckets
   (--pk-wcu) are applied after that to whatever is about to be forwarded.
   With several connections in flight the order in which requests draw is
@@ -49,7 +49,7 @@ import traceback
 import zlib
 
 FAULT_KINDS = ("throttle", "http500", "http503", "reset", "slow",
-               "lost_reply", "partial")
+               "lost_reply", "partial", "truncate")
 
 THROTTLE_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                  b'ProvisionedThroughputExceededException","message":"The '
@@ -667,6 +667,17 @@ class Handler(socketserver.BaseRequestHandler):
             p.log("%s fault=lost_reply", target)
             self._reset_client()
             return False
+        if fault == "truncate":
+            # Headers (with the full Content-Length) and half the body, then FIN.
+            p.count("faults", 1, fault)
+            p.log("%s fault=truncate", target)
+            he = out.find(b"\r\n\r\n") + 4
+            self._send(out[:he + (len(out) - he) // 2])
+            try:
+                self.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            return False
         self._send(out)
         closing = b"\r\nconnection: close\r\n" in out[:out.find(b"\r\n\r\n") + 2].lower()
         return not (client_close or closing)
@@ -834,7 +845,7 @@ class Handler(socketserver.BaseRequestHandler):
         with p.lock:
             p.stats["items_forwarded"] += fwd
             p.stats["items_upstream_unprocessed"] += up_un
-            if fault == "lost_reply":
+            if fault in ("lost_reply", "truncate"):
                 p.stats["items_lost_reply"] += fwd
         newbody = json.dumps(rdoc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         p.log("BatchWriteItem items=%d fwd=%d withheld_partial=%d withheld_pk=%d fault=%s",
@@ -854,7 +865,7 @@ class Handler(socketserver.BaseRequestHandler):
             if ok:
                 self.p.stats["items_forwarded"] += n
                 self.p.stats["items_upstream_unprocessed"] += up_un
-                if fault == "lost_reply":
+                if fault in ("lost_reply", "truncate"):
                     self.p.stats["items_lost_reply"] += n
 
     def _bucket_keys(self, table, w):
@@ -956,6 +967,8 @@ def parse_args(argv):
                     help="rate of requests applied upstream whose reply is replaced by a reset")
     ap.add_argument("--partial", type=float, default=0.0,
                     help="rate of batches partly withheld and returned as UnprocessedItems")
+    ap.add_argument("--truncate", type=float, default=0.0,
+                    help="rate of requests applied upstream whose reply is cut in the middle of its body (then FIN)")
     ap.add_argument("--partial-max", type=float, default=1.0,
                     help="largest share of a batch a partial fault withholds (always at least 1, never all)")
     ap.add_argument("--targets", default="BatchWriteItem",
