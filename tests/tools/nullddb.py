@@ -84,6 +84,7 @@ class State:
         self.started = time.time()
         if args.parse:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            sys.dont_write_bytecode = True  # no __pycache__ in the source tree
             import faultproxy               # item size rule, shared with the proxy
             self.item_wcu = faultproxy.item_wcu
 
