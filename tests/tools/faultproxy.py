@@ -308,7 +308,7 @@ def item_size(item):
     total = 0
     for k, v in item.items():
         total += len(k) if k.isascii() else len(k.encode("utf-8"))
-        s = v.get("S") if len(v) == 1 else None
+        s = v.get("S") if isinstance(v, dict) and len(v) == 1 else None
         if s is not None and isinstance(s, str):       # fast path: the common string
             total += len(s) if s.isascii() else len(s.encode("utf-8"))
         else:
@@ -317,7 +317,12 @@ def item_size(item):
 
 
 def item_wcu(item):
-    return max(1, math.ceil(item_size(item) / 1024.0))
+    """Write capacity units of a put of item: ceil(size / 1 KB), at least 1."""
+    try:
+        size = item_size(item)
+    except (AttributeError, TypeError, ValueError):      # malformed value: its JSON size
+        size = len(json.dumps(item))
+    return max(1, math.ceil(size / 1024.0))
 
 
 def _scalar_key(v):
@@ -769,8 +774,16 @@ class Handler(socketserver.BaseRequestHandler):
             doc = json.loads(req.body)
             items = doc["RequestItems"]
             assert isinstance(items, dict)
+            for ws in items.values():
+                assert isinstance(ws, list)
+                for w in ws:
+                    assert isinstance(w, dict)
+                    for r in w.values():
+                        assert isinstance(r, dict)
+                        assert isinstance(r.get("Item", r.get("Key", {})), dict)
         except (ValueError, KeyError, TypeError, AssertionError):
-            p.log("BatchWriteItem: unparsable body, relayed as-is")
+            # Malformed: DynamoDB Local answers it (a ValidationException, as the service would).
+            p.log("BatchWriteItem: malformed body, relayed as-is")
             return self.forward(req)[0]
         flat = [(t, w) for t, ws in items.items() for w in ws]
         n = len(flat)
