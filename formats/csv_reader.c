@@ -8,6 +8,8 @@
  * what gives every row its line number and byte offset: a record starts on
  * the line fed while libcsv's state was ROW_NOT_BEGUN.
  *
+ * TSV has no quoting at all (see open).
+ *
  * NULL follows PostgreSQL's CSV convention: an unquoted empty field is NULL,
  * a quoted empty field ("") is the empty string. With --null STRING, a field
  * equal to STRING is NULL and empty fields are empty strings.
@@ -360,6 +362,11 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     bool tsv = opts->format == EL_FMT_TSV;
     char delim = opts->delimiter ? opts->delimiter : (tsv ? '\t' : ',');
     csv_set_delim(&r->parser, (unsigned char)delim);
+    /* TSV (IANA text/tab-separated-values, `mysql -B`, psql's unaligned
+     * output) has no quoting: a value may start with '"'. libcsv always has a
+     * quote character, so TSV gets 0xFF, a byte valid UTF-8 never holds. */
+    if (tsv)
+        csv_set_quote(&r->parser, 0xFF);
     csv_set_space_func(&r->parser, no_space);
     /* libcsv grows its field buffer linearly by this much (default 128 bytes,
      * which makes a 400 KB field cost thousands of reallocs). */

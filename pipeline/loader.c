@@ -732,7 +732,7 @@ static el_err fill_window(net *n, double now, double *wait_ms)
         size_t nsup, blocked;
         size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
                                      batch, sup, &nsup, &blocked);
-        n->st->duplicates += nsup + blocked;
+        n->st->duplicates += blocked;
         for (size_t i = 0; i < nsup; i++)
             ack(n, sup[i], false);
         if (cnt == 0)

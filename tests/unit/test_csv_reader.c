@@ -263,6 +263,14 @@ static void test_delimiter_and_tsv(void **state)
     assert_int_equal(el_reader_format(r), EL_FMT_TSV);
     ROW(r, 2, " 1", "2 ");
     el_reader_free(r);
+
+    /* TSV has no quoting: quotes are data, a row is a line */
+    r = open_mem("q.tsv", "a\tb\n\"x\ty\"z\n\"open\tend\nlast\trow\n", &no_opts);
+    ROW(r, 2, "\"x", "y\"z");
+    ROW(r, 3, "\"open", "end");
+    ROW(r, 4, "last", "row");
+    check_eof(r);
+    el_reader_free(r);
 }
 
 static void test_null_rules(void **state)
