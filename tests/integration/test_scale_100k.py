@@ -55,7 +55,7 @@ class Scale100k(EdgeloadTestCase):
         self.assertExit(proc, 0, "edgeload load (%d edges)" % len(edges))
 
         t0 = time.monotonic()
-        items = self.scan_all(table)
+        items = self.scan_all(table, segments=4)
         scan_s = time.monotonic() - t0
         self.assertEqual(len(items), len(edges), "Scan item count")
         expected = set()
