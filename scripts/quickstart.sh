@@ -14,7 +14,9 @@ EL_PROG=quickstart
 el_apt_install "${EL_BUILD_PACKAGES[@]}" awscli curl ca-certificates
 el_say "building edgeload in build/"
 el_build build
-EDGELOAD="$EL_ROOT/build/edgeload"
+# Paths below are relative to the repository, as a user would type them.
+cd "$EL_ROOT"
+EDGELOAD=build/edgeload
 [ -x "$EDGELOAD" ] || el_die "build produced no $EDGELOAD"
 
 "$EL_ROOT/scripts/ddb-local.sh" start
@@ -38,13 +40,13 @@ step() {
   done
   printf '\n%s$%s%s\n' "$bold" "$out" "$plain"
 }
-run() { step "$*"; "$@"; }
+run() { step "$@"; "$@"; }
 
 for sample in social school; do
-  mapping="$EL_ROOT/samples/$sample/mapping.json"
+  mapping="samples/$sample/mapping.json"
   table=$(sed -n 's/^ *"table": *"\([^"]*\)".*/\1/p' "$mapping" | head -n1)
   if ddb describe-table --table-name "$table" >/dev/null 2>&1; then
-    step "table $table exists already; loading into it again"
+    el_say "table $table exists already; loading into it again"
   else
     run "$EDGELOAD" create-table --table "$table" --endpoint-url "$ENDPOINT"
   fi
