@@ -21,6 +21,10 @@
  * el_ddb_req_new/free may run on any thread while another one drives
  * requests; every handle of a client shares DNS and TLS sessions through a
  * locked CURLSH. The client must outlive all its requests.
+ *
+ * Signals: every handle sets CURLOPT_NOSIGNAL (threads), so libcurl does not
+ * guard its writes against SIGPIPE: the program (cmd/) must ignore SIGPIPE,
+ * or a peer that resets a TLS connection kills it.
  */
 #ifndef EL_DDB_CLIENT_H
 #define EL_DDB_CLIENT_H
@@ -154,8 +158,10 @@ typedef struct el_ddb_req el_ddb_req;
 
 /* Prepares a signed POST of `body` (taken: the request now owns the storage,
  * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
- * is set to the request itself). EL_ENOMEM on failure (the body is then
- * either still in the el_buf or freed with the half-built request). */
+ * is set to the request itself). On failure (EL_ENOMEM; EL_ELIMIT for a
+ * session token over 16 KB, EL_EUSAGE for an op name of 128 bytes or more,
+ * EL_EINTERNAL when libcurl refuses an option) *out is NULL and the body is
+ * either still in the el_buf or already freed. */
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
                       el_ddb_req **out) EL_MUST_USE;
 

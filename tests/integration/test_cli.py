@@ -148,7 +148,7 @@ class BadRows(EdgeloadTestCase):
         self.assertItems(self.scan_all(table), good_items, "the good rows are loaded")
 
         problems = []
-        for key in ("input", "line", "reason", "values"):
+        for key in ("input", "line", "reason", "row"):
             if key not in record:
                 problems.append("the rejects record has no %r key" % key)
         reason = str(record.get("reason", ""))
@@ -167,11 +167,12 @@ class BadRows(EdgeloadTestCase):
             + "dave,bob\n"
             + "alice,carol,2024-06-20 16:15:00\n", rejects_arg=True, column="created_at",
             good_items=[edge("alice", "bob", 1718900000), edge("alice", "carol", 1718900100)])
-        if "values" in record:
-            values = record["values"]
+        if "row" in record:
+            values = record["row"]
             values = list(values.values()) if isinstance(values, dict) else values
             if [v for v in values if v is not None] != ["dave", "bob"]:
-                problems.append("values %r are not the row's ['dave', 'bob']" % (values,))
+                problems.append("row %r does not hold the row's values ['dave', 'bob']"
+                                % (record["row"],))
         self.assertFalse(problems, "\n".join(problems) + "\nrecord: %r\nstderr: %s"
                          % (record, proc.stderr))
 
@@ -183,8 +184,8 @@ class BadRows(EdgeloadTestCase):
             good_items=[edge("alice", "bob", 1718900000), edge("dave", "bob", 1718900200)])
         if not re.search("utf-?8", str(record.get("reason")), re.I):
             problems.append("the reason does not say UTF-8")
-        if "values" in record and "alice" not in json.dumps(record["values"]):
-            problems.append("values %r do not hold the row" % (record["values"],))
+        if "row" in record and "alice" not in json.dumps(record["row"]):
+            problems.append("row %r does not hold the row's values" % (record["row"],))
         self.assertFalse(problems, "\n".join(problems) + "\nrecord: %r\nstderr: %s"
                          % (record, proc.stderr))
 
