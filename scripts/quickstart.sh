@@ -9,6 +9,7 @@
 # Running the script again reloads the samples into the same tables.
 set -euo pipefail
 EL_PROG=quickstart
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 el_apt_install "${EL_BUILD_PACKAGES[@]}" awscli curl ca-certificates
@@ -27,7 +28,7 @@ ENDPOINT=$(el_ddb_endpoint)
 # AWS_ENDPOINT_URL_DYNAMODB, so the endpoint is given explicitly).
 ddb() { el_aws dynamodb --endpoint-url "$ENDPOINT" "$@"; }
 
-if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 # Shows a command as one would type it: arguments with spaces or shell
 # characters in single quotes.
 step() {

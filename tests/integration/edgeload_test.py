@@ -114,6 +114,13 @@ def N(v):
     return {"N": str(v)}
 
 
+def follow_edge(src, dst, created):
+    """The edge item of SPEC section 1 for `src follows dst` at epoch `created`."""
+    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
+            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
+            "createdAt": N(created), "edgeType": S("FOLLOWS")}
+
+
 class EdgeloadTestCase(unittest.TestCase):
     """Base class: checks binary and DynamoDB Local once, offers helpers."""
 

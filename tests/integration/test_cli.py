@@ -6,17 +6,11 @@ import json
 import os
 import re
 
-from edgeload_test import EdgeloadTestCase, N, S, main, read_jsonl
+from edgeload_test import EdgeloadTestCase, follow_edge as edge, main, read_jsonl
 
 HEADER = "follower_id,followee_id,created_at\n"
 EDGE_FLAGS = ["--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
               "--attr", "createdAt=created_at:epoch", "--const", "edgeType=FOLLOWS"]
-
-
-def edge(src, dst, created):
-    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
-            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
-            "createdAt": N(created), "edgeType": S("FOLLOWS")}
 
 
 class HelpAndVersion(EdgeloadTestCase):
