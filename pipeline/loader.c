@@ -882,6 +882,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
+        if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
+            el_queue_done(r->queue))
+            continue; /* all done: the loop's top ends it */
         bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
         if (room && !drain_until && !el_queue_done(r->queue)) {
             atomic_store(&r->hungry, true);
