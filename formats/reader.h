@@ -116,7 +116,7 @@ const char *el_format_name(el_format f);
 /* Parses a --format value; EL_EUSAGE when unknown. */
 el_err el_format_parse(const char *s, el_format *out) EL_MUST_USE;
 
-/* ---- for format implementations (formats/*_reader.c) ---- */
+/* ---- for format implementations (formats/<name>_reader.c) ---- */
 
 /* Each format implements these three; `self` is its own context. */
 typedef struct el_reader_ops {

@@ -1,0 +1,571 @@
+/*
+ * mapping.c - the mapping model, its JSON form, and binding to inputs.
+ *
+ * DESIGN: the JSON file is parsed with yajl's tree API (mapping files are
+ * small) and turned at once into the same structs the command-line flags
+ * build, so validation and binding have one path. Unknown keys are errors:
+ * a misspelt "atributes" silently ignored would load the wrong table.
+ */
+#include "pipeline/mapping.h"
+
+#include <errno.h>      /* errno for file errors */
+#include <stdarg.h>     /* va_list for jerr */
+#include <stdio.h>      /* FILE, fopen */
+#include <stdlib.h>     /* calloc, free */
+#include <string.h>     /* strcmp, strdup */
+#include <strings.h>    /* strcasecmp */
+#include <yajl/yajl_tree.h> /* mapping files are small: the tree API is enough */
+
+#include "common/buf.h"
+
+#define MAPPING_MAX_BYTES (16u * 1024u * 1024u)
+
+static const char *const type_names[] = { "auto", "S", "N", "BOOL", "B", "NULL", "epoch" };
+
+const char *el_attr_type_name(el_attr_type t)
+{
+    return (size_t)t < sizeof type_names / sizeof *type_names ? type_names[t] : "?";
+}
+
+el_err el_attr_type_parse(const char *s, el_attr_type *out)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++) {
+        if (strcasecmp(s, type_names[i]) == 0) {
+            *out = (el_attr_type)i;
+            return EL_OK;
+        }
+    }
+    return EL_EUSAGE;
+}
+
+el_err el_mapping_new(el_mapping **out)
+{
+    el_mapping *m = calloc(1, sizeof *m);
+    *out = NULL;
+    if (!m)
+        return EL_ENOMEM;
+    m->pk_attr = strdup("PK");
+    m->sk_attr = strdup("SK");
+    m->index_name = strdup("GSI1");
+    m->index_pk_attr = strdup("GSI1PK");
+    m->index_sk_attr = strdup("GSI1SK");
+    if (!m->pk_attr || !m->sk_attr || !m->index_name || !m->index_pk_attr || !m->index_sk_attr) {
+        el_mapping_free(m);
+        return EL_ENOMEM;
+    }
+    *out = m;
+    return EL_OK;
+}
+
+void el_source_free(el_source *src)
+{
+    if (!src)
+        return;
+    free(src->name);
+    free(src->input);
+    free(src->source_table);
+    free(src->null_string);
+    for (size_t i = 0; i < src->ncolumns; i++)
+        free(src->columns[i]);
+    free(src->columns);
+    el_template_free(src->pk);
+    el_template_free(src->sk);
+    el_template_free(src->index_pk);
+    el_template_free(src->index_sk);
+    for (size_t i = 0; i < src->nattrs; i++) {
+        free(src->attrs[i].name);
+        free(src->attrs[i].column);
+        free(src->attrs[i].value);
+        el_template_free(src->attrs[i].tpl);
+    }
+    free(src->attrs);
+    free(src);
+}
+
+void el_mapping_free(el_mapping *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nsources; i++)
+        el_source_free(m->sources[i]);
+    free(m->sources);
+    free(m->table);
+    free(m->pk_attr);
+    free(m->sk_attr);
+    free(m->index_name);
+    free(m->index_pk_attr);
+    free(m->index_sk_attr);
+    free(m->base_dir);
+    free(m);
+}
+
+el_err el_source_new(const char *name, el_source **out)
+{
+    el_source *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s || !(s->name = strdup(name))) {
+        free(s);
+        return EL_ENOMEM;
+    }
+    s->index = true;
+    *out = s;
+    return EL_OK;
+}
+
+el_err el_mapping_add_source(el_mapping *m, el_source *src)
+{
+    el_source **v = realloc(m->sources, (m->nsources + 1) * sizeof *v);
+    if (!v) {
+        el_source_free(src);
+        return EL_ENOMEM;
+    }
+    m->sources = v;
+    m->sources[m->nsources++] = src;
+    return EL_OK;
+}
+
+el_err el_source_set_key(el_source *src, const char *which, const char *text, el_diag *diag)
+{
+    el_template **slot = strcmp(which, "pk") == 0         ? &src->pk
+                         : strcmp(which, "sk") == 0       ? &src->sk
+                         : strcmp(which, "index_pk") == 0 ? &src->index_pk
+                         : strcmp(which, "index_sk") == 0 ? &src->index_sk
+                                                          : NULL;
+    if (!slot)
+        return el_diag_set(diag, EL_EINTERNAL, "no key '%s'", which);
+    el_template *t;
+    el_err err = el_template_parse(text, &t, diag);
+    if (err)
+        return err;
+    el_template_free(*slot);
+    *slot = t;
+    return EL_OK;
+}
+
+el_err el_source_add_attr(el_source *src, const char *name, el_attr_kind kind,
+                          const char *text, el_attr_type type, el_diag *diag)
+{
+    if (!name[0])
+        return el_diag_set(diag, EL_EUSAGE, "source '%s': an attribute has an empty name",
+                           src->name);
+    for (size_t i = 0; i < src->nattrs; i++)
+        if (strcmp(src->attrs[i].name, name) == 0)
+            return el_diag_set(diag, EL_EUSAGE, "source '%s': attribute '%s' given twice",
+                               src->name, name);
+    el_attr_spec *v = realloc(src->attrs, (src->nattrs + 1) * sizeof *v);
+    if (!v)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    src->attrs = v;
+    el_attr_spec *a = &src->attrs[src->nattrs];
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    a->type = type;
+    a->col = (size_t)-1;
+    a->name = strdup(name);
+    if (!a->name)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = EL_OK;
+    switch (kind) {
+    case EL_ATTR_COLUMN:
+        if (!text || !text[0])
+            err = el_diag_set(diag, EL_EUSAGE, "source '%s': attribute '%s' names no column",
+                              src->name, name);
+        else if (!(a->column = strdup(text)))
+            err = EL_ENOMEM;
+        break;
+    case EL_ATTR_VALUE:
+        if (text && !(a->value = strdup(text)))
+            err = EL_ENOMEM;
+        break;
+    case EL_ATTR_TEMPLATE:
+        err = el_template_parse(text ? text : "", &a->tpl, diag);
+        break;
+    }
+    if (err) {
+        free(a->name);
+        free(a->column);
+        free(a->value);
+        if (err == EL_ENOMEM)
+            el_diag_set(diag, err, "out of memory");
+        return err;
+    }
+    src->nattrs++;
+    return EL_OK;
+}
+
+el_err el_mapping_check(const el_mapping *m, el_diag *diag)
+{
+    if (!m->table || !m->table[0])
+        return el_diag_set(diag, EL_EUSAGE, "no table given (--table, or \"table\" in the mapping)");
+    if (m->nsources == 0)
+        return el_diag_set(diag, EL_EUSAGE, "the mapping has no sources");
+    const char *keys[] = { m->pk_attr, m->sk_attr, m->index_pk_attr, m->index_sk_attr };
+    for (size_t i = 0; i < m->nsources; i++) {
+        const el_source *s = m->sources[i];
+        if (!s->pk)
+            return el_diag_set(diag, EL_EUSAGE, "source '%s' has no pk template (--pk)", s->name);
+        if (!s->sk)
+            return el_diag_set(diag, EL_EUSAGE, "source '%s' has no sk template (--sk)", s->name);
+        for (size_t a = 0; a < s->nattrs; a++)
+            for (size_t k = 0; k < 4; k++)
+                if (strcmp(s->attrs[a].name, keys[k]) == 0)
+                    return el_diag_set(diag, EL_EUSAGE,
+                                       "source '%s': attribute '%s' would overwrite a key "
+                                       "attribute", s->name, keys[k]);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(m->sources[j]->name, s->name) == 0)
+                return el_diag_set(diag, EL_EUSAGE, "two sources are named '%s'", s->name);
+    }
+    return EL_OK;
+}
+
+el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
+{
+    el_template *tpls[] = { src->pk, src->sk, src->index_pk, src->index_sk };
+    for (size_t i = 0; i < 4; i++) {
+        if (!tpls[i])
+            continue;
+        el_err err = el_template_bind(tpls[i], schema, diag);
+        if (err)
+            return err;
+    }
+    for (size_t i = 0; i < src->nattrs; i++) {
+        el_attr_spec *a = &src->attrs[i];
+        if (a->kind == EL_ATTR_TEMPLATE) {
+            el_err err = el_template_bind(a->tpl, schema, diag);
+            if (err)
+                return err;
+        } else if (a->kind == EL_ATTR_COLUMN) {
+            a->col = (size_t)-1;
+            for (size_t c = 0; c < schema->ncols; c++)
+                if (strcmp(schema->names[c], a->column) == 0)
+                    a->col = c;
+            if (a->col == (size_t)-1) {
+                char cols[700];
+                el_schema_list_columns(schema, cols, sizeof cols);
+                return el_diag_set(diag, EL_EUSAGE,
+                                   "unknown column '%s' for attribute '%s' of source '%s'; "
+                                   "the input has columns: %s", a->column, a->name, src->name,
+                                   cols);
+            }
+        }
+    }
+    src->bound = schema;
+    return EL_OK;
+}
+
+/* ---- the JSON form ---- */
+
+typedef struct jctx {
+    el_diag *diag;
+} jctx;
+
+static el_err jerr(jctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static el_err jerr(jctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    el_diag_vset(c->diag, EL_EUSAGE, fmt, ap);
+    va_end(ap);
+    return EL_EUSAGE;
+}
+
+static const char *jstr(yajl_val v)
+{
+    return YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : NULL;
+}
+
+static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
+{
+    if (YAJL_IS_STRING(spec))
+        return el_source_add_attr(s, name, EL_ATTR_COLUMN, jstr(spec), EL_TYPE_AUTO, c->diag);
+    if (!YAJL_IS_OBJECT(spec))
+        return jerr(c, "attribute '%s' of source '%s' must be an object such as "
+                       "{\"column\": \"c\"}", name, s->name);
+    el_attr_kind kind = EL_ATTR_COLUMN;
+    const char *text = NULL;
+    bool have = false;
+    el_attr_type type = EL_TYPE_AUTO;
+    bool type_given = false;
+    for (size_t i = 0; i < spec->u.object.len; i++) {
+        const char *k = spec->u.object.keys[i];
+        yajl_val v = spec->u.object.values[i];
+        if (strcmp(k, "type") == 0) {
+            if (!jstr(v) || el_attr_type_parse(jstr(v), &type))
+                return jerr(c, "attribute '%s': unknown type (use S, N, BOOL, B, NULL, epoch "
+                               "or auto) in source '%s'", name, s->name);
+            type_given = true;
+            continue;
+        }
+        el_attr_kind kk;
+        if (strcmp(k, "column") == 0)
+            kk = EL_ATTR_COLUMN;
+        else if (strcmp(k, "value") == 0)
+            kk = EL_ATTR_VALUE;
+        else if (strcmp(k, "template") == 0)
+            kk = EL_ATTR_TEMPLATE;
+        else
+            return jerr(c, "attribute '%s' has an unknown key (expected column, value, "
+                           "template or type) in source '%s'", name, s->name);
+        if (have)
+            return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
+                           "value and template", name, s->name);
+        have = true;
+        kind = kk;
+        if (kk == EL_ATTR_VALUE && !YAJL_IS_STRING(v)) {
+            if (YAJL_IS_NUMBER(v)) {
+                text = v->u.number.r;
+                if (!type_given)
+                    type = EL_TYPE_N;
+            } else if (YAJL_IS_TRUE(v) || YAJL_IS_FALSE(v)) {
+                text = YAJL_IS_TRUE(v) ? "true" : "false";
+                if (!type_given)
+                    type = EL_TYPE_BOOL;
+            } else if (YAJL_IS_NULL(v)) {
+                text = NULL;
+                type = EL_TYPE_NULL;
+            } else {
+                return jerr(c, "attribute '%s' of source '%s': value must be a string, "
+                               "number, boolean or null", name, s->name);
+            }
+        } else {
+            if (!jstr(v))
+                return jerr(c, "attribute '%s' of source '%s': expected a string", name,
+                            s->name);
+            text = jstr(v);
+        }
+    }
+    if (!have)
+        return jerr(c, "attribute '%s' of source '%s' needs column, value or template", name,
+                    s->name);
+    el_err err = el_source_add_attr(s, name, kind, text, type, c->diag);
+    return err;
+}
+
+static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
+{
+    if (!YAJL_IS_OBJECT(v)) {
+        char n[32];
+        snprintf(n, sizeof n, "%zu", idx + 1);
+        return jerr(c, "source %s must be an object", n);
+    }
+    const char *name = jstr(yajl_tree_get(v, (const char *[]){ "name", NULL }, yajl_t_string));
+    char defname[32];
+    snprintf(defname, sizeof defname, "source%zu", idx + 1);
+    el_source *s;
+    if (el_source_new(name ? name : defname, &s))
+        return el_diag_set(c->diag, EL_ENOMEM, "out of memory");
+    el_err err = el_mapping_add_source(m, s);
+    if (err)
+        return el_diag_set(c->diag, err, "out of memory");
+    for (size_t i = 0; i < v->u.object.len && !err; i++) {
+        const char *k = v->u.object.keys[i];
+        yajl_val x = v->u.object.values[i];
+        if (strcmp(k, "name") == 0) {
+            if (!jstr(x))
+                err = jerr(c, "source %s: \"name\" must be a string", s->name);
+        } else if (strcmp(k, "input") == 0 || strcmp(k, "source_table") == 0 ||
+                   strcmp(k, "null") == 0) {
+            if (!jstr(x)) {
+                err = jerr(c, "source '%s': \"%s\" must be a string", s->name, k);
+                break;
+            }
+            char *dup = strdup(jstr(x));
+            if (!dup)
+                return el_diag_set(c->diag, EL_ENOMEM, "out of memory");
+            char **slot = k[0] == 'i' ? &s->input : k[0] == 's' ? &s->source_table
+                                                                 : &s->null_string;
+            free(*slot);
+            *slot = dup;
+        } else if (strcmp(k, "format") == 0) {
+            if (!jstr(x) || el_format_parse(jstr(x), &s->format))
+                err = jerr(c, "source '%s': unknown format (csv, tsv, mysql, postgres, sqlite, "
+                              "auto)", s->name);
+        } else if (strcmp(k, "delimiter") == 0) {
+            if (!jstr(x) || strlen(jstr(x)) != 1)
+                err = jerr(c, "source '%s': \"delimiter\" must be one character", s->name);
+            else
+                s->delimiter = jstr(x)[0];
+        } else if (strcmp(k, "columns") == 0) {
+            if (!YAJL_IS_ARRAY(x) || x->u.array.len == 0) {
+                err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);
+                break;
+            }
+            s->columns = calloc(x->u.array.len, sizeof(char *));
+            if (!s->columns)
+                return el_diag_set(c->diag, EL_ENOMEM, "out of memory");
+            for (size_t j = 0; j < x->u.array.len && !err; j++) {
+                if (!jstr(x->u.array.values[j]))
+                    err = jerr(c, "source '%s': \"columns\" must be a list of names",
+                               s->name);
+                else if (!(s->columns[s->ncolumns++] = strdup(jstr(x->u.array.values[j]))))
+                    return el_diag_set(c->diag, EL_ENOMEM, "out of memory");
+            }
+        } else if (strcmp(k, "pk") == 0 || strcmp(k, "sk") == 0 || strcmp(k, "index_pk") == 0 ||
+                   strcmp(k, "index_sk") == 0) {
+            if (!jstr(x))
+                err = jerr(c, "source '%s': \"%s\" must be a template string", s->name, k);
+            else
+                err = el_source_set_key(s, k, jstr(x), c->diag);
+        } else if (strcmp(k, "index") == 0) {
+            if (YAJL_IS_FALSE(x))
+                s->index = false;
+            else if (YAJL_IS_TRUE(x))
+                s->index = true;
+            else
+                err = jerr(c, "source '%s': \"index\" must be true or false", s->name);
+        } else if (strcmp(k, "attributes") == 0) {
+            if (jstr(x) && strcmp(jstr(x), "*") == 0) {
+                s->all_attrs = true;
+            } else if (YAJL_IS_OBJECT(x)) {
+                for (size_t j = 0; j < x->u.object.len && !err; j++)
+                    err = parse_attr(c, s, x->u.object.keys[j], x->u.object.values[j]);
+            } else {
+                err = jerr(c, "source '%s': \"attributes\" must be an object or \"*\"",
+                           s->name);
+            }
+        } else if (strcmp(k, "hot") == 0 || strcmp(k, "counters") == 0) {
+            err = jerr(c, "source '%s': \"%s\" is not supported by this version of edgeload",
+                       s->name, k);
+        } else {
+            err = jerr(c, "source '%s' has an unknown key \"%s\"", s->name, k);
+        }
+    }
+    return err;
+}
+
+static el_err set_str(char **slot, const char *v)
+{
+    char *d = strdup(v);
+    if (!d)
+        return EL_ENOMEM;
+    free(*slot);
+    *slot = d;
+    return EL_OK;
+}
+
+el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_mapping **out,
+                        el_diag *diag)
+{
+    *out = NULL;
+    jctx c = { diag };
+    (void)len;
+    char errbuf[512];
+    yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
+    if (!root) {
+        /* yajl's message spans lines; keep the first */
+        char *nl = strchr(errbuf, '\n');
+        if (nl)
+            *nl = '\0';
+        return el_diag_set(diag, EL_EUSAGE, "mapping is not valid JSON: %s", errbuf);
+    }
+    el_mapping *m;
+    el_err err = el_mapping_new(&m);
+    if (err) {
+        yajl_tree_free(root);
+        return el_diag_set(diag, err, "out of memory");
+    }
+    if (base_dir && set_str(&m->base_dir, base_dir))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (!err && !YAJL_IS_OBJECT(root))
+        err = el_diag_set(diag, EL_EUSAGE, "mapping must be a JSON object");
+    for (size_t i = 0; !err && i < root->u.object.len; i++) {
+        const char *k = root->u.object.keys[i];
+        yajl_val v = root->u.object.values[i];
+        if (strcmp(k, "table") == 0) {
+            if (!jstr(v) || !jstr(v)[0])
+                err = el_diag_set(diag, EL_EUSAGE, "mapping: \"table\" must be a table name");
+            else if (set_str(&m->table, jstr(v)))
+                err = EL_ENOMEM;
+        } else if (strcmp(k, "index") == 0) {
+            if (!YAJL_IS_OBJECT(v)) {
+                err = el_diag_set(diag, EL_EUSAGE,
+                                  "mapping: \"index\" must be an object {\"name\", \"pk\", \"sk\"}");
+                break;
+            }
+            for (size_t j = 0; !err && j < v->u.object.len; j++) {
+                const char *ik = v->u.object.keys[j];
+                const char *iv = jstr(v->u.object.values[j]);
+                char **slot = strcmp(ik, "name") == 0 ? &m->index_name
+                              : strcmp(ik, "pk") == 0 ? &m->index_pk_attr
+                              : strcmp(ik, "sk") == 0 ? &m->index_sk_attr
+                                                      : NULL;
+                if (!slot || !iv || !iv[0])
+                    err = el_diag_set(diag, EL_EUSAGE, "mapping: index key \"%s\" is unknown or "
+                                      "not a non-empty string (expected name, pk, sk)", ik);
+                else if (set_str(slot, iv))
+                    err = EL_ENOMEM;
+            }
+        } else if (strcmp(k, "key") == 0) {
+            /* extension: the table's own key attribute names (default PK/SK) */
+            const char *pk = jstr(yajl_tree_get(v, (const char *[]){ "pk", NULL }, yajl_t_string));
+            const char *sk = jstr(yajl_tree_get(v, (const char *[]){ "sk", NULL }, yajl_t_string));
+            if (!YAJL_IS_OBJECT(v) || !pk || !sk || !pk[0] || !sk[0])
+                err = el_diag_set(diag, EL_EUSAGE, "mapping: \"key\" must be {\"pk\": \"PK\", "
+                                  "\"sk\": \"SK\"}");
+            else if (set_str(&m->pk_attr, pk) || set_str(&m->sk_attr, sk))
+                err = EL_ENOMEM;
+        } else if (strcmp(k, "sources") == 0) {
+            if (!YAJL_IS_ARRAY(v)) {
+                err = el_diag_set(diag, EL_EUSAGE, "mapping: \"sources\" must be a list");
+                break;
+            }
+            for (size_t j = 0; !err && j < v->u.array.len; j++)
+                err = parse_source(&c, m, v->u.array.values[j], j);
+        } else {
+            err = el_diag_set(diag, EL_EUSAGE, "mapping has an unknown key \"%s\"", k);
+        }
+    }
+    yajl_tree_free(root);
+    if (err == EL_ENOMEM)
+        el_diag_set(diag, err, "out of memory");
+    if (!err)
+        err = el_mapping_check(m, diag);
+    if (err) {
+        el_mapping_free(m);
+        return err;
+    }
+    *out = m;
+    return EL_OK;
+}
+
+el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path, strerror(errno));
+    el_buf b;
+    el_buf_init(&b, MAPPING_MAX_BYTES);
+    char tmp[8192];
+    size_t n;
+    el_err err = EL_OK;
+    while (!err && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
+        err = el_buf_append(&b, tmp, n);
+    bool io_failed = ferror(f);
+    fclose(f);
+    if (err || io_failed) {
+        el_buf_free(&b);
+        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: %s", path,
+                           io_failed ? "read error" : "larger than 16 MB");
+    }
+    char *dir = strdup(path);
+    if (!dir) {
+        el_buf_free(&b);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir ? 1 : 0] = '\0';
+    else
+        memcpy(dir, ".", 2); /* fits: path is not empty, so dir has 2 bytes */
+    el_diag inner;
+    el_diag_clear(&inner);
+    err = el_mapping_parse(el_buf_str(&b), b.len, dir, out, &inner);
+    if (err)
+        el_diag_set(diag, err, "%s: %s", path, inner.msg);
+    free(dir);
+    el_buf_free(&b);
+    return err;
+}

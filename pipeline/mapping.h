@@ -1,0 +1,119 @@
+/*
+ * mapping.h - what each input row becomes (SPEC §2): the table, the index,
+ * and per source the key templates and attributes.
+ *
+ * A mapping comes from a JSON file (el_mapping_load_file) or is assembled
+ * from single-source command-line flags (el_mapping_new + el_source_new +
+ * el_mapping_add_source). Either way el_mapping_check validates it before
+ * anything is read, and el_source_bind ties a source to the columns of the
+ * input actually opened.
+ *
+ * The struct is public data: cmd/ fills it from flags, the transform reads
+ * it. Every string and template in it is owned by it; el_mapping_free
+ * releases all.
+ */
+#ifndef EL_MAPPING_H
+#define EL_MAPPING_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+
+#include "common/error.h"
+#include "formats/reader.h"
+#include "pipeline/template.h"
+
+typedef enum el_attr_type {
+    EL_TYPE_AUTO = 0, /* from the column type: N, BOOL, B or S */
+    EL_TYPE_S,
+    EL_TYPE_N,
+    EL_TYPE_BOOL,
+    EL_TYPE_B,
+    EL_TYPE_NULL,     /* SQL NULL becomes {"NULL":true}; other values as auto */
+    EL_TYPE_EPOCH     /* timestamp/date text to integer epoch seconds (N) */
+} el_attr_type;
+
+typedef enum el_attr_kind {
+    EL_ATTR_COLUMN,   /* {"column": c} */
+    EL_ATTR_VALUE,    /* {"value": literal} */
+    EL_ATTR_TEMPLATE  /* {"template": "..."} */
+} el_attr_kind;
+
+typedef struct el_attr_spec {
+    char *name;            /* attribute name in the item */
+    el_attr_kind kind;
+    char *column;          /* EL_ATTR_COLUMN */
+    char *value;           /* EL_ATTR_VALUE (NULL for a JSON null) */
+    el_template *tpl;      /* EL_ATTR_TEMPLATE */
+    el_attr_type type;
+    size_t col;            /* bound column index (EL_ATTR_COLUMN) */
+} el_attr_spec;
+
+typedef struct el_source {
+    char *name;            /* for messages and the rejects file */
+    char *input;           /* path (relative paths resolved by the loader), may be NULL */
+    char *source_table;    /* SQL dumps: which table */
+    el_format format;      /* EL_FMT_AUTO unless "format" says */
+    char delimiter;        /* 0 = format default */
+    char *null_string;     /* CSV --null */
+    char **columns;        /* CSV headerless column names, NULL = header row */
+    size_t ncolumns;
+    el_template *pk, *sk;
+    el_template *index_pk, *index_sk; /* NULL = the inversion (rendered sk / pk) */
+    bool index;            /* false: write no index attributes */
+    bool all_attrs;        /* "attributes": "*" */
+    el_attr_spec *attrs;
+    size_t nattrs;
+    const el_schema *bound; /* schema of the last bind, borrowed */
+} el_source;
+
+typedef struct el_mapping {
+    char *table;
+    char *pk_attr, *sk_attr;          /* "PK", "SK" */
+    char *index_name;                 /* "GSI1" */
+    char *index_pk_attr, *index_sk_attr; /* "GSI1PK", "GSI1SK" */
+    char *base_dir;                   /* directory of the mapping file, for relative inputs */
+    el_source **sources;
+    size_t nsources;
+} el_mapping;
+
+/* An empty mapping with the defaults (PK/SK, GSI1/GSI1PK/GSI1SK). */
+el_err el_mapping_new(el_mapping **out) EL_MUST_USE;
+
+/* Reads and validates a mapping file. EL_EUSAGE with diag naming the file,
+ * the source and the key that is wrong. */
+el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag) EL_MUST_USE;
+
+/* Parses mapping JSON from memory (base_dir may be NULL). */
+el_err el_mapping_parse(const char *json, size_t len, const char *base_dir,
+                        el_mapping **out, el_diag *diag) EL_MUST_USE;
+
+/* A source with index on and no attributes. Owned by the caller until added. */
+el_err el_source_new(const char *name, el_source **out) EL_MUST_USE;
+/* Takes ownership of src (even on failure). */
+el_err el_mapping_add_source(el_mapping *m, el_source *src) EL_MUST_USE;
+void el_source_free(el_source *src);
+
+/* Adds an attribute; `text` is the column, literal or template per kind.
+ * Parses templates. Errors name the attribute. */
+el_err el_source_add_attr(el_source *src, const char *name, el_attr_kind kind,
+                          const char *text, el_attr_type type, el_diag *diag) EL_MUST_USE;
+
+/* Sets a key template (which: "pk", "sk", "index_pk", "index_sk"). */
+el_err el_source_set_key(el_source *src, const char *which, const char *text,
+                         el_diag *diag) EL_MUST_USE;
+
+/* Parses "S", "N", "BOOL", "B", "NULL", "epoch", "auto" (any case). */
+el_err el_attr_type_parse(const char *s, el_attr_type *out) EL_MUST_USE;
+const char *el_attr_type_name(el_attr_type t);
+
+/* Checks what can be checked before reading: a table, pk and sk on every
+ * source, no attribute named like a key attribute, names unique. */
+el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
+
+/* Resolves every column reference of src against schema; unknown columns
+ * are EL_EUSAGE listing the input's columns. */
+el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL_MUST_USE;
+
+void el_mapping_free(el_mapping *m);
+
+#endif

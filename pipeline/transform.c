@@ -1,0 +1,328 @@
+/*
+ * transform.c - rows to DynamoDB JSON items.
+ *
+ * DESIGN: the item is encoded once, here, as the exact bytes that will go in
+ * the request (no intermediate attribute tree): the batcher only
+ * concatenates. Keys are rendered into scratch buffers first because they
+ * are needed twice (as PK/SK and, inverted, as the index keys) and must be
+ * checked for emptiness and length before anything is appended.
+ */
+#include "pipeline/transform.h"
+
+#include <stdarg.h>  /* va_list for reject */
+#include <stdlib.h>  /* calloc, free */
+#include <string.h>  /* strlen */
+
+#include "common/utf8.h"
+#include "formats/ddb_value.h"
+
+struct el_transform {
+    const el_mapping *m;
+    const el_source *src;
+    el_buf pk, sk, ipk, isk; /* rendered keys */
+    el_buf tmp;              /* rendered attribute templates */
+};
+
+el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform **out)
+{
+    el_transform *t = calloc(1, sizeof *t);
+    *out = NULL;
+    if (!t)
+        return EL_ENOMEM;
+    t->m = m;
+    t->src = src;
+    el_buf_init(&t->pk, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->sk, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->ipk, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->isk, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
+    *out = t;
+    return EL_OK;
+}
+
+void el_transform_free(el_transform *t)
+{
+    if (!t)
+        return;
+    el_buf_free(&t->pk);
+    el_buf_free(&t->sk);
+    el_buf_free(&t->ipk);
+    el_buf_free(&t->isk);
+    el_buf_free(&t->tmp);
+    free(t);
+}
+
+static const char *colname(const el_transform *t, size_t col)
+{
+    const el_schema *s = t->src->bound;
+    return s && col < s->ncols ? s->names[col] : "?";
+}
+
+static el_err reject(const el_row *row, size_t col, el_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static el_err reject(const el_row *row, size_t col, el_diag *diag, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    el_diag_vset(diag, EL_EREJECT, fmt, ap);
+    va_end(ap);
+    if (diag) {
+        diag->line = row->line;
+        diag->offset = row->offset;
+        diag->column = col == (size_t)-1 ? 0 : col + 1;
+    }
+    return EL_EREJECT;
+}
+
+/* Renders a key template; empty placeholders or an empty result reject. */
+static el_err render_key(el_transform *t, const el_template *tpl, const el_row *row,
+                         el_buf *out, const char *what, size_t max, el_diag *diag)
+{
+    el_buf_reset(out);
+    size_t empty;
+    el_err err = el_template_render(tpl, row, out, &empty);
+    if (err == EL_ELIMIT)
+        return reject(row, (size_t)-1, diag, "%s is longer than %zu bytes", what, max);
+    if (err)
+        return err;
+    if (empty != (size_t)-1)
+        return reject(row, empty, diag, "%s: column '%s' is %s", what, colname(t, empty),
+                      row->values[empty].is_null ? "NULL" : "empty");
+    if (out->len == 0)
+        return reject(row, (size_t)-1, diag, "%s is empty", what);
+    if (out->len > max)
+        return reject(row, (size_t)-1, diag, "%s is %zu bytes, more than DynamoDB's %zu", what,
+                      out->len, max);
+    size_t bad;
+    if (!el_utf8_valid(out->data, out->len, &bad))
+        return reject(row, (size_t)-1, diag, "%s is not valid UTF-8 (byte %zu)", what, bad + 1);
+    return EL_OK;
+}
+
+static el_err put_name(el_buf *json, const char *name, bool first)
+{
+    el_err err = first ? EL_OK : el_buf_putc(json, ',');
+    if (!err)
+        err = el_json_put_string(json, name, strlen(name));
+    if (!err)
+        err = el_buf_putc(json, ':');
+    return err;
+}
+
+static el_err put_s(el_buf *json, const char *name, const char *s, size_t len, bool first)
+{
+    el_err err = put_name(json, name, first);
+    if (!err)
+        err = el_buf_puts(json, "{\"S\":");
+    if (!err)
+        err = el_json_put_string(json, s, len);
+    if (!err)
+        err = el_buf_putc(json, '}');
+    return err;
+}
+
+static el_attr_type auto_type(el_coltype c)
+{
+    switch (c) {
+    case EL_COL_NUMBER: return EL_TYPE_N;
+    case EL_COL_BOOL: return EL_TYPE_BOOL;
+    case EL_COL_BINARY: return EL_TYPE_B;
+    case EL_COL_TEXT: break;
+    }
+    return EL_TYPE_S;
+}
+
+/*
+ * Appends one attribute. col is the source column ((size_t)-1 for literals),
+ * ctype its column type. Sets *size to the attribute's DynamoDB size, 0 when
+ * the attribute is omitted (SQL NULL).
+ */
+static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const char *name,
+                       el_attr_type type, el_coltype ctype, size_t col, const char *data,
+                       size_t len, bool is_null, bool *first, size_t *size, el_diag *diag)
+{
+    *size = 0;
+    if (is_null && type != EL_TYPE_NULL)
+        return EL_OK;
+    size_t mark = json->len;
+    el_err err = put_name(json, name, *first);
+    size_t vsize = 0;
+    if (!err && is_null) {
+        err = el_buf_puts(json, "{\"NULL\":true}");
+        vsize = 1;
+    } else if (!err) {
+        if (type == EL_TYPE_AUTO || type == EL_TYPE_NULL)
+            type = auto_type(ctype);
+        const char *where = col == (size_t)-1 ? "value" : "column";
+        const char *cname = col == (size_t)-1 ? name : colname(t, col);
+        switch (type) {
+        case EL_TYPE_S: {
+            size_t bad;
+            if (!el_utf8_valid(data, len, &bad)) {
+                el_buf_truncate(json, mark);
+                return reject(row, col, diag, "invalid UTF-8 in %s '%s' at byte %zu of the value",
+                              where, cname, bad + 1);
+            }
+            err = el_buf_puts(json, "{\"S\":");
+            if (!err)
+                err = el_json_put_string(json, data, len);
+            vsize = len;
+            break;
+        }
+        case EL_TYPE_N:
+        case EL_TYPE_EPOCH: {
+            const char *why = NULL;
+            err = el_buf_puts(json, "{\"N\":\"");
+            if (!err && type == EL_TYPE_EPOCH) {
+                int64_t secs;
+                if (!el_epoch_parse(data, len, &secs, &why)) {
+                    el_buf_truncate(json, mark);
+                    return reject(row, col, diag, "%s '%s': %s", where, cname, why);
+                }
+                err = el_buf_printf(json, "%lld", (long long)secs);
+                vsize = 21;
+            } else if (!err) {
+                err = el_ddb_number_put(json, data, len, &vsize, &why);
+                if (err == EL_EREJECT) {
+                    el_buf_truncate(json, mark);
+                    return reject(row, col, diag, "invalid number in %s '%s': %s", where, cname,
+                                  why);
+                }
+            }
+            if (!err)
+                err = el_buf_putc(json, '"');
+            break;
+        }
+        case EL_TYPE_BOOL: {
+            int b = el_bool_parse(data, len);
+            if (b < 0) {
+                el_buf_truncate(json, mark);
+                return reject(row, col, diag, "%s '%s' is not a boolean (true/false, t/f, 1/0)",
+                              where, cname);
+            }
+            err = el_buf_puts(json, b ? "{\"BOOL\":true" : "{\"BOOL\":false");
+            vsize = 1;
+            break;
+        }
+        case EL_TYPE_B:
+            err = el_buf_puts(json, "{\"B\":\"");
+            if (!err)
+                err = el_base64_put(json, data, len);
+            if (!err)
+                err = el_buf_putc(json, '"');
+            vsize = len;
+            break;
+        case EL_TYPE_AUTO:
+        case EL_TYPE_NULL:
+            break;
+        }
+        if (!err)
+            err = el_buf_putc(json, '}');
+    }
+    if (err) {
+        el_buf_truncate(json, mark);
+        return err;
+    }
+    *first = false;
+    *size = strlen(name) + vsize;
+    return EL_OK;
+}
+
+el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
+                        size_t *item_size, el_diag *diag)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    el_err err = render_key(t, src->pk, row, &t->pk, m->pk_attr, EL_DDB_MAX_PK_BYTES, diag);
+    if (!err)
+        err = render_key(t, src->sk, row, &t->sk, m->sk_attr, EL_DDB_MAX_SK_BYTES, diag);
+    if (!err && src->index) {
+        if (src->index_pk)
+            err = render_key(t, src->index_pk, row, &t->ipk, m->index_pk_attr,
+                             EL_DDB_MAX_PK_BYTES, diag);
+        if (!err && src->index_sk)
+            err = render_key(t, src->index_sk, row, &t->isk, m->index_sk_attr,
+                             EL_DDB_MAX_SK_BYTES, diag);
+    }
+    if (err)
+        return err;
+    /* The inversion: the index's partition key is the edge's target. */
+    const el_buf *ipk = src->index_pk ? &t->ipk : &t->sk;
+    const el_buf *isk = src->index_sk ? &t->isk : &t->pk;
+
+    size_t json_mark = json->len, key_mark = key->len;
+    size_t total = 0, sz;
+    bool first = false;
+    err = el_buf_putc(json, '{');
+    if (!err)
+        err = put_s(json, m->pk_attr, t->pk.data, t->pk.len, true);
+    if (!err)
+        err = put_s(json, m->sk_attr, t->sk.data, t->sk.len, false);
+    total += strlen(m->pk_attr) + t->pk.len + strlen(m->sk_attr) + t->sk.len;
+    if (!err && src->index) {
+        err = put_s(json, m->index_pk_attr, ipk->data, ipk->len, false);
+        if (!err)
+            err = put_s(json, m->index_sk_attr, isk->data, isk->len, false);
+        total += strlen(m->index_pk_attr) + ipk->len + strlen(m->index_sk_attr) + isk->len;
+    }
+    const el_schema *schema = src->bound;
+    if (!err && src->all_attrs) {
+        for (size_t c = 0; !err && c < row->ncols && c < schema->ncols; c++) {
+            const el_value *v = &row->values[c];
+            err = put_attr(t, row, json, schema->names[c], EL_TYPE_AUTO, schema->types[c], c,
+                           v->data, v->len, v->is_null, &first, &sz, diag);
+            total += sz;
+        }
+    }
+    for (size_t i = 0; !err && i < src->nattrs; i++) {
+        const el_attr_spec *a = &src->attrs[i];
+        switch (a->kind) {
+        case EL_ATTR_COLUMN: {
+            const el_value *v = &row->values[a->col];
+            err = put_attr(t, row, json, a->name, a->type, schema->types[a->col], a->col,
+                           v->data, v->len, v->is_null, &first, &sz, diag);
+            break;
+        }
+        case EL_ATTR_VALUE:
+            err = put_attr(t, row, json, a->name, a->type, EL_COL_TEXT, (size_t)-1,
+                           a->value ? a->value : "", a->value ? strlen(a->value) : 0,
+                           a->value == NULL, &first, &sz, diag);
+            break;
+        case EL_ATTR_TEMPLATE: {
+            size_t empty;
+            el_buf_reset(&t->tmp);
+            err = el_template_render(a->tpl, row, &t->tmp, &empty);
+            if (err == EL_ELIMIT)
+                err = reject(row, (size_t)-1, diag, "attribute '%s' is larger than an item",
+                             a->name);
+            if (!err)
+                err = put_attr(t, row, json, a->name, a->type, EL_COL_TEXT, (size_t)-1,
+                               el_buf_str(&t->tmp), t->tmp.len, false, &first, &sz, diag);
+            break;
+        }
+        }
+        total += sz;
+    }
+    if (!err)
+        err = el_buf_putc(json, '}');
+    if (!err && total > EL_DDB_MAX_ITEM_BYTES)
+        err = reject(row, (size_t)-1, diag, "item is %zu bytes, more than DynamoDB's 400 KB",
+                     total);
+    if (!err) {
+        err = el_buf_append(key, t->pk.data, t->pk.len);
+        if (!err)
+            err = el_buf_putc(key, '\0');
+        if (!err)
+            err = el_buf_append(key, t->sk.data, t->sk.len);
+    }
+    if (err) {
+        el_buf_truncate(json, json_mark);
+        el_buf_truncate(key, key_mark);
+        if (err == EL_ENOMEM || err == EL_ELIMIT)
+            return el_diag_set(diag, err, "out of memory building an item");
+        return err;
+    }
+    *item_size = total;
+    return EL_OK;
+}
