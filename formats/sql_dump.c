@@ -99,10 +99,8 @@ static bool name_matches(const char *schema, const char *name, const char *wsche
     bool n = fold ? ieq(name, wname) : strcmp(name, wname) == 0;
     if (!n)
         return false;
-    if (!wschema)
-        return true;
-    if (!schema)
-        return false;
+    if (!wschema || !schema)
+        return true; /* an unqualified table in the dump matches any schema */
     return fold ? ieq(schema, wschema) : strcmp(schema, wschema) == 0;
 }
 
@@ -186,7 +184,7 @@ static bool is_name_tok(const el_sql_dump *d, const el_sql_tok *tok)
 
 /*
  * Reads a possibly qualified name whose first part is the current token
- * (text in d->word). On return *schema/*name are malloc'd (schema NULL when
+ * (text in d->word). On return *schema and *name are malloc'd (schema NULL when
  * unqualified; a three-part name keeps its last two) and *after is the token
  * that follows (its text, if any, is lost).
  */
@@ -494,10 +492,10 @@ static bool wanted(const el_sql_dump *d, const char *schema, const char *name)
 
 static void free_schema_arrays(el_sql_dump *d)
 {
-    el_schema_clear(&d->schema);
     if (d->vals)
         for (size_t i = 0; i < d->schema.ncols; i++)
             el_buf_free(&d->vals[i]);
+    el_schema_clear(&d->schema);
     free(d->vals);
     free(d->null);
     free(d->values);
@@ -881,6 +879,7 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
             d->txn_open = false;
         if (ieq(w, "create")) {
             el_sql_tok t2 = tok;
+            bool was_table = false;
             for (;;) {
                 if ((err = lex_next(d, &t2, &d->word, diag)))
                     return err;
@@ -890,6 +889,7 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                 if (ieq(w, "table")) {
                     if ((err = create_table(d, diag)))
                         return err;
+                    was_table = true;
                     break;
                 }
                 if (!(ieq(w, "or") || ieq(w, "replace") || ieq(w, "temporary") ||
@@ -897,7 +897,7 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                       ieq(w, "local")))
                     break;
             }
-            if (t2.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word), "table"))
+            if (was_table)
                 continue;
             if (t2.kind == EL_TOK_END)
                 continue;
@@ -920,6 +920,8 @@ truncated:
 }
 
 /* ------------------------------------------------------------ values */
+
+el_sql_lex *el_sql_dump_lex(el_sql_dump *d) { return d->lex; }
 
 el_err el_sql_dump_value(el_sql_dump *d, el_buf *dst, el_sql_val *v, el_sql_tok *after,
                          int depth, el_diag *diag)

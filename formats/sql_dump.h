@@ -13,8 +13,9 @@
  *   sqlite_reader.c    replace()/char()/unistr() values, REAL canonical text.
  *
  * Table selection (opts->source_table): "name" matches a table of that name
- * in any schema, "schema.name" only that one (exact first, then
- * case-insensitively). Without it the first table whose rows appear is
+ * in any schema, "schema.name" only that one or an unqualified table of
+ * that name (mysqldump does not qualify; the database is the schema);
+ * exact match first, then case-insensitively. Without it the first table whose rows appear is
  * read; when rows of a second table appear later, next() fails with
  * EL_EUSAGE naming every table seen so far (rows of the first were already
  * yielded: pass source_table, or run a counting pass first, to fail before
@@ -69,6 +70,9 @@ typedef struct el_sql_val {
  * the statement), or a fatal lexer error. */
 el_err el_sql_dump_value(el_sql_dump *d, el_buf *dst, el_sql_val *v, el_sql_tok *after,
                          int depth, el_diag *diag) EL_MUST_USE;
+
+/* The dump's lexer, for dialect hooks that read tokens themselves. */
+el_sql_lex *el_sql_dump_lex(el_sql_dump *d);
 
 /* mysql: a BIT(n) column's value (raw bytes, big-endian) to decimal text in
  * place; EL_EPARSE when longer than 8 bytes. */

@@ -495,7 +495,7 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool 
 }
 
 /* X'..': pairs of hex digits to bytes. A bad digit or an odd count makes the
- * literal invalid (tok->punct = 1) but the token is consumed to its quote. */
+ * literal invalid (tok->invalid) but the token is consumed to its quote. */
 static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
 {
     advance(lex, 2); /* X' */
