@@ -512,6 +512,10 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
                            char **cols, size_t ncols, const el_sql_tok *at, el_diag *diag)
 {
     const table_def *def = find_def(d, schema, name);
+    if (def && def->ncols == 0)
+        def = NULL;
+    if (def)
+        cols = NULL; /* the table's own column order wins over a statement's */
     size_t n = cols ? ncols : def ? def->ncols : 0;
     if (n == 0)
         return el_diag_at(diag, EL_EUSAGE, at->line, 0, at->offset,

@@ -22,8 +22,10 @@
  * loading anything). A table never seen by the end of the dump is an
  * EL_EUSAGE error from open listing the tables the dump holds.
  *
- * Schema: the INSERT's or COPY's column list when it has one (types looked
- * up in the CREATE TABLE by name), else the CREATE TABLE's columns.
+ * Schema: the CREATE TABLE's columns, in its order (a statement's column
+ * list is mapped onto them by name; columns it leaves out are NULL); when
+ * the dump has no CREATE TABLE for the table, the first data statement's
+ * column list (types unknown: TEXT).
  * sql_types[i] is the declared type text ("tinyint(1)", "numeric(20,6)",
  * "timestamp with time zone"), or NULL when the dump never declared it.
  *

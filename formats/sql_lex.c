@@ -163,12 +163,12 @@ static el_err put(el_buf *dst, el_sql_tok *tok, const void *p, size_t n)
 {
     if (!dst || tok->overflow || n == 0)
         return EL_OK;
-    el_err err = el_buf_append(dst, p, n);
-    if (err == EL_ELIMIT) {
-        tok->overflow = true;
-        return EL_OK;
+    size_t room = dst->max > dst->len ? dst->max - dst->len - 1 : 0;
+    if (n > room) {
+        tok->overflow = true; /* keep what fits, for the rejects file */
+        return room ? el_buf_append(dst, p, room) : EL_OK;
     }
-    return err;
+    return el_buf_append(dst, p, n);
 }
 
 static el_err put1(el_buf *dst, el_sql_tok *tok, int c)
@@ -905,11 +905,11 @@ el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bo
         while (i < n && !stop[p[i]])
             i++;
         if (dst && !*overflow && i > 0) {
-            err = el_buf_append(dst, p, i);
-            if (err == EL_ELIMIT)
-                *overflow = true;
-            else if (err)
+            size_t room = dst->max > dst->len ? dst->max - dst->len - 1 : 0;
+            err = el_buf_append(dst, p, i < room ? i : room);
+            if (err)
                 return err;
+            *overflow = i > room;
         }
         advance(lex, i);
         if (i < n)
