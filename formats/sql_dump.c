@@ -169,6 +169,9 @@ static el_err syntax(el_sql_dump *d, const el_sql_tok *tok, const char *what, el
     const char *got = tok->kind == EL_TOK_EOF ? "end of input" :
                       tok->kind == EL_TOK_END ? "end of statement" :
                       tok->kind == EL_TOK_PUNCT ? "punctuation" : "a literal";
+    if (tok->kind == EL_TOK_EOF)
+        return el_diag_at(diag, EL_ETRUNCATED, tok->line, 0, tok->offset,
+                          "dump ends where %s belongs (truncated)", what);
     if (tok->kind == EL_TOK_PUNCT)
         return el_diag_at(diag, EL_EPARSE, tok->line, 0, tok->offset,
                           "expected %s, found '%c'", what, tok->punct);
@@ -720,15 +723,17 @@ static el_err insert_header(el_sql_dump *d, const el_sql_tok *start, bool *take,
         if ((err = column_list(d, &cols, &ncols, &tok, diag)))
             goto out;
     }
-    /* OVERRIDING SYSTEM VALUE, AS alias ... up to VALUES */
+    /* OVERRIDING SYSTEM VALUE, AS alias ... up to VALUES (mysql: or VALUE) */
+    bool mysql = d->dialect == EL_SQL_MYSQL;
     while (tok.kind == EL_TOK_WORD && !ieq(el_buf_str(&d->word), "values") &&
-           !ieq(el_buf_str(&d->word), "value") && !ieq(el_buf_str(&d->word), "select") &&
+           !(mysql && ieq(el_buf_str(&d->word), "value")) &&
+           !ieq(el_buf_str(&d->word), "select") &&
            !ieq(el_buf_str(&d->word), "set") && !ieq(el_buf_str(&d->word), "default")) {
         if ((err = lex_next(d, &tok, &d->word, diag)))
             goto out;
     }
     if (tok.kind != EL_TOK_WORD ||
-        !(ieq(el_buf_str(&d->word), "values") || ieq(el_buf_str(&d->word), "value")))
+        !(ieq(el_buf_str(&d->word), "values") || (mysql && ieq(el_buf_str(&d->word), "value"))))
         goto skip;
     if ((err = claim(d, schema, name, cols, ncols, start, take, diag)))
         goto out;
