@@ -613,6 +613,10 @@ static el_err claim(el_sql_dump *d, const char *schema, const char *name, char *
 {
     el_err err;
     *take = false;
+    /* sqlite's own bookkeeping (sqlite_sequence, sqlite_stat1) is never
+     * picked by itself: .dump writes it for any AUTOINCREMENT table */
+    if (!d->want_name && d->dialect == EL_SQL_SQLITE && strncmp(name, "sqlite_", 7) == 0)
+        return EL_OK;
     if ((err = note_seen(d, schema, name)))
         return err;
     if (d->want_name && !wanted(d, schema, name))

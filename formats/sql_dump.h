@@ -19,7 +19,8 @@
  * read; when rows of a second table appear later, next() fails with
  * EL_EUSAGE naming every table seen so far (rows of the first were already
  * yielded: pass source_table, or run a counting pass first, to fail before
- * loading anything). A table never seen by the end of the dump is an
+ * loading anything). sqlite's internal tables (sqlite_sequence,
+ * sqlite_stat1) are only read when asked for by name. A table never seen by the end of the dump is an
  * EL_EUSAGE error from open listing the tables the dump holds.
  *
  * Schema: the CREATE TABLE's columns, in its order (a statement's column

@@ -13,9 +13,10 @@
  *
  *   mysql     '..' and ".." strings with backslash escapes and quote
  *             doubling; `..` identifiers; 0x.. / X'..' hex, 0b.. / b'..'
- *             bits; -- and # comments; /_*! .. *_/ conditional comments are
- *             skipped like comments; DELIMITER lines change the statement
- *             terminator.
+ *             bits; -- and # comments; conditional comments ("/" "*!40101
+ *             ..." and MariaDB's "*M!") are skipped like any block comment
+ *             (dumps put no rows in them); DELIMITER lines change the
+ *             statement terminator (stored procedure bodies).
  *   postgres  '..' strings with doubling only; E'..' with backslash escapes;
  *             $tag$..$tag$ bodies; ".." identifiers; nested block comments;
  *             psql meta-command lines (\connect, \restrict) skipped.
