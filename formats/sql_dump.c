@@ -839,6 +839,36 @@ out:
     return err;
 }
 
+/* SET (postgres): only standard_conforming_strings matters to us. */
+static el_err set_statement(el_sql_dump *d, const el_sql_tok *start, el_diag *diag)
+{
+    el_sql_tok tok;
+    el_err err;
+    bool eof = false;
+    if ((err = lex_next(d, &tok, &d->word, diag)))
+        return err;
+    if (tok.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word), "standard_conforming_strings")) {
+        if ((err = lex_next(d, &tok, &d->word, diag)))
+            return err;
+        if ((tok.kind == EL_TOK_PUNCT && tok.punct == '=') ||
+            (tok.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word), "to"))) {
+            if ((err = lex_next(d, &tok, &d->word, diag)))
+                return err;
+            if (tok.kind == EL_TOK_WORD || tok.kind == EL_TOK_STRING)
+                el_sql_lex_set_standard_strings(d->lex, !ieq(el_buf_str(&d->word), "off"));
+        }
+    }
+    if (tok.kind == EL_TOK_END)
+        return EL_OK;
+    if (tok.kind != EL_TOK_EOF && (err = el_sql_lex_skip_statement(d->lex, &eof, diag)))
+        return err;
+    if (tok.kind == EL_TOK_EOF || eof)
+        return el_diag_at(diag, EL_ETRUNCATED, start->line, 0, start->offset,
+                          "statement at line %llu is not terminated (truncated dump)",
+                          (unsigned long long)start->line);
+    return EL_OK;
+}
+
 /*
  * Reads statements until the selected table's rows begin (state VALUES or
  * COPY) or the dump ends (state EOF).
@@ -884,6 +914,11 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                 d->state = ST_COPY;
                 return EL_OK;
             }
+            continue;
+        }
+        if (ieq(w, "set") && d->dialect == EL_SQL_POSTGRES) {
+            if ((err = set_statement(d, &tok, diag)))
+                return err;
             continue;
         }
         if (ieq(w, "begin") || (ieq(w, "start") && d->dialect != EL_SQL_POSTGRES))

@@ -32,6 +32,7 @@ struct el_sql_lex {
     size_t delim_len;
     bool stmt_start;         /* no token of the current statement yet */
     bool header, trailer;    /* dump-tool header / trailer comment seen */
+    bool pg_backslash;       /* standard_conforming_strings = off */
 };
 
 el_err el_sql_lex_new(el_input *in, el_sql_dialect dialect, el_sql_lex **out)
@@ -63,6 +64,7 @@ void el_sql_lex_free(el_sql_lex *lex)
     free(lex);
 }
 
+void el_sql_lex_set_standard_strings(el_sql_lex *lex, bool on) { lex->pg_backslash = !on; }
 uint64_t el_sql_lex_line(const el_sql_lex *lex) { return lex->line; }
 uint64_t el_sql_lex_offset(const el_sql_lex *lex) { return lex->base + lex->pos; }
 bool el_sql_lex_saw_header(const el_sql_lex *lex) { return lex->header; }
@@ -761,7 +763,7 @@ again:
 
     if (c == '\'') {
         tok->kind = EL_TOK_STRING;
-        return quoted(lex, tok, dst, '\'', mysql, "string", diag);
+        return quoted(lex, tok, dst, '\'', mysql || lex->pg_backslash, "string", diag);
     }
     if (c == '"') {
         tok->kind = mysql ? EL_TOK_STRING : EL_TOK_QIDENT;

@@ -109,6 +109,10 @@ el_err el_sql_lex_peekc(el_sql_lex *lex, size_t ahead, int *c, el_diag *diag) EL
 el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bool *overflow,
                              el_diag *diag) EL_MUST_USE;
 
+/* postgres: `SET standard_conforming_strings = off` (old pg_dump output)
+ * makes plain '..' strings take backslash escapes like E'..'. On by default. */
+void el_sql_lex_set_standard_strings(el_sql_lex *lex, bool on);
+
 /* Current position: the line of the next byte (1-based) and its offset. */
 uint64_t el_sql_lex_line(const el_sql_lex *lex);
 uint64_t el_sql_lex_offset(const el_sql_lex *lex);

@@ -168,6 +168,20 @@ static void truncated_fixture_everywhere(void **state)
     free(path);
 }
 
+static void old_style_strings(void **state)
+{
+    (void)state;
+    mem_result r;
+    read_mem(el_postgres_reader_open,
+             "SET standard_conforming_strings = off;\nCREATE TABLE t (a text);\n"
+             "INSERT INTO t VALUES ('a\\\\b\\n''c');\n"
+             "SET standard_conforming_strings TO on;\nINSERT INTO t VALUES ('a\\\\b');\n",
+             NULL, &r);
+    assert_int_equal(r.end_err, EL_EOF);
+    assert_string_equal(el_buf_str(&r.text), "x615C620A2763\nx615C5C62\n");
+    mem_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +194,7 @@ int main(void)
         cmocka_unit_test(functions_and_meta_skipped),
         cmocka_unit_test(several_tables),
         cmocka_unit_test(truncated_fixture_everywhere),
+        cmocka_unit_test(old_style_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
