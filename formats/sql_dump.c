@@ -41,6 +41,8 @@ struct el_sql_dump {
     el_input *in;
     el_sql_lex *lex;
     char *want_schema, *want_name;  /* opts->source_table, split; NULL: auto */
+    char **given_cols;              /* opts->columns, copied: names for rows */
+    size_t ngiven;                  /* of a table the dump never declares */
 
     table_def *defs;                /* every CREATE TABLE seen */
     size_t ndefs;
@@ -519,12 +521,16 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
         def = NULL;
     if (def)
         cols = NULL; /* the table's own column order wins over a statement's */
+    if (!def && !cols && d->ngiven) {
+        cols = d->given_cols;
+        ncols = d->ngiven;
+    }
     size_t n = cols ? ncols : def ? def->ncols : 0;
     if (n == 0)
         return el_diag_at(diag, EL_EUSAGE, at->line, 0, at->offset,
                           "rows of table %s have no column names: the dump has neither its "
                           "CREATE TABLE nor column lists (dump with --complete-insert or "
-                          "--column-inserts)", name);
+                          "--column-inserts, or name them with --columns)", name);
     el_schema *s = &d->schema;
     s->names = calloc(n, sizeof *s->names);
     s->types = calloc(n, sizeof *s->types);
@@ -1292,6 +1298,7 @@ static void dump_free(void *self)
         free(d->seen[i]);
     free(d->seen);
     free(d->map);
+    free_cols(d->given_cols, d->ngiven);
     free(d->want_schema);
     free(d->want_name);
     free(d->sel_schema);
@@ -1340,6 +1347,20 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
         if (!d->want_name || (dot && !d->want_schema)) {
             dump_free(d);
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+    }
+    if (opts && opts->columns && opts->ncolumns) {
+        d->given_cols = calloc(opts->ncolumns, sizeof *d->given_cols);
+        if (!d->given_cols) {
+            dump_free(d);
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+        d->ngiven = opts->ncolumns;
+        for (size_t i = 0; i < d->ngiven; i++) {
+            if (!(d->given_cols[i] = xstrdup(opts->columns[i] ? opts->columns[i] : ""))) {
+                dump_free(d);
+                return el_diag_set(diag, EL_ENOMEM, "out of memory");
+            }
         }
     }
     err = advance(d, diag);

@@ -26,7 +26,8 @@
  * Schema: the CREATE TABLE's columns, in its order (a statement's column
  * list is mapped onto them by name; columns it leaves out are NULL); when
  * the dump has no CREATE TABLE for the table, the first data statement's
- * column list (types unknown: TEXT).
+ * column list (types unknown: TEXT), else opts->columns (a data-only dump
+ * without column lists), else an EL_EUSAGE error saying how to fix it.
  * sql_types[i] is the declared type text ("tinyint(1)", "numeric(20,6)",
  * "timestamp with time zone"), or NULL when the dump never declared it.
  *

@@ -239,6 +239,39 @@ static void procedure_bodies_skipped(void **state)
     mem_free(&r);
 }
 
+static void data_only_dump(void **state)
+{
+    (void)state;
+    const char *sql = "LOCK TABLES `t` WRITE;\nINSERT INTO `t` VALUES (1,'a'),(2,'b');\n"
+                      "UNLOCK TABLES;\n";
+    mem_result r;
+    read_mem(el_mysql_reader_open, sql, NULL, &r);
+    assert_int_equal(r.open_err, EL_EUSAGE);
+    assert_non_null(strstr(r.diag.msg, "--complete-insert"));
+    mem_free(&r);
+    /* names given by the caller (--columns) */
+    el_input *in;
+    el_diag d;
+    assert_int_equal(el_input_open_mem(sql, strlen(sql), "t.sql", &in, &d), EL_OK);
+    const char *names[] = {"id", "name"};
+    el_reader_opts opts = {0};
+    opts.columns = names;
+    opts.ncolumns = 2;
+    const el_reader_ops *ops;
+    void *self;
+    assert_int_equal(el_mysql_reader_open(in, &opts, &ops, &self, &d), EL_OK);
+    const el_schema *s = ops->schema(self);
+    assert_int_equal(s->ncols, 2);
+    assert_string_equal(s->names[1], "name");
+    assert_null(s->sql_types[1]);
+    el_row row;
+    assert_int_equal(ops->next(self, &row, &d), EL_OK);
+    assert_int_equal(ops->next(self, &row, &d), EL_OK);
+    assert_string_equal(row.values[1].data, "b");
+    assert_int_equal(ops->next(self, &row, &d), EL_EOF);
+    ops->free(self);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +286,7 @@ int main(void)
         cmocka_unit_test(truncated_fixture_everywhere),
         cmocka_unit_test(table_choice),
         cmocka_unit_test(procedure_bodies_skipped),
+        cmocka_unit_test(data_only_dump),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
