@@ -1,1 +1,69 @@
-int main(void) { return 0; }
+/*
+ * main.c - `edgeload COMMAND ...`: dispatch, --help and --version.
+ *
+ * DESIGN: one file per subcommand (cmd_<name>.c, as git's builtin/), each
+ * parsing its own options into a configuration for the library and mapping
+ * the library's errors to exit codes. curl's global state is set up here,
+ * once, before any thread exists.
+ */
+#include <curl/curl.h>  /* curl_global_init before threads start */
+#include <signal.h>     /* SIGPIPE ignored for libcurl */
+#include <stdio.h>      /* printf */
+#include <string.h>     /* strcmp */
+
+#include "cmd/cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: edgeload COMMAND [OPTIONS] [INPUT...]\n"
+          "\n"
+          "Load relational rows (CSV/TSV) into DynamoDB in the adjacency-list shape:\n"
+          "one item per row with PK/SK from templates, and the inverted index keys\n"
+          "(GSI1PK = SK, GSI1SK = PK) so both directions are one Query.\n"
+          "\n"
+          "Commands:\n"
+          "  load           transform rows and write the items (BatchWriteItem)\n"
+          "  create-table   create the table with PK/SK and the inverted GSI\n"
+          "\n"
+          "  edgeload COMMAND --help   options of a command\n"
+          "  edgeload --version        version\n"
+          "\n"
+          "Exit status: 0 loaded, 3 finished with rejected rows, 2 usage, mapping,\n"
+          "configuration or table error (nothing written), 1 aborted by a fatal error,\n"
+          "130 interrupted.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("edgeload %s\n", EDGELOAD_VERSION);
+        return 0;
+    }
+    /* libcurl runs with CURLOPT_NOSIGNAL (threads): a peer closing a TLS
+     * connection must be an error return, not a SIGPIPE that kills us. */
+    signal(SIGPIPE, SIG_IGN);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        cli_error("cannot initialise libcurl");
+        return EXIT_FATAL;
+    }
+    int rc;
+    if (strcmp(cmd, "load") == 0) {
+        rc = cmd_load(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "create-table") == 0) {
+        rc = cmd_create_table(argc - 2, argv + 2);
+    } else {
+        cli_error("unknown command '%s' (see 'edgeload --help')", cmd);
+        rc = EXIT_USAGE;
+    }
+    curl_global_cleanup();
+    return rc;
+}

@@ -56,7 +56,8 @@ void el_diag_clear(el_diag *d);
  * failure reads `return el_diag_set(d, EL_EPARSE, "bad %s", x);`. */
 el_err el_diag_set(el_diag *d, el_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-el_err el_diag_vset(el_diag *d, el_err err, const char *fmt, va_list ap);
+el_err el_diag_vset(el_diag *d, el_err err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* Sets msg and the position in one call. */
 el_err el_diag_at(el_diag *d, el_err err, uint64_t line, uint64_t column,

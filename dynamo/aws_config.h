@@ -13,9 +13,24 @@
  *             (AWS_CONFIG_FILE or ~/.aws/config, section [profile name] or
  *             [default]);
  *   endpoint: --endpoint-url, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
- *             `endpoint_url` in the profile, else
- *             https://dynamodb.<region>.amazonaws.com;
- *   attempts: AWS_MAX_ATTEMPTS, `max_attempts` in the profile, else 0 (unset).
+ *             `dynamodb = / endpoint_url = ...` in the profile's `services`
+ *             section, `endpoint_url` in the profile, else
+ *             https://dynamodb.<region>.amazonaws.com (.com.cn for cn-*);
+ *             AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true (or
+ *             ignore_configured_endpoint_urls in the profile) leaves only
+ *             --endpoint-url;
+ *   attempts: AWS_MAX_ATTEMPTS, `max_attempts` in the profile, else 0 (unset);
+ *   CA:       AWS_CA_BUNDLE, `ca_bundle` in the profile, else the system's.
+ *
+ * Files: the INI dialect of botocore (full-line `#`/`;` comments, `key = value`
+ * or `key: value`, case-insensitive keys, indented nested settings); in the
+ * config file `[profile x]` and `[default]`. Empty environment variables count
+ * as unset. A profile named by --profile/AWS_PROFILE that is in neither file is
+ * an error. Keys need both halves (partial credentials are an error, naming the
+ * missing half). aws_security_token / AWS_SECURITY_TOKEN are read as the
+ * legacy names of the session token. SSO, assume-role, credential_process and
+ * instance metadata are not implemented; the "no credentials" message says so
+ * when the profile uses one.
  *
  * Secrets are held only in this struct; nothing here ever formats them into a
  * message.
@@ -24,6 +39,7 @@
 #define EL_AWS_CONFIG_H
 
 #include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
 
 #include "common/error.h"
 
@@ -35,7 +51,8 @@ typedef struct el_aws_opts {
     bool no_verify_ssl;
 } el_aws_opts;
 
-/* Looks up an environment variable; getenv in production, a table in tests. */
+/* Looks up an environment variable; getenv in production, a table in tests.
+ * HOME (for ~/.aws/...) is read through it too. */
 typedef const char *(*el_getenv_fn)(const char *name);
 
 /* Resolved configuration. All strings are owned by the struct. */
@@ -50,6 +67,7 @@ typedef struct el_aws_config {
                             ("environment", "/root/.aws/credentials [prod]") */
     bool verify_ssl;     /* false only with --no-verify-ssl */
     int max_attempts;    /* 0 = not set */
+    char *ca_bundle;     /* CA file for HTTPS, NULL = the system's */
 } el_aws_config;
 
 /*
@@ -58,7 +76,10 @@ typedef struct el_aws_config {
  * looked in AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, /root/.aws/credentials
  * [default], /root/.aws/config [default]"), and *out is NULL.
  * A credentials file readable by group or others adds a warning to
- * `warning` (may be NULL; buffer of warning_len bytes, "" when none).
+ * `warning` (may be NULL; buffer of warning_len bytes, "" when none); only
+ * the file the keys were taken from is checked.
+ * opts may be NULL (nothing on the command line); getenv_fn NULL = getenv.
+ * Neither diag nor warning ever holds a secret or session token.
  */
 el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
                              el_aws_config **out, char *warning, size_t warning_len,

@@ -1,0 +1,171 @@
+/*
+ * cli.c - option parsing, messages and AWS setup shared by subcommands.
+ *
+ * DESIGN: a tiny long-option parser instead of getopt_long: every option
+ * of edgeload is long (as the AWS CLI's are), "--opt=value" and "--opt value"
+ * both work, and the parser reports unknown options with the subcommand's
+ * name so the message points at the right --help.
+ */
+#include "cmd/cli.h"
+
+#include <errno.h>   /* strtol range errors */
+#include <stdarg.h>  /* va_list */
+#include <stdio.h>   /* fprintf */
+#include <stdlib.h>  /* strtol, getenv */
+#include <string.h>  /* strncmp, strlen */
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("edgeload: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("edgeload: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv, const cli_opt *opts)
+{
+    p->argc = argc;
+    p->argv = argv;
+    p->i = 0;
+    p->only_positional = false;
+    p->cmd = cmd;
+    p->opts = opts;
+}
+
+int cli_next(cli_parser *p, const char **arg)
+{
+    if (p->i >= p->argc)
+        return -1;
+    const char *a = p->argv[p->i++];
+    if (p->only_positional || a[0] != '-' || strcmp(a, "-") == 0) {
+        *arg = a;
+        return 0;
+    }
+    if (strcmp(a, "--") == 0) {
+        p->only_positional = true;
+        return cli_next(p, arg);
+    }
+    if (a[1] != '-') {
+        cli_error("%s: unknown option '%s' (options are long, like --table; see "
+                  "'edgeload %s --help')", p->cmd, a, p->cmd);
+        return -2;
+    }
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    for (const cli_opt *o = p->opts; o->name; o++) {
+        if (strlen(o->name) != len || strncmp(o->name, name, len) != 0)
+            continue;
+        if (!o->has_arg) {
+            if (eq) {
+                cli_error("%s: option '--%s' takes no value", p->cmd, o->name);
+                return -2;
+            }
+            *arg = NULL;
+            return o->id;
+        }
+        if (eq) {
+            *arg = eq + 1;
+        } else if (p->i < p->argc) {
+            *arg = p->argv[p->i++];
+        } else {
+            cli_error("%s: option '--%s' needs a value", p->cmd, o->name);
+            return -2;
+        }
+        return o->id;
+    }
+    cli_error("%s: unknown option '--%.*s' (see 'edgeload %s --help')", p->cmd, (int)len, name,
+              p->cmd);
+    return -2;
+}
+
+bool cli_aws_opt(el_aws_opts *opts, int id, const char *arg)
+{
+    switch (id) {
+    case OPT_ENDPOINT_URL: opts->endpoint_url = arg; return true;
+    case OPT_REGION: opts->region = arg; return true;
+    case OPT_PROFILE: opts->profile = arg; return true;
+    case OPT_NO_VERIFY_SSL: opts->no_verify_ssl = true; return true;
+    }
+    return false;
+}
+
+static const char *env_lookup(const char *name)
+{
+    return getenv(name);
+}
+
+bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb)
+{
+    el_diag d;
+    char warning[512] = "";
+    el_diag_clear(&d);
+    *cfg = NULL;
+    *ddb = NULL;
+    if (el_aws_config_resolve(opts, env_lookup, cfg, warning, sizeof warning, &d)) {
+        cli_error("%s", d.msg);
+        return false;
+    }
+    if (warning[0])
+        cli_warn("%s", warning);
+    if (!(*cfg)->verify_ssl)
+        cli_warn("--no-verify-ssl: HTTPS certificates are not verified; anyone on the network "
+                 "path can read and change this load");
+    if (el_ddb_new(*cfg, ddb, &d)) {
+        cli_error("%s", d.msg);
+        el_aws_config_free(*cfg);
+        *cfg = NULL;
+        return false;
+    }
+    return true;
+}
+
+int cli_exit_code(el_err err)
+{
+    switch (err) {
+    case EL_OK: return EXIT_LOADED;
+    case EL_EUSAGE:
+    case EL_ECONFIG:
+    case EL_ETABLE: return EXIT_USAGE;
+    case EL_EINTR: return EXIT_INTERRUPTED;
+    default: return EXIT_FATAL;
+    }
+}
+
+bool cli_parse_long(const char *opt, const char *arg, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < min) {
+        cli_error("--%s needs a whole number of at least %ld, not '%s'", opt, min, arg);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+bool cli_parse_double(const char *opt, const char *arg, double min, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end || v < min) {
+        cli_error("--%s needs a number of at least %g, not '%s'", opt, min, arg);
+        return false;
+    }
+    *out = v;
+    return true;
+}

@@ -1,0 +1,82 @@
+/*
+ * cli.h - what the subcommands share: option parsing, exit codes, AWS setup
+ * and messages. Only cmd/ prints or exits.
+ */
+#ifndef EL_CLI_H
+#define EL_CLI_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+
+#include "common/error.h"
+#include "dynamo/aws_config.h"
+#include "dynamo/ddb_client.h"
+
+/* Exit status (SPEC §8). */
+enum {
+    EXIT_LOADED = 0,
+    EXIT_FATAL = 1,
+    EXIT_USAGE = 2,
+    EXIT_REJECTS = 3,
+    EXIT_VERIFY = 4,
+    EXIT_INTERRUPTED = 130
+};
+
+/* One option of a subcommand. */
+typedef struct cli_opt {
+    const char *name;   /* without the leading "--" */
+    bool has_arg;
+    int id;
+} cli_opt;
+
+/* Iterates argv: returns the id of the next option (with *arg its value),
+ * 0 for a positional argument (*arg), -1 at the end, -2 on a usage error
+ * (message printed). "--" ends options; "--name=value" and "--name value"
+ * both work; "-" alone is positional (standard input). */
+typedef struct cli_parser {
+    int argc;
+    char **argv;
+    int i;
+    bool only_positional;
+    const char *cmd;
+    const cli_opt *opts;
+} cli_parser;
+
+void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv, const cli_opt *opts);
+int cli_next(cli_parser *p, const char **arg);
+
+/* The AWS options every network command takes. */
+enum {
+    OPT_ENDPOINT_URL = 1000,
+    OPT_REGION,
+    OPT_PROFILE,
+    OPT_NO_VERIFY_SSL
+};
+#define CLI_AWS_OPTS                                       \
+    { "endpoint-url", true, OPT_ENDPOINT_URL },            \
+    { "region", true, OPT_REGION },                        \
+    { "profile", true, OPT_PROFILE },                      \
+    { "no-verify-ssl", false, OPT_NO_VERIFY_SSL }
+
+/* Stores an AWS option in opts; true when id was one. */
+bool cli_aws_opt(el_aws_opts *opts, int id, const char *arg);
+
+/* Resolves configuration and creates the client; prints the error and
+ * returns false on failure (exit 2). The caller frees both. */
+bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb);
+
+/* "edgeload: <message>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit status for an error code from the library. */
+int cli_exit_code(el_err err);
+
+/* Parses a positive integer option; prints and returns false on error. */
+bool cli_parse_long(const char *opt, const char *arg, long min, long *out);
+bool cli_parse_double(const char *opt, const char *arg, double min, double *out);
+
+int cmd_load(int argc, char **argv);
+int cmd_create_table(int argc, char **argv);
+
+#endif

@@ -1,0 +1,553 @@
+/*
+ * cmd_load.c - `edgeload load`: options to a mapping and a load
+ * configuration, a table check, the run, the summary and the exit status.
+ */
+#include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
+#include <stdio.h>   /* fprintf */
+#include <stdlib.h>  /* calloc, free */
+#include <string.h>  /* strchr, strcmp */
+#include <unistd.h>  /* isatty */
+
+#include "cmd/cli.h"
+#include "cmd/progress.h"
+#include "pipeline/loader.h"
+#include "pipeline/mapping.h"
+
+enum {
+    O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
+    O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
+    O_DRY_RUN, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET, O_STATS_JSON,
+    O_MAX_RETRY_TIME, O_ALL_ATTRS, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
+    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL
+};
+
+static const cli_opt opts[] = {
+    { "help", false, O_HELP },
+    { "mapping", true, O_MAPPING },
+    { "table", true, O_TABLE },
+    { "pk", true, O_PK },
+    { "sk", true, O_SK },
+    { "index-pk", true, O_INDEX_PK },
+    { "index-sk", true, O_INDEX_SK },
+    { "no-index", false, O_NO_INDEX },
+    { "index-name", true, O_INDEX_NAME },
+    { "attr", true, O_ATTR },
+    { "const", true, O_CONST },
+    { "all-columns", false, O_ALL_ATTRS },
+    { "source-table", true, O_SOURCE_TABLE },
+    { "format", true, O_FORMAT },
+    { "delimiter", true, O_DELIMITER },
+    { "null", true, O_NULL },
+    { "columns", true, O_COLUMNS },
+    { "dry-run", false, O_DRY_RUN },
+    { "rejects", true, O_REJECTS },
+    { "max-rejects", true, O_MAX_REJECTS },
+    { "concurrency", true, O_CONCURRENCY },
+    { "threads", true, O_THREADS },
+    { "quiet", false, O_QUIET },
+    { "stats-json", true, O_STATS_JSON },
+    { "max-retry-time", true, O_MAX_RETRY_TIME },
+    { "checkpoint", true, O_CHECKPOINT },
+    { "checkpoint-interval", true, O_CHECKPOINT_INTERVAL },
+    { "resume", false, O_RESUME },
+    { "max-wcu", true, O_MAX_WCU },
+    { "progress", true, O_PROGRESS },
+    { "progress-interval", true, O_PROGRESS_INTERVAL },
+    CLI_AWS_OPTS,
+    { NULL, false, 0 }
+};
+
+static void help(void)
+{
+    fputs(
+"usage: edgeload load [OPTIONS] [INPUT...]\n"
+"\n"
+"Reads rows from each INPUT (a file, or - for standard input; .zst and .gz are\n"
+"decompressed), turns every row into one item and writes the items with\n"
+"BatchWriteItem (25 items a request, several requests in flight, unprocessed\n"
+"items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
+"source, in order). Relative \"input\" paths are relative to the mapping file.\n"
+"\n"
+"Mapping (a file, or flags for one source):\n"
+"  --mapping FILE           JSON mapping (see README: table, index, sources)\n"
+"  --table NAME             table to write (overrides the mapping's)\n"
+"  --pk TEMPLATE            partition key, e.g. 'ACTOR#{follower_id}'\n"
+"  --sk TEMPLATE            sort key, e.g. 'TARGET#{followee_id}'\n"
+"  --index-pk TEMPLATE      index partition key (default: the rendered sk)\n"
+"  --index-sk TEMPLATE      index sort key (default: the rendered pk)\n"
+"  --no-index               write no index attributes\n"
+"  --index-name NAME        index (default GSI1; key attributes NAMEPK, NAMESK)\n"
+"  --attr NAME=COLUMN[:TYPE]  attribute from a column; TYPE is S, N, BOOL, B,\n"
+"                           NULL, epoch or auto (default). Repeatable\n"
+"  --const NAME=VALUE[:TYPE]  constant attribute (default type S). Repeatable\n"
+"  --all-columns            copy every column as an attribute (auto types)\n"
+"\n"
+"Input:\n"
+"  --format FORMAT          auto (default: from the name and first bytes), csv, tsv\n"
+"  --delimiter CHAR         field delimiter (default , for csv, tab for tsv)\n"
+"  --null STRING            a field equal to STRING is NULL (default: an unquoted\n"
+"                           empty field is NULL, a quoted empty field is \"\")\n"
+"  --columns A,B,C          the file has no header row; these are its columns\n"
+"\n"
+"Run:\n"
+"  --dry-run                print the items as DynamoDB JSON lines, write nothing\n"
+"  --rejects FILE           rejected rows as JSON lines (default\n"
+"                           edgeload-rejects.jsonl, created on the first reject)\n"
+"  --max-rejects N          abort when more than N rows are rejected (default: no limit)\n"
+"  --concurrency N          requests in flight (default 16)\n"
+"  --threads N              input files read at once (default: number of cores)\n"
+"  --max-wcu N              write at most N capacity units per second (measured\n"
+"                           from DynamoDB's ConsumedCapacity; table + index)\n"
+"  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
+"                           failures (default 900, exit 1 with the checkpoint\n"
+"                           kept); throttling never gives up, it slows down\n"
+"  --checkpoint FILE        record how far each input is written (atomically,\n"
+"                           every --checkpoint-interval seconds, default 5, and at exit)\n"
+"  --resume                 continue from --checkpoint FILE after a crash or kill\n"
+"  --stats-json FILE        write the final figures as JSON\n"
+"  --progress MODE          auto (default: bar on a terminal, else plain), bar,\n"
+"                           plain (key=value lines), none\n"
+"  --progress-interval SECONDS  seconds between plain lines (default 10)\n"
+"  --quiet                  no progress and no summary line\n"
+"\n"
+"AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
+"  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
+"  --region REGION          AWS region\n"
+"  --profile NAME           profile from ~/.aws/credentials and ~/.aws/config\n"
+"  --no-verify-ssl          do not verify HTTPS certificates (warns)\n"
+"\n"
+"Exit status: 0 loaded, 3 finished with rejected rows, 2 usage, mapping,\n"
+"configuration or table error (nothing written), 1 aborted, 130 interrupted.\n",
+        stdout);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+/* Splits "NAME=REST[:TYPE]"; the type suffix counts only if it names a type. */
+static bool split_spec(const char *opt, const char *arg, char **name, char **rest,
+                       el_attr_type *type, el_attr_type dflt)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        cli_error("--%s needs NAME=%s[:TYPE], not '%s'", opt,
+                  strcmp(opt, "attr") == 0 ? "COLUMN" : "VALUE", arg);
+        return false;
+    }
+    *name = strndup(arg, (size_t)(eq - arg));
+    const char *colon = strrchr(eq + 1, ':');
+    *type = dflt;
+    if (colon && el_attr_type_parse(colon + 1, type) == EL_OK)
+        *rest = strndup(eq + 1, (size_t)(colon - eq - 1));
+    else
+        *rest = strdup(eq + 1);
+    return *name && *rest;
+}
+
+/* Splits "a,b,c" into a NULL-terminated list owned by the caller. */
+static char **split_columns(const char *s, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    char **v = calloc(cap + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    *n = 0;
+    const char *start = s;
+    for (const char *p = s;; p++) {
+        if (*p == ',' || *p == '\0') {
+            v[(*n)++] = strndup(start, (size_t)(p - start));
+            if (!*p)
+                break;
+            start = p + 1;
+        }
+    }
+    return v;
+}
+
+static bool key_ok(const el_key_schema *k, const char *pk, const char *sk)
+{
+    return strcmp(k->pk, pk) == 0 && strcmp(k->sk, sk) == 0 && strcmp(k->pk_type, "S") == 0 &&
+           strcmp(k->sk_type, "S") == 0;
+}
+
+/* The table must exist with string PK/SK and, when any source writes index
+ * attributes, the index with string keys: otherwise nothing is written. */
+static int check_table(el_ddb *ddb, const el_mapping *m, const el_aws_config *cfg)
+{
+    el_table_desc t;
+    el_diag d;
+    el_diag_clear(&d);
+    bool want_index = false;
+    for (size_t i = 0; i < m->nsources; i++)
+        want_index |= m->sources[i]->index;
+    char create[700];
+    snprintf(create, sizeof create,
+             "edgeload create-table --table %s%s%s --endpoint-url %s --region %s", m->table,
+             want_index ? " --index-name " : " --no-index", want_index ? m->index_name : "",
+             cfg->endpoint, cfg->region);
+    el_err err = el_ddb_describe_table(ddb, m->table, &t, &d);
+    if (err == EL_ETABLE) {
+        cli_error("%s; create it with:\n  %s", d.msg, create);
+        return EXIT_USAGE;
+    }
+    if (err) {
+        cli_error("cannot describe table %s: %s", m->table, d.msg);
+        return cli_exit_code(err) == EXIT_USAGE ? EXIT_USAGE : EXIT_FATAL;
+    }
+    if (!key_ok(&t.key, m->pk_attr, m->sk_attr)) {
+        cli_error("table %s has key schema (%s %s, %s %s) but the mapping writes (%s S, %s S): "
+                  "load into a table created with:\n  %s", m->table, t.key.pk, t.key.pk_type,
+                  t.key.sk[0] ? t.key.sk : "no sort key", t.key.sk_type, m->pk_attr, m->sk_attr,
+                  create);
+        return EXIT_USAGE;
+    }
+    if (!want_index)
+        return EXIT_LOADED;
+    for (size_t i = 0; i < t.ngsi; i++) {
+        if (strcmp(t.gsi[i].name, m->index_name) != 0)
+            continue;
+        if (key_ok(&t.gsi[i].key, m->index_pk_attr, m->index_sk_attr))
+            return EXIT_LOADED;
+        cli_error("index %s of table %s has keys (%s %s, %s %s) but the mapping writes "
+                  "(%s S, %s S)", m->index_name, m->table, t.gsi[i].key.pk,
+                  t.gsi[i].key.pk_type, t.gsi[i].key.sk, t.gsi[i].key.sk_type,
+                  m->index_pk_attr, m->index_sk_attr);
+        return EXIT_USAGE;
+    }
+    cli_error("table %s has no index %s (%s, %s) for the reverse direction: create the table "
+              "with it:\n  %s\nor load with --no-index", m->table, m->index_name,
+              m->index_pk_attr, m->index_sk_attr, create);
+    return EXIT_USAGE;
+}
+
+static void write_stats(const char *path, const el_load_stats *st)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_warn("cannot write --stats-json %s", path);
+        return;
+    }
+    fprintf(f, "{\"rows_read\":%llu,\"items_written\":%llu,\"duplicates\":%llu,"
+            "\"rejected\":%llu,\"retries\":%llu,\"throttled\":%llu,\"requests\":%llu,"
+            "\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f}\n",
+            (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
+            (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
+            (unsigned long long)st->retries, (unsigned long long)st->throttled,
+            (unsigned long long)st->requests, st->wcu_consumed, st->elapsed_s);
+    if (fclose(f) != 0)
+        cli_warn("cannot write --stats-json %s", path);
+}
+
+typedef struct load_args {
+    const char *mapping_path, *table, *index_name, *source_table;
+    const char *keys[4];       /* pk, sk, index_pk, index_sk */
+    bool no_index, all_columns, any_flag;
+    const char **inputs;
+    size_t ninputs;
+    char **columns;
+    size_t ncolumns;
+} load_args;
+
+static const char *const key_names[4] = { "pk", "sk", "index_pk", "index_sk" };
+
+/* Builds the mapping from --mapping and/or the single-source flags. */
+static el_mapping *build_mapping(const load_args *a, char **attr_specs, size_t nattr,
+                                 int *rc)
+{
+    el_mapping *m = NULL;
+    el_diag d;
+    el_diag_clear(&d);
+    *rc = EXIT_USAGE;
+    if (a->mapping_path) {
+        if (a->any_flag) {
+            cli_error("load: give the mapping either with --mapping or with --pk/--sk/--attr... "
+                      "flags, not both");
+            return NULL;
+        }
+        if (el_mapping_load_file(a->mapping_path, &m, &d)) {
+            cli_error("%s", d.msg);
+            return NULL;
+        }
+    } else {
+        el_source *src;
+        if (el_mapping_new(&m) || el_source_new("input", &src) ||
+            el_mapping_add_source(m, src)) {
+            cli_error("out of memory");
+            el_mapping_free(m);
+            *rc = EXIT_FATAL;
+            return NULL;
+        }
+        src->index = !a->no_index;
+        src->all_attrs = a->all_columns;
+        if (a->source_table)
+            src->source_table = strdup(a->source_table);
+        for (int k = 0; k < 4; k++) {
+            if (a->keys[k] && el_source_set_key(src, key_names[k], a->keys[k], &d)) {
+                cli_error("--%s: %s", k < 2 ? key_names[k] : k == 2 ? "index-pk" : "index-sk",
+                          d.msg);
+                el_mapping_free(m);
+                return NULL;
+            }
+        }
+        for (size_t i = 0; i < nattr; i++) {
+            bool is_const = attr_specs[i][0] == 'c';
+            const char *spec = attr_specs[i] + 1;
+            char *name = NULL, *rest = NULL;
+            el_attr_type type;
+            bool ok = split_spec(is_const ? "const" : "attr", spec, &name, &rest, &type,
+                                 is_const ? EL_TYPE_S : EL_TYPE_AUTO);
+            if (ok && el_source_add_attr(src, name, is_const ? EL_ATTR_VALUE : EL_ATTR_COLUMN,
+                                         rest, type, &d)) {
+                cli_error("--%s %s: %s", is_const ? "const" : "attr", spec, d.msg);
+                ok = false;
+            }
+            free(name);
+            free(rest);
+            if (!ok) {
+                el_mapping_free(m);
+                return NULL;
+            }
+        }
+    }
+    if (a->table && (free(m->table), !(m->table = strdup(a->table)))) {
+        el_mapping_free(m);
+        return NULL;
+    }
+    if (a->index_name) {
+        char pk[300], sk[300];
+        snprintf(pk, sizeof pk, "%sPK", a->index_name);
+        snprintf(sk, sizeof sk, "%sSK", a->index_name);
+        free(m->index_name);
+        free(m->index_pk_attr);
+        free(m->index_sk_attr);
+        m->index_name = strdup(a->index_name);
+        m->index_pk_attr = strdup(pk);
+        m->index_sk_attr = strdup(sk);
+    }
+    if (el_mapping_check(m, &d)) {
+        cli_error("%s", d.msg);
+        el_mapping_free(m);
+        return NULL;
+    }
+    *rc = EXIT_LOADED;
+    return m;
+}
+
+int cmd_load(int argc, char **argv)
+{
+    cli_parser p;
+    cli_parser_init(&p, "load", argc, argv, opts);
+    el_aws_opts aws = { 0 };
+    load_args a = { 0 };
+    el_load_opts lo = { 0 };
+    lo.concurrency = 16;
+    lo.max_retry_time_s = 900;
+    lo.dry_out = stdout;
+    const char *rejects_path = "edgeload-rejects.jsonl", *stats_path = NULL;
+    long max_rejects = -1, n;
+    bool quiet = false;
+    progress_mode pmode = PROGRESS_AUTO;
+    double pinterval = 10;
+    progress prog;
+    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
+    a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
+    size_t nattr = 0;
+    int rc = EXIT_USAGE;
+    el_mapping *m = NULL;
+    el_aws_config *cfg = NULL;
+    el_ddb *ddb = NULL;
+    el_rejects *rej = NULL;
+    if (!attr_specs || !a.inputs) {
+        cli_error("out of memory");
+        rc = EXIT_FATAL;
+        goto out;
+    }
+    const char *arg;
+    int id;
+    while ((id = cli_next(&p, &arg)) != -1) {
+        switch (id) {
+        case -2: goto out;
+        case 0: a.inputs[a.ninputs++] = arg; break;
+        case O_HELP: help(); rc = 0; goto out;
+        case O_MAPPING: a.mapping_path = arg; break;
+        case O_TABLE: a.table = arg; break;
+        case O_PK: a.keys[0] = arg; a.any_flag = true; break;
+        case O_SK: a.keys[1] = arg; a.any_flag = true; break;
+        case O_INDEX_PK: a.keys[2] = arg; a.any_flag = true; break;
+        case O_INDEX_SK: a.keys[3] = arg; a.any_flag = true; break;
+        case O_NO_INDEX: a.no_index = true; a.any_flag = true; break;
+        case O_ALL_ATTRS: a.all_columns = true; a.any_flag = true; break;
+        case O_INDEX_NAME: a.index_name = arg; break;
+        case O_SOURCE_TABLE: a.source_table = arg; lo.reader.source_table = arg; break;
+        case O_ATTR:
+        case O_CONST: {
+            /* remember kind and spec in order: 'a' or 'c' then the text */
+            size_t len = strlen(arg);
+            char *s = malloc(len + 2);
+            if (!s) {
+                rc = EXIT_FATAL;
+                goto out;
+            }
+            s[0] = id == O_ATTR ? 'a' : 'c';
+            memcpy(s + 1, arg, len + 1);
+            attr_specs[nattr++] = s;
+            a.any_flag = true;
+            break;
+        }
+        case O_FORMAT:
+            if (el_format_parse(arg, &lo.reader.format)) {
+                cli_error("--format must be auto, csv, tsv, mysql, postgres or sqlite, not '%s'",
+                          arg);
+                goto out;
+            }
+            break;
+        case O_DELIMITER:
+            if (strcmp(arg, "\\t") == 0 || strcmp(arg, "tab") == 0)
+                arg = "\t";
+            if (strlen(arg) != 1) {
+                cli_error("--delimiter must be one character (or \\t), not '%s'", arg);
+                goto out;
+            }
+            lo.reader.delimiter = arg[0];
+            break;
+        case O_NULL: lo.reader.null_string = arg; break;
+        case O_COLUMNS:
+            a.columns = split_columns(arg, &a.ncolumns);
+            if (!a.columns) {
+                rc = EXIT_FATAL;
+                goto out;
+            }
+            lo.reader.columns = (const char *const *)a.columns;
+            lo.reader.ncolumns = a.ncolumns;
+            break;
+        case O_DRY_RUN: lo.dry_run = true; break;
+        case O_REJECTS: rejects_path = arg; break;
+        case O_MAX_REJECTS:
+            if (!cli_parse_long("max-rejects", arg, 0, &max_rejects))
+                goto out;
+            break;
+        case O_CONCURRENCY:
+            if (!cli_parse_long("concurrency", arg, 1, &n))
+                goto out;
+            lo.concurrency = (int)n;
+            break;
+        case O_THREADS:
+            if (!cli_parse_long("threads", arg, 1, &n))
+                goto out;
+            lo.threads = (int)n;
+            break;
+        case O_QUIET: quiet = true; break;
+        case O_STATS_JSON: stats_path = arg; break;
+        case O_MAX_RETRY_TIME:
+            if (!cli_parse_double("max-retry-time", arg, 0, &lo.max_retry_time_s))
+                goto out;
+            break;
+        case O_CHECKPOINT: lo.checkpoint_path = arg; break;
+        case O_CHECKPOINT_INTERVAL:
+            if (!cli_parse_double("checkpoint-interval", arg, 0.1, &lo.checkpoint_interval_s))
+                goto out;
+            break;
+        case O_RESUME: lo.resume = true; break;
+        case O_MAX_WCU:
+            if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
+                goto out;
+            break;
+        case O_PROGRESS:
+            if (!progress_parse_mode(arg, &pmode)) {
+                cli_error("--progress must be auto, bar, plain or none, not '%s'", arg);
+                goto out;
+            }
+            break;
+        case O_PROGRESS_INTERVAL:
+            if (!cli_parse_double("progress-interval", arg, 0.1, &pinterval))
+                goto out;
+            break;
+        default: cli_aws_opt(&aws, id, arg); break;
+        }
+    }
+    m = build_mapping(&a, attr_specs, nattr, &rc);
+    if (!m)
+        goto out;
+    if (!lo.dry_run) {
+        rc = EXIT_USAGE;
+        if (!cli_connect(&aws, &cfg, &ddb))
+            goto out;
+        rc = check_table(ddb, m, cfg);
+        if (rc != EXIT_LOADED)
+            goto out;
+    }
+    rej = el_rejects_new(rejects_path, max_rejects);
+    if (!rej) {
+        rc = EXIT_FATAL;
+        goto out;
+    }
+    lo.mapping = m;
+    lo.inputs = a.ninputs ? a.inputs : NULL;
+    lo.ninputs = a.ninputs;
+    lo.ddb = ddb;
+    lo.rejects = rej;
+    lo.stop = &stop_flag;
+    if (lo.resume && !lo.checkpoint_path) {
+        cli_error("load: --resume needs --checkpoint FILE");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    progress_init(&prog, quiet ? PROGRESS_NONE : pmode, pinterval);
+    lo.progress = progress_report;
+    lo.progress_user = &prog;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    el_load_stats st;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_load_run(&lo, &st, &d);
+    if (err)
+        cli_error("%s", d.msg);
+    if (err == EL_EUSAGE || err == EL_ECONFIG) {
+        rc = EXIT_USAGE; /* found before anything was written: no summary */
+        goto out;
+    }
+    rc = cli_exit_code(err);
+    if (err == EL_ELIMIT || err == EL_EIO)
+        rc = EXIT_FATAL;
+    if (!err && st.rejected > 0)
+        rc = EXIT_REJECTS;
+    if (!quiet) {
+        double rate = st.elapsed_s > 0 ? (double)st.items_written / st.elapsed_s : 0;
+        fprintf(stderr,
+                "edgeload: %s%llu rows read, %llu items %s, %llu duplicates, %llu rejected, "
+                "%llu retries, %llu throttled in %.2f s (%.0f items/s, %.1f WCU)\n",
+                err ? "stopped: " : "", (unsigned long long)st.rows_read,
+                (unsigned long long)st.items_written, lo.dry_run ? "printed" : "written",
+                (unsigned long long)st.duplicates, (unsigned long long)st.rejected,
+                (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
+                rate, st.wcu_consumed);
+        if (st.rejected > 0)
+            fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(rej));
+        if (lo.checkpoint_path && err)
+            fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
+                    lo.checkpoint_path);
+    }
+    if (stats_path)
+        write_stats(stats_path, &st);
+out:
+    for (size_t i = 0; i < nattr; i++)
+        free(attr_specs[i]);
+    free(attr_specs);
+    for (size_t i = 0; i < a.ncolumns; i++)
+        free(a.columns[i]);
+    free(a.columns);
+    free(a.inputs);
+    el_rejects_free(rej);
+    el_mapping_free(m);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    return rc;
+}

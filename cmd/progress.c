@@ -1,0 +1,93 @@
+/*
+ * progress.c - the bar and the plain lines.
+ *
+ * DESIGN: rates are computed over the time since the previous line, not
+ * since the start, so a throttled phase shows at once. The ETA comes from
+ * input bytes (compressed bytes for compressed input, which advance just as
+ * evenly), the only measure of "how much is left" known before the end.
+ */
+#include "cmd/progress.h"
+
+#include <stdio.h>   /* fprintf */
+#include <string.h>  /* strcmp */
+#include <unistd.h>  /* isatty */
+
+bool progress_parse_mode(const char *s, progress_mode *out)
+{
+    static const char *const names[] = { "auto", "bar", "plain", "none" };
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (progress_mode)i;
+            return true;
+        }
+    return false;
+}
+
+void progress_init(progress *p, progress_mode mode, double interval_s)
+{
+    memset(p, 0, sizeof *p);
+    if (mode == PROGRESS_AUTO)
+        mode = isatty(2) ? PROGRESS_BAR : PROGRESS_PLAIN;
+    p->mode = mode;
+    p->interval_s = interval_s > 0 ? interval_s : 10;
+    p->last_print = el_now_ms();
+    p->last_items_t = p->last_print;
+}
+
+static void eta_text(char *out, size_t len, double seconds)
+{
+    if (seconds < 0)
+        snprintf(out, len, "?");
+    else if (seconds < 3600)
+        snprintf(out, len, "%dm%02ds", (int)seconds / 60, (int)seconds % 60);
+    else
+        snprintf(out, len, "%dh%02dm", (int)seconds / 3600, (int)seconds / 60 % 60);
+}
+
+void progress_report(const el_progress *snap, void *user)
+{
+    progress *p = user;
+    if (p->mode == PROGRESS_NONE)
+        return;
+    double now = el_now_ms();
+    if (snap->final) {
+        if (p->drew_bar)
+            fputc('\n', stderr);
+        p->drew_bar = false;
+        return;
+    }
+    if (p->mode == PROGRESS_PLAIN && now - p->last_print < p->interval_s * 1000.0)
+        return;
+    const el_load_stats *st = &snap->st;
+    double dt = (now - p->last_items_t) / 1000.0;
+    double ips = dt > 0 ? (double)(st->items_written - p->last_items) / dt : 0;
+    double wps = dt > 0 ? (st->wcu_consumed - p->last_wcu) / dt : 0;
+    p->last_items_t = now;
+    p->last_items = st->items_written;
+    p->last_wcu = st->wcu_consumed;
+    p->last_print = now;
+    double frac = snap->bytes_total ? (double)snap->bytes_done / (double)snap->bytes_total : -1;
+    double elapsed = st->elapsed_s;
+    double eta = frac > 0.001 ? elapsed / frac - elapsed : -1;
+    char etas[32];
+    eta_text(etas, sizeof etas, eta);
+    if (p->mode == PROGRESS_BAR) {
+        fprintf(stderr, "\r\033[K%llu rows | %llu items | %.0f items/s | %.0f WCU/s | "
+                "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
+                (unsigned long long)st->items_written, ips, wps,
+                (unsigned long long)st->throttled, (unsigned long long)st->retries);
+        if (frac >= 0)
+            fprintf(stderr, " | %.0f%% ETA %s", frac * 100, etas);
+        p->drew_bar = true;
+    } else {
+        fprintf(stderr, "edgeload: progress rows=%llu items=%llu items_per_s=%.0f "
+                "wcu_per_s=%.0f throttled=%llu retries=%llu rejected=%llu",
+                (unsigned long long)st->rows_read, (unsigned long long)st->items_written, ips,
+                wps, (unsigned long long)st->throttled, (unsigned long long)st->retries,
+                (unsigned long long)st->rejected);
+        if (frac >= 0)
+            fprintf(stderr, " done=%.1f%% eta=%s", frac * 100, etas);
+        fputc('\n', stderr);
+    }
+    fflush(stderr);
+}

@@ -1,0 +1,735 @@
+/*
+ * ddb_client.c - DynamoDB requests over libcurl, signed with SigV4.
+ *
+ * DESIGN: every request is one CURL easy handle set up by easy_setup(), so
+ * the synchronous calls and the multi-driven requests send byte-identical
+ * requests. libcurl signs (CURLOPT_AWS_SIGV4) at each transfer, which makes
+ * a resend a fresh signature for free; the credentials go in through
+ * CURLOPT_USERNAME/CURLOPT_PASSWORD so a ':' in a secret cannot split them.
+ * The session token travels in an X-Amz-Security-Token header; libcurl signs
+ * every header given through CURLOPT_HTTPHEADER, which is what botocore
+ * signs too (tests/integration/test_sigv4.py checks the two agree).
+ *
+ * Connections: the synchronous calls reuse one easy handle (and so its
+ * connection); multi-driven requests share the multi handle's connection
+ * cache. A CURLSH shares DNS answers and TLS sessions between all handles of
+ * a client; it is locked, because the control plane may run on the main
+ * thread while the network thread drives the multi handle. Connections are
+ * not shared through it (libcurl documents that as unsafe across threads).
+ *
+ * Like botocore, a response whose x-amz-crc32 header does not match its
+ * body is treated as a transient failure: a corrupted UnprocessedItems must
+ * not be believed.
+ */
+#include "dynamo/ddb_client.h"
+
+#include <pthread.h>  /* mutexes for the CURLSH */
+#include <stdint.h>   /* uint64_t for the jitter state */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* calloc, free */
+#include <string.h>   /* strlen, strcmp, explicit_bzero */
+#include <strings.h>  /* strncasecmp for header names */
+#include <time.h>     /* nanosleep, clock_gettime */
+#include <zlib.h>     /* crc32 of responses, as botocore checks x-amz-crc32 */
+
+#include "dynamo/ddb_internal.h"
+
+#ifndef EDGELOAD_VERSION
+#define EDGELOAD_VERSION "0"
+#endif
+
+/* A response larger than this is not DynamoDB's (its largest answers hold
+ * the unprocessed part of a 16 MB request). */
+#define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
+#define EL_DDB_CONNECT_TIMEOUT_MS 10000L
+#define EL_DDB_TOTAL_TIMEOUT_MS 120000L
+
+/* What one transfer brings back; reset before each send. */
+typedef struct xfer {
+    el_buf resp;
+    char errbuf[CURL_ERROR_SIZE];
+    bool have_crc;
+    uint32_t crc;
+    char request_id[64];
+} xfer;
+
+struct el_ddb {
+    const el_aws_config *cfg;
+    char *url;                 /* endpoint + "/" */
+    char sigv4[128];           /* "aws:amz:<region>:dynamodb" */
+    long connect_timeout_ms;
+    long total_timeout_ms;
+    CURLSH *share;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+    bool locks_ready;
+    bool global_init;
+    /* el_ddb_call's handle and its state (one caller at a time). */
+    CURL *sync;
+    xfer sync_x;
+};
+
+struct el_ddb_req {
+    el_ddb *ddb;
+    CURL *h;
+    struct curl_slist *headers;
+    char *body;
+    size_t len;
+    xfer x;
+    void *user;
+};
+
+/* ---- plumbing ---- */
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *p)
+{
+    (void)h;
+    (void)access;
+    el_ddb *ddb = p;
+    pthread_mutex_lock(&ddb->locks[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *p)
+{
+    (void)h;
+    el_ddb *ddb = p;
+    pthread_mutex_unlock(&ddb->locks[data]);
+}
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *p)
+{
+    xfer *x = p;
+    size_t n = size * nmemb;
+    if (el_buf_append(&x->resp, data, n))
+        return 0; /* curl fails the transfer with CURLE_WRITE_ERROR */
+    return n;
+}
+
+/* Value of header `name` in line (case-insensitive name), trimmed; 0 = absent. */
+static size_t header_value(const char *line, size_t n, const char *name, const char **value)
+{
+    size_t k = strlen(name);
+    if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
+        return 0;
+    const char *v = line + k + 1;
+    const char *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    *value = v;
+    return (size_t)(end - v);
+}
+
+static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
+{
+    xfer *x = p;
+    size_t n = size * nmemb;
+    const char *v;
+    size_t vlen;
+    if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* A new response (after a 100 Continue, say): forget the last one's. */
+        x->have_crc = false;
+        x->request_id[0] = '\0';
+    } else if ((vlen = header_value(line, n, "x-amz-crc32", &v)) > 0 && vlen < 16) {
+        char digits[16];
+        memcpy(digits, v, vlen);
+        digits[vlen] = '\0';
+        char *end;
+        unsigned long crc = strtoul(digits, &end, 10);
+        x->have_crc = *end == '\0' && crc <= 0xFFFFFFFFul;
+        x->crc = (uint32_t)crc;
+    } else if ((vlen = header_value(line, n, "x-amzn-RequestId", &v)) > 0) {
+        snprintf(x->request_id, sizeof x->request_id, "%.*s", (int)vlen, v);
+    }
+    return n;
+}
+
+static void xfer_init(xfer *x)
+{
+    el_buf_init(&x->resp, EL_DDB_MAX_RESPONSE);
+    x->errbuf[0] = '\0';
+    x->have_crc = false;
+    x->request_id[0] = '\0';
+}
+
+static void xfer_reset(xfer *x)
+{
+    el_buf_reset(&x->resp);
+    x->errbuf[0] = '\0';
+    x->have_crc = false;
+    x->request_id[0] = '\0';
+}
+
+/* Frees a header list after wiping it: one entry may hold the session token. */
+static void free_headers(struct curl_slist *l)
+{
+    for (struct curl_slist *p = l; p; p = p->next)
+        if (p->data)
+            explicit_bzero(p->data, strlen(p->data));
+    curl_slist_free_all(l);
+}
+
+static el_err build_headers(const el_ddb *ddb, const char *op, struct curl_slist **out)
+{
+    struct curl_slist *l = NULL, *n;
+    char line[160];
+    *out = NULL;
+    if (snprintf(line, sizeof line, "X-Amz-Target: DynamoDB_20120810.%s", op) >=
+        (int)sizeof line)
+        return EL_EUSAGE;
+#define ADD(s)                                                                          \
+    do {                                                                                \
+        if (!(n = curl_slist_append(l, (s)))) {                                         \
+            free_headers(l);                                                            \
+            return EL_ENOMEM;                                                           \
+        }                                                                               \
+        l = n;                                                                          \
+    } while (0)
+    ADD("Content-Type: application/x-amz-json-1.0");
+    ADD(line);
+    /* No "Expect:" here: libcurl 7.88 signs a header given empty to remove
+     * it ("expect" in SignedHeaders, not sent), which breaks the signature.
+     * Bodies over 1 MB get curl's own unsigned "Expect: 100-continue"
+     * instead, as botocore leaves expect unsigned too. */
+    if (ddb->cfg->session_token) {
+        el_buf tok;
+        el_buf_init(&tok, 16384);
+        if (el_buf_puts(&tok, "X-Amz-Security-Token: ") ||
+            el_buf_puts(&tok, ddb->cfg->session_token)) {
+            if (tok.data)
+                explicit_bzero(tok.data, tok.cap);
+            el_buf_free(&tok);
+            free_headers(l);
+            return EL_ELIMIT;
+        }
+        n = curl_slist_append(l, tok.data);
+        explicit_bzero(tok.data, tok.cap);
+        el_buf_free(&tok);
+        if (!n) {
+            free_headers(l);
+            return EL_ENOMEM;
+        }
+        l = n;
+    }
+#undef ADD
+    *out = l;
+    return EL_OK;
+}
+
+/* Sets every option of one request on h. body must outlive the transfer. */
+static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
+                         const char *body, size_t len, xfer *x, void *priv)
+{
+    const el_aws_config *cfg = ddb->cfg;
+    CURLcode rc = CURLE_OK;
+#define SET(opt, val)                                                                   \
+    do {                                                                                \
+        if (rc == CURLE_OK)                                                             \
+            rc = curl_easy_setopt(h, opt, val);                                         \
+    } while (0)
+    SET(CURLOPT_URL, ddb->url);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    SET(CURLOPT_POST, 1L);
+    SET(CURLOPT_POSTFIELDS, body);
+    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    SET(CURLOPT_HTTPHEADER, headers);
+    SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
+    SET(CURLOPT_AWS_SIGV4, ddb->sigv4);
+    SET(CURLOPT_USERNAME, cfg->access_key);
+    SET(CURLOPT_PASSWORD, cfg->secret_key);
+    SET(CURLOPT_WRITEFUNCTION, write_cb);
+    SET(CURLOPT_WRITEDATA, x);
+    SET(CURLOPT_HEADERFUNCTION, header_cb);
+    SET(CURLOPT_HEADERDATA, x);
+    SET(CURLOPT_ERRORBUFFER, x->errbuf);
+    SET(CURLOPT_PRIVATE, priv);
+    SET(CURLOPT_CONNECTTIMEOUT_MS, ddb->connect_timeout_ms);
+    SET(CURLOPT_TIMEOUT_MS, ddb->total_timeout_ms);
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_EXPECT_100_TIMEOUT_MS, 500L);
+    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_SSL_VERIFYPEER, cfg->verify_ssl ? 1L : 0L);
+    SET(CURLOPT_SSL_VERIFYHOST, cfg->verify_ssl ? 2L : 0L);
+    if (cfg->ca_bundle)
+        SET(CURLOPT_CAINFO, cfg->ca_bundle);
+    if (ddb->share)
+        SET(CURLOPT_SHARE, ddb->share);
+#undef SET
+    return rc == CURLE_OK ? EL_OK : EL_EINTERNAL;
+}
+
+/* ---- the client ---- */
+
+el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
+{
+    *out = NULL;
+    if (!cfg || !cfg->region || !cfg->endpoint || !cfg->access_key || !cfg->secret_key)
+        return el_diag_set(diag, EL_ECONFIG, "incomplete AWS configuration");
+    el_ddb *ddb = calloc(1, sizeof *ddb);
+    if (!ddb)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    ddb->cfg = cfg;
+    ddb->connect_timeout_ms = EL_DDB_CONNECT_TIMEOUT_MS;
+    ddb->total_timeout_ms = EL_DDB_TOTAL_TIMEOUT_MS;
+    xfer_init(&ddb->sync_x);
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_EINTERNAL, "libcurl failed to initialise");
+    }
+    ddb->global_init = true;
+
+    if (snprintf(ddb->sigv4, sizeof ddb->sigv4, "aws:amz:%s:dynamodb", cfg->region) >=
+        (int)sizeof ddb->sigv4) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ECONFIG, "region name too long");
+    }
+    el_buf url;
+    el_buf_init(&url, 8192);
+    if (el_buf_puts(&url, cfg->endpoint) || el_buf_putc(&url, '/')) {
+        el_buf_free(&url);
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ECONFIG, "endpoint URL too long");
+    }
+    ddb->url = el_buf_take(&url);
+    if (!ddb->url) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+
+    for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+        pthread_mutex_init(&ddb->locks[i], NULL);
+    ddb->locks_ready = true;
+    ddb->share = curl_share_init();
+    if (!ddb->share || curl_share_setopt(ddb->share, CURLSHOPT_LOCKFUNC, share_lock) ||
+        curl_share_setopt(ddb->share, CURLSHOPT_UNLOCKFUNC, share_unlock) ||
+        curl_share_setopt(ddb->share, CURLSHOPT_USERDATA, ddb) ||
+        curl_share_setopt(ddb->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) ||
+        curl_share_setopt(ddb->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION)) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_EINTERNAL, "libcurl share handle failed");
+    }
+    ddb->sync = curl_easy_init();
+    if (!ddb->sync) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ENOMEM, "libcurl handle allocation failed");
+    }
+    *out = ddb;
+    return EL_OK;
+}
+
+void el_ddb_set_timeouts(el_ddb *ddb, long connect_ms, long total_ms)
+{
+    ddb->connect_timeout_ms = connect_ms > 0 ? connect_ms : EL_DDB_CONNECT_TIMEOUT_MS;
+    ddb->total_timeout_ms = total_ms > 0 ? total_ms : EL_DDB_TOTAL_TIMEOUT_MS;
+}
+
+const el_aws_config *el_ddb_config(const el_ddb *ddb)
+{
+    return ddb->cfg;
+}
+
+void el_ddb_free(el_ddb *ddb)
+{
+    if (!ddb)
+        return;
+    if (ddb->sync)
+        curl_easy_cleanup(ddb->sync);
+    if (ddb->share)
+        curl_share_cleanup(ddb->share);
+    if (ddb->locks_ready)
+        for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
+            pthread_mutex_destroy(&ddb->locks[i]);
+    el_buf_free(&ddb->sync_x.resp);
+    free(ddb->url);
+    if (ddb->global_init)
+        curl_global_cleanup();
+    free(ddb);
+}
+
+/* Fills res from a finished transfer on h. write_cb is the only source of
+ * CURLE_WRITE_ERROR: the response outgrew EL_DDB_MAX_RESPONSE. */
+static void finish(CURL *h, CURLcode code, const xfer *x, el_ddb_result *res)
+{
+    long status = 0;
+    if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
+        status = 0;
+    el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
+    snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
+    if (code == CURLE_OK && x->have_crc &&
+        (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)el_buf_str(&x->resp),
+                        (uInt)x->resp.len) != x->crc) {
+        res->outcome = EL_DDB_TRANSIENT;
+        snprintf(res->error_type, sizeof res->error_type, "%s", "");
+        snprintf(res->message, sizeof res->message,
+                 "response body does not match its x-amz-crc32 checksum");
+    } else if (code == CURLE_WRITE_ERROR) {
+        res->outcome = EL_DDB_FATAL;
+        snprintf(res->message, sizeof res->message,
+                 "response larger than %u bytes: is the endpoint DynamoDB?",
+                 EL_DDB_MAX_RESPONSE);
+    } else if (code != CURLE_OK && x->errbuf[0]) {
+        snprintf(res->message, sizeof res->message, "%s", x->errbuf);
+    }
+}
+
+el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
+                   el_buf *response, el_ddb_result *res, el_diag *diag)
+{
+    struct curl_slist *headers = NULL;
+    el_err err = build_headers(ddb, op, &headers);
+    memset(res, 0, sizeof *res);
+    res->outcome = EL_DDB_TRANSIENT;
+    if (err)
+        return el_diag_set(diag, err, "cannot build the %s request", op);
+    xfer_reset(&ddb->sync_x);
+    err = easy_setup(ddb, ddb->sync, headers, body, len, &ddb->sync_x, NULL);
+    if (err) {
+        free_headers(headers);
+        return el_diag_set(diag, err, "cannot set up the %s request", op);
+    }
+    CURLcode code = curl_easy_perform(ddb->sync);
+    /* Unhook the list before freeing it: the handle is reused. */
+    curl_easy_setopt(ddb->sync, CURLOPT_HTTPHEADER, NULL);
+    free_headers(headers);
+    finish(ddb->sync, code, &ddb->sync_x, res);
+    if (response && ddb->sync_x.resp.len &&
+        el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
+        return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
+    if (code != CURLE_OK)
+        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
+                           ddb->cfg->endpoint, res->message);
+    return EL_OK;
+}
+
+/* ---- control plane ---- */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static uint64_t jitter_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* el_ddb_call with the SDKs' retry of throttling and transient failures
+ * (capped exponential backoff, full jitter). res holds the last outcome. */
+static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_t len,
+                            el_buf *response, el_ddb_result *res, el_diag *diag)
+{
+    int attempts = ddb->cfg->max_attempts > 0 ? ddb->cfg->max_attempts : 5;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t seed = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)now.tv_sec ^ (uintptr_t)ddb;
+    if (!seed)
+        seed = 88172645463325252ull;
+    for (int attempt = 1;; attempt++) {
+        if (response)
+            el_buf_reset(response);
+        el_err err = el_ddb_call(ddb, op, body, len, response, res, diag);
+        if (err && err != EL_ENET)
+            return err;
+        bool retry = res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT;
+        if (!retry || attempt >= attempts)
+            return err;
+        long cap = 100L << (attempt < 6 ? attempt : 6); /* 200 ms .. 6.4 s */
+        sleep_ms((long)(jitter_next(&seed) % (uint64_t)cap));
+    }
+}
+
+static bool is_credentials_error(const el_ddb_result *res)
+{
+    return res->outcome == EL_DDB_FATAL &&
+           strcmp(res->error_type, "ResourceNotFoundException") != 0 &&
+           res->http_status >= 400 && res->http_status < 500;
+}
+
+/* Turns a failed control-plane call into an error with a message. */
+static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result *res,
+                         el_diag *diag)
+{
+    if (is_credentials_error(res))
+        return el_diag_set(diag, EL_ECONFIG,
+                           "DynamoDB refused the request (credentials from %s): %s: %s",
+                           ddb->cfg->cred_source ? ddb->cfg->cred_source : "?",
+                           res->error_type[0] ? res->error_type : "HTTP error",
+                           res->message);
+    if (res->http_status == 0)
+        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
+                           ddb->cfg->endpoint, res->message);
+    return el_diag_set(diag, EL_ESERVICE, "%s failed: %s%s%s%s%s%s", op,
+                       res->error_type[0] ? res->error_type : "",
+                       res->error_type[0] ? ": " : "", res->message,
+                       res->request_id[0] ? " (request id " : "", res->request_id,
+                       res->request_id[0] ? ")" : "");
+}
+
+el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
+                             el_diag *diag)
+{
+    el_buf body, resp;
+    el_ddb_result res;
+    el_buf_init(&body, 4096);
+    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
+    memset(out, 0, sizeof *out);
+    el_err err = el_buf_puts(&body, "{\"TableName\":");
+    if (!err)
+        err = el_ddb_json_put_string(&body, table);
+    if (!err)
+        err = el_buf_putc(&body, '}');
+    if (err) {
+        err = el_diag_set(diag, EL_EUSAGE, "table name too long");
+        goto done;
+    }
+    err = call_retrying(ddb, "DescribeTable", body.data, body.len, &resp, &res, diag);
+    if (err)
+        goto done;
+    if (res.outcome == EL_DDB_SUCCESS) {
+        err = el_ddb_parse_table_desc(resp.data, resp.len, out, diag);
+    } else if (strcmp(res.error_type, "ResourceNotFoundException") == 0) {
+        err = el_diag_set(diag, EL_ETABLE, "table '%s' does not exist in %s at %s", table,
+                          ddb->cfg->region, ddb->cfg->endpoint);
+    } else {
+        err = call_error(ddb, "DescribeTable", &res, diag);
+    }
+done:
+    el_buf_free(&body);
+    el_buf_free(&resp);
+    return err;
+}
+
+static el_err put_attr_def(el_buf *b, const char *name, bool *first)
+{
+    el_err err = el_buf_puts(b, *first ? "{\"AttributeName\":" : ",{\"AttributeName\":");
+    *first = false;
+    if (!err)
+        err = el_ddb_json_put_string(b, name);
+    return err ? err : el_buf_puts(b, ",\"AttributeType\":\"S\"}");
+}
+
+static el_err put_key_schema(el_buf *b, const char *pk, const char *sk)
+{
+    el_err err = el_buf_puts(b, "[{\"AttributeName\":");
+    if (!err)
+        err = el_ddb_json_put_string(b, pk);
+    if (!err)
+        err = el_buf_puts(b, ",\"KeyType\":\"HASH\"}");
+    if (!err && sk && sk[0]) {
+        err = el_buf_puts(b, ",{\"AttributeName\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, sk);
+        if (!err)
+            err = el_buf_puts(b, ",\"KeyType\":\"RANGE\"}");
+    }
+    return err ? err : el_buf_putc(b, ']');
+}
+
+/* The CreateTable body: string keys, on-demand, the optional GSI. Key
+ * attributes shared between table and index are defined once. */
+el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
+{
+    const char *pk = o->pk ? o->pk : "PK";
+    const char *sk = o->sk ? o->sk : "SK";
+    const char *ipk = o->index_pk ? o->index_pk : "GSI1PK";
+    const char *isk = o->index_sk ? o->index_sk : "GSI1SK";
+    const char *proj = o->projection ? o->projection : "ALL";
+    const char *names[4] = {pk, sk, o->index_name ? ipk : "", o->index_name ? isk : ""};
+    bool first = true;
+    el_err err = el_buf_puts(b, "{\"TableName\":");
+    if (!err)
+        err = el_ddb_json_put_string(b, o->table);
+    if (!err)
+        err = el_buf_puts(b, ",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":[");
+    for (size_t i = 0; !err && i < 4; i++) {
+        bool dup = !names[i][0];
+        for (size_t j = 0; !dup && j < i; j++)
+            dup = strcmp(names[i], names[j]) == 0;
+        if (!dup)
+            err = put_attr_def(b, names[i], &first);
+    }
+    if (!err)
+        err = el_buf_puts(b, "],\"KeySchema\":");
+    if (!err)
+        err = put_key_schema(b, pk, sk);
+    if (!err && o->index_name) {
+        err = el_buf_puts(b, ",\"GlobalSecondaryIndexes\":[{\"IndexName\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, o->index_name);
+        if (!err)
+            err = el_buf_puts(b, ",\"KeySchema\":");
+        if (!err)
+            err = put_key_schema(b, ipk, isk);
+        if (!err)
+            err = el_buf_puts(b, ",\"Projection\":{\"ProjectionType\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, proj);
+        if (!err)
+            err = el_buf_puts(b, "}}]");
+    }
+    return err ? err : el_buf_putc(b, '}');
+}
+
+static bool table_ready(const el_table_desc *d, const char *index_name, bool *index_seen)
+{
+    *index_seen = !index_name;
+    if (strcmp(d->status, "ACTIVE") != 0)
+        return false;
+    bool ready = true;
+    for (size_t i = 0; i < d->ngsi; i++) {
+        if (index_name && strcmp(d->gsi[i].name, index_name) == 0)
+            *index_seen = true;
+        if (strcmp(d->gsi[i].status, "ACTIVE") != 0)
+            ready = false;
+    }
+    return ready && *index_seen;
+}
+
+el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_diag *diag)
+{
+    if (!opts->table || !opts->table[0])
+        return el_diag_set(diag, EL_EUSAGE, "no table name");
+    if (opts->projection && strcmp(opts->projection, "ALL") != 0 &&
+        strcmp(opts->projection, "KEYS_ONLY") != 0)
+        return el_diag_set(diag, EL_EUSAGE, "bad projection '%s': expected ALL or KEYS_ONLY",
+                           opts->projection);
+    el_buf body, resp;
+    el_ddb_result res;
+    el_buf_init(&body, 1u << 20);
+    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
+    el_err err = el_ddb_create_table_body(opts, &body);
+    if (err) {
+        err = el_diag_set(diag, EL_EUSAGE, "table or attribute names too long");
+        goto done;
+    }
+    err = call_retrying(ddb, "CreateTable", body.data, body.len, &resp, &res, diag);
+    if (err)
+        goto done;
+    if (res.outcome != EL_DDB_SUCCESS) {
+        if (strcmp(res.error_type, "ResourceInUseException") == 0)
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' already exists in %s at %s",
+                              opts->table, ddb->cfg->region, ddb->cfg->endpoint);
+        else
+            err = call_error(ddb, "CreateTable", &res, diag);
+        goto done;
+    }
+
+    int wait_s = opts->wait_seconds > 0 ? opts->wait_seconds : EL_DDB_CREATE_WAIT_DEFAULT;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    long delay_ms = 200;
+    el_table_desc desc;
+    for (;;) {
+        bool index_seen;
+        err = el_ddb_describe_table(ddb, opts->table, &desc, diag);
+        /* Right after CreateTable, DescribeTable may not see the table yet. */
+        if (err && err != EL_ETABLE)
+            goto done;
+        if (!err && table_ready(&desc, opts->index_name, &index_seen))
+            break;
+        if (!err && desc.status[0] && strcmp(desc.status, "ACTIVE") == 0 && !index_seen) {
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' is ACTIVE but has no index '%s'",
+                              opts->table, opts->index_name);
+            goto done;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= wait_s) {
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' is not ACTIVE after %d s (status %s)",
+                              opts->table, wait_s, err ? "not visible" : desc.status);
+            goto done;
+        }
+        sleep_ms(delay_ms);
+        if (delay_ms < 5000)
+            delay_ms *= 2;
+    }
+    el_diag_clear(diag);
+done:
+    el_buf_free(&body);
+    el_buf_free(&resp);
+    return err;
+}
+
+/* ---- multi-driven requests ---- */
+
+el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
+                      el_ddb_req **out)
+{
+    *out = NULL;
+    el_ddb_req *req = calloc(1, sizeof *req);
+    if (!req)
+        return EL_ENOMEM;
+    req->ddb = ddb;
+    req->user = user;
+    xfer_init(&req->x);
+    el_err err = build_headers(ddb, op, &req->headers);
+    if (err) {
+        el_ddb_req_free(req);
+        return err;
+    }
+    req->len = body->len;
+    req->body = el_buf_take(body);
+    req->h = curl_easy_init();
+    if (!req->body || !req->h) {
+        el_ddb_req_free(req);
+        return EL_ENOMEM;
+    }
+    err = easy_setup(ddb, req->h, req->headers, req->body, req->len, &req->x, req);
+    if (err) {
+        el_ddb_req_free(req);
+        return err;
+    }
+    *out = req;
+    return EL_OK;
+}
+
+CURL *el_ddb_req_handle(el_ddb_req *req)
+{
+    return req->h;
+}
+
+void el_ddb_req_reset(el_ddb_req *req)
+{
+    xfer_reset(&req->x);
+}
+
+void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
+{
+    finish(req->h, code, &req->x, res);
+}
+
+const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)
+{
+    if (len)
+        *len = req->x.resp.len;
+    return el_buf_str(&req->x.resp);
+}
+
+const char *el_ddb_req_body(const el_ddb_req *req, size_t *len)
+{
+    if (len)
+        *len = req->len;
+    return req->body;
+}
+
+void *el_ddb_req_user(const el_ddb_req *req)
+{
+    return req->user;
+}
+
+void el_ddb_req_free(el_ddb_req *req)
+{
+    if (!req)
+        return;
+    if (req->h)
+        curl_easy_cleanup(req->h);
+    free_headers(req->headers);
+    free(req->body);
+    el_buf_free(&req->x.resp);
+    free(req);
+}

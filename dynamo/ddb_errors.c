@@ -1,0 +1,281 @@
+/*
+ * ddb_errors.c - classifying a finished DynamoDB call as the AWS SDKs do.
+ *
+ * DESIGN: classification is a pure function of (curl code, HTTP status,
+ * body), so it is unit-tested on real error bodies. The error code comes
+ * first (a throttling code wins over its 400 or 5xx status), then the status.
+ * The code lists follow botocore's standard retry mode (THROTTLED_ERROR_CODES,
+ * TRANSIENT_ERROR_CODES, TRANSIENT_STATUS_CODES) plus the credential and
+ * permission errors after which no retry can succeed. The body is read with
+ * yajl's event parser: no tree, no allocation beyond yajl's own, and no need
+ * for a NUL-terminated body.
+ */
+#include "dynamo/ddb_client.h"
+
+#include <stdio.h>            /* snprintf */
+#include <string.h>           /* strcmp, strrchr, memcpy */
+#include <yajl/yajl_parse.h>  /* event parser for error bodies */
+
+#include "dynamo/ddb_internal.h"
+
+static const char *const throttling_codes[] = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "Throttling",
+    "ThrottledException",
+    "RequestThrottledException",
+    "RequestThrottled",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "TransactionInProgressException",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "SlowDown",
+    "PriorRequestNotComplete",
+    "EC2ThrottledException",
+};
+
+static const char *const transient_codes[] = {
+    "RequestTimeout",
+    "RequestTimeoutException",
+    "InternalServerError",
+    "InternalFailure",
+    "ServiceUnavailable",
+    "ServiceUnavailableException",
+};
+
+/* Credentials, permissions and a missing table: the run cannot go on. */
+static const char *const fatal_codes[] = {
+    "ExpiredTokenException",
+    "ExpiredToken",
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "IncompleteSignatureException",
+    "IncompleteSignature",
+    "SignatureDoesNotMatch",
+    "InvalidClientTokenId",
+    "AccessDeniedException",
+    "AccessDenied",
+    "MissingAuthenticationToken",
+    "MissingAuthenticationTokenException",
+    "AuthFailure",
+    "RequestExpired",
+    "ResourceNotFoundException",
+};
+
+static bool in_list(const char *code, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(code, list[i]) == 0)
+            return true;
+    return false;
+}
+
+#define IN(code, list) in_list((code), (list), sizeof(list) / sizeof(list)[0])
+
+/* ---- reading __type and message ---- */
+
+typedef enum want { WANT_NONE, WANT_TYPE, WANT_MESSAGE } want;
+
+typedef struct fields {
+    int depth;
+    want next;
+    char *type;
+    size_t type_len;
+    char *message;
+    size_t message_len;
+    bool have_message;
+} fields;
+
+/* Copies at most cap-1 bytes, never cutting a UTF-8 sequence, with control
+ * characters replaced so a message stays on one line. */
+static void copy_text(char *dst, size_t cap, const unsigned char *s, size_t n)
+{
+    if (cap == 0)
+        return;
+    if (n > cap - 1) {
+        n = cap - 1;
+        while (n > 0 && (s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (s[i] < 0x20 || s[i] == 0x7F) ? ' ' : (char)s[i];
+    dst[n] = '\0';
+}
+
+static int on_start(void *ctx)
+{
+    fields *f = ctx;
+    f->depth++;
+    f->next = WANT_NONE;
+    return 1;
+}
+
+static int on_end(void *ctx)
+{
+    fields *f = ctx;
+    f->depth--;
+    return 1;
+}
+
+static int on_key(void *ctx, const unsigned char *k, size_t n)
+{
+    fields *f = ctx;
+    f->next = WANT_NONE;
+    if (f->depth != 1)
+        return 1;
+    if (n == 6 && memcmp(k, "__type", 6) == 0)
+        f->next = WANT_TYPE;
+    else if (n == 7 && (memcmp(k, "message", 7) == 0 || memcmp(k, "Message", 7) == 0))
+        f->next = WANT_MESSAGE;
+    return 1;
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t n)
+{
+    fields *f = ctx;
+    if (f->depth == 1 && f->next == WANT_TYPE) {
+        /* "com.amazonaws.dynamodb.v20120810#ValidationException" -> after '#';
+         * a ":url" suffix (as in x-amzn-ErrorType) is dropped too. */
+        const unsigned char *start = s;
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == '#')
+                start = s + i + 1;
+        size_t len = n - (size_t)(start - s);
+        const unsigned char *colon = memchr(start, ':', len);
+        if (colon)
+            len = (size_t)(colon - start);
+        copy_text(f->type, f->type_len, start, len);
+    } else if (f->depth == 1 && f->next == WANT_MESSAGE && !f->have_message) {
+        copy_text(f->message, f->message_len, s, n);
+        f->have_message = true;
+    }
+    f->next = WANT_NONE;
+    return 1;
+}
+
+static int on_scalar(void *ctx)
+{
+    ((fields *)ctx)->next = WANT_NONE;
+    return 1;
+}
+
+static int on_bool(void *ctx, int b)
+{
+    (void)b;
+    return on_scalar(ctx);
+}
+
+static int on_number(void *ctx, const char *s, size_t n)
+{
+    (void)s;
+    (void)n;
+    return on_scalar(ctx);
+}
+
+static const yajl_callbacks field_callbacks = {
+    .yajl_null = on_scalar,
+    .yajl_boolean = on_bool,
+    .yajl_number = on_number,
+    .yajl_string = on_string,
+    .yajl_start_map = on_start,
+    .yajl_map_key = on_key,
+    .yajl_end_map = on_end,
+    .yajl_start_array = on_start,
+    .yajl_end_array = on_end,
+};
+
+void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_len,
+                         char *message, size_t message_len)
+{
+    if (type_len)
+        type[0] = '\0';
+    if (message_len)
+        message[0] = '\0';
+    if (!body || len == 0)
+        return;
+    fields f = {0, WANT_NONE, type, type_len, message, message_len, false};
+    yajl_handle h = yajl_alloc(&field_callbacks, NULL, &f);
+    if (!h)
+        return;
+    /* A body that is not JSON (a proxy's HTML page) leaves both empty or
+     * holds what was read before the error; either is fine. */
+    if (yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok)
+        (void)yajl_complete_parse(h);
+    yajl_free(h);
+}
+
+/* ---- classification ---- */
+
+/* curl failures that a retry cannot fix: a bad URL or TLS that does not
+ * verify. Everything else (refused, reset, timeout, partial body, DNS) is
+ * transient, as the SDKs treat connection errors. */
+static bool curl_fatal(CURLcode code)
+{
+    switch (code) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_FUNCTION_NOT_FOUND:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_UNKNOWN_OPTION:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
+                     el_ddb_result *res)
+{
+    res->http_status = http_status;
+    res->error_type[0] = '\0';
+    res->message[0] = '\0';
+    res->request_id[0] = '\0';
+
+    if (curl_code != CURLE_OK) {
+        res->outcome = curl_fatal(curl_code) ? EL_DDB_FATAL : EL_DDB_TRANSIENT;
+        snprintf(res->message, sizeof res->message, "%s", curl_easy_strerror(curl_code));
+        return;
+    }
+    if (http_status >= 200 && http_status < 300) {
+        res->outcome = EL_DDB_SUCCESS;
+        return;
+    }
+    el_ddb_error_fields(body, len, res->error_type, sizeof res->error_type, res->message,
+                        sizeof res->message);
+    const char *code = res->error_type;
+    if (code[0] && IN(code, throttling_codes))
+        res->outcome = EL_DDB_THROTTLED;
+    else if (code[0] && IN(code, transient_codes))
+        res->outcome = EL_DDB_TRANSIENT;
+    else if (code[0] && IN(code, fatal_codes))
+        res->outcome = EL_DDB_FATAL;
+    else if (http_status == 429)
+        res->outcome = EL_DDB_THROTTLED;
+    else if (http_status >= 500 && http_status < 600)
+        res->outcome = EL_DDB_TRANSIENT;
+    else if (http_status == 401 || http_status == 403)
+        res->outcome = EL_DDB_FATAL;
+    else if (http_status >= 400 && http_status < 500)
+        res->outcome = EL_DDB_REJECTED;
+    else if (http_status == 0)
+        res->outcome = EL_DDB_TRANSIENT; /* curl finished without a status line */
+    else
+        res->outcome = EL_DDB_FATAL; /* 1xx/3xx: most likely not a DynamoDB endpoint */
+    if (!res->message[0] && http_status == 0)
+        snprintf(res->message, sizeof res->message, "no HTTP status line in the response");
+    else if (!res->message[0] && (http_status < 200 || http_status >= 300) && http_status < 400)
+        snprintf(res->message, sizeof res->message,
+                 "unexpected HTTP status %ld (is the endpoint DynamoDB?)", http_status);
+    if (!res->message[0])
+        snprintf(res->message, sizeof res->message, "HTTP status %ld", http_status);
+}

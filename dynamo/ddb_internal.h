@@ -1,0 +1,35 @@
+/*
+ * ddb_internal.h - shared between the files of dynamo/ (and their unit
+ * tests); not part of the API the pipeline uses.
+ */
+#ifndef EL_DDB_INTERNAL_H
+#define EL_DDB_INTERNAL_H
+
+#include <stddef.h>  /* size_t */
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "dynamo/ddb_client.h"
+
+/* Appends s as a JSON string literal (quotes included), escaping what RFC
+ * 8259 requires. EL_ELIMIT/EL_ENOMEM from the buffer; the buffer may then
+ * hold a partial literal. */
+el_err el_ddb_json_put_string(el_buf *b, const char *s) EL_MUST_USE;
+
+/* Parses a DescribeTable (or CreateTable: "TableDescription") response into
+ * out, which is zeroed first. EL_EPARSE with diag when the body is not the
+ * expected JSON. */
+el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
+                               el_diag *diag) EL_MUST_USE;
+
+/* Extracts the error code (the part of __type after the last '#') and the
+ * message ("message" or "Message") of an error body. Either stays "" when
+ * absent; neither ever overflows; control characters become spaces. */
+void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_len,
+                         char *message, size_t message_len);
+
+/* Appends the CreateTable request body for opts to b (defaults as
+ * el_ddb_create_table documents). EL_ELIMIT/EL_ENOMEM from the buffer. */
+el_err el_ddb_create_table_body(const el_create_table_opts *opts, el_buf *b) EL_MUST_USE;
+
+#endif

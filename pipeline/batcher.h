@@ -1,0 +1,66 @@
+/*
+ * batcher.h - forming BatchWriteItem requests from pending items.
+ *
+ * The batcher holds a bounded window of items waiting to be sent and the
+ * set of keys currently "held" by an item that is in flight or waiting to be
+ * retried. It forms batches of at most 25 items (and at most a byte budget)
+ * such that:
+ *  - no two items in a batch have the same key: when two rows of one key
+ *    meet, the later row wins and the earlier is reported as superseded (a
+ *    duplicate);
+ *  - an item whose key is held by an earlier item waits until that item is
+ *    done, so the later row always lands last, whatever the concurrency.
+ * Retries (UnprocessedItems) keep their key held and go first once due.
+ *
+ * Pure data structure: no threads, no I/O; the network stage owns it.
+ */
+#ifndef EL_BATCHER_H
+#define EL_BATCHER_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+
+#include "pipeline/chunk.h"
+
+#define EL_DDB_BATCH_ITEMS 25
+#define EL_DDB_MAX_REQUEST_BYTES (16u * 1024u * 1024u)
+
+typedef struct el_batcher el_batcher;
+
+/* window_max: how many fresh items the window holds (back-pressure). */
+el_batcher *el_batcher_new(size_t window_max);
+void el_batcher_free(el_batcher *b);
+
+/* True while the window has room for more fresh items. */
+bool el_batcher_has_room(const el_batcher *b);
+
+/* Adds a fresh item (not yet sent) at the window's tail. */
+el_err el_batcher_add(el_batcher *b, el_item *it) EL_MUST_USE;
+
+/* Puts back an item that was sent but not written; it keeps its key held
+ * and becomes eligible at it->not_before. */
+el_err el_batcher_retry(el_batcher *b, el_item *it) EL_MUST_USE;
+
+/*
+ * Forms a batch at time now (ms): due retries first, then window items in
+ * order. Writes up to max_items item pointers to out and returns how many.
+ * Items superseded by a later row of the same key in this batch go to
+ * superseded[] (*nsuperseded; room for max_items), already released: the
+ * caller acknowledges them as duplicates. Items skipped because their key is
+ * held elsewhere are counted in *blocked_dups the first time they are
+ * skipped (a later row of a key already being written is a duplicate row).
+ */
+size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
+                       el_item **out, el_item **superseded, size_t *nsuperseded,
+                       size_t *blocked_dups);
+
+/* The item is done (written, refused or given up): releases its key. */
+void el_batcher_release(el_batcher *b, const el_item *it);
+
+/* Items in the window plus waiting retries. */
+size_t el_batcher_pending(const el_batcher *b);
+
+/* Earliest not_before among waiting retries, or -1 when there are none. */
+double el_batcher_next_due(const el_batcher *b);
+
+#endif

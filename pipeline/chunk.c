@@ -1,0 +1,73 @@
+/*
+ * chunk.c - item arenas.
+ *
+ * DESIGN: items refer to their bytes by offset, not pointer, because the
+ * arena buffers grow (and move) while the reader fills the chunk.
+ */
+#include "pipeline/chunk.h"
+
+#include <stdlib.h>  /* calloc, realloc, free */
+
+/* A chunk never holds more than this much JSON: bounded memory per chunk. */
+#define CHUNK_MAX_BYTES (64u * 1024u * 1024u)
+
+el_chunk *el_chunk_new(size_t input)
+{
+    el_chunk *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->input = input;
+    el_buf_init(&c->json, CHUNK_MAX_BYTES);
+    el_buf_init(&c->keys, CHUNK_MAX_BYTES);
+    return c;
+}
+
+void el_chunk_free(el_chunk *c)
+{
+    if (!c)
+        return;
+    el_buf_free(&c->json);
+    el_buf_free(&c->keys);
+    free(c->items);
+    free(c);
+}
+
+el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
+                       uint64_t line, uint64_t offset)
+{
+    if (c->nitems == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        el_item *v = realloc(c->items, cap * sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        c->items = v;
+        c->cap = cap;
+    }
+    el_item *it = &c->items[c->nitems++];
+    *it = (el_item){ 0 };
+    it->chunk = c;
+    it->json_off = (uint32_t)json_mark;
+    it->json_len = (uint32_t)(c->json.len - json_mark);
+    it->key_off = (uint32_t)key_mark;
+    it->key_len = (uint32_t)(c->keys.len - key_mark);
+    it->size = (uint32_t)size;
+    it->line = line;
+    it->offset = offset;
+    if (c->nitems == 1)
+        c->start_offset = offset;
+    c->end_offset = offset + 1;
+    it->hash = el_fnv1a64(c->keys.data + key_mark, it->key_len);
+    c->unacked++;
+    return EL_OK;
+}
+
+uint64_t el_fnv1a64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}

@@ -1,0 +1,1169 @@
+/*
+ * loader.c - running the load: reader threads, the chunk queue, and the
+ * network stage on a curl multi handle.
+ *
+ * DESIGN: every input is opened on the calling thread before any thread
+ * starts, so a missing file or an unknown column stops the run with nothing
+ * written (exit 2). Reader threads own their reader and transform; they
+ * share only the queue, the rejects file and the stats (atomics). The
+ * network stage runs on the calling thread and is the only owner of the
+ * batcher, the chunks after they are queued, and every request: no locks on
+ * the hot path. An item is acknowledged exactly once: written, refused (to
+ * the rejects file) or superseded by a later row of its key.
+ */
+#include "pipeline/loader.h"
+
+#include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
+#include <pthread.h>   /* reader threads */
+#include <stdatomic.h> /* stats shared between readers and the network stage */
+#include <stdio.h>     /* snprintf, fwrite */
+#include <stdlib.h>    /* calloc, free */
+#include <string.h>    /* strcmp, memcmp */
+#include <time.h>      /* clock_gettime */
+#include <unistd.h>    /* sysconf */
+
+#include "common/buf.h"
+#include "formats/ddb_value.h"
+#include "pipeline/backoff.h"
+#include "pipeline/batcher.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/chunk.h"
+#include "pipeline/queue.h"
+#include "pipeline/ratectl.h"
+#include "pipeline/transform.h"
+
+#define QUEUE_CHUNKS 32
+#define WINDOW_ITEMS 8192
+
+double el_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct input_ctx {
+    char *path;               /* resolved path */
+    el_source *src;
+    el_reader *reader;
+    uint64_t resume_offset;   /* rows before this were done by an earlier run */
+    bool resume_done;         /* the earlier run finished this input */
+    atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
+    uint64_t raw_size;        /* input size, 0 when unknown */
+} input_ctx;
+
+typedef struct run {
+    const el_load_opts *o;
+    input_ctx *inputs;
+    size_t ninputs;
+    atomic_size_t next_input;   /* next input a reader thread takes */
+    atomic_int readers_left;    /* the last reader to finish closes the queue */
+    el_queue *queue;
+    atomic_bool abort;
+    pthread_mutex_t mu;         /* guards err/diag and dry-run output */
+    el_err err;
+    el_diag diag;
+    atomic_uint_fast64_t rows_read, rejected;
+    uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
+    uint64_t base_written;      /* items written by the runs this one resumes */
+    double t0;                  /* start of the run (ms) */
+    bool resumed_fresh;         /* --resume found no checkpoint: started over */
+    CURLM *multi;               /* network stage's handle, set before `hungry` */
+    atomic_bool hungry;         /* network stage sleeps waiting for chunks */
+} run;
+
+/* Records the first fatal error and tells every stage to stop. */
+static void fail(run *r, el_err err, const el_diag *d)
+{
+    pthread_mutex_lock(&r->mu);
+    if (!r->err) {
+        r->err = err;
+        if (d)
+            r->diag = *d;
+    }
+    pthread_mutex_unlock(&r->mu);
+    atomic_store(&r->abort, true);
+    el_queue_close(r->queue);
+}
+
+static bool stopping(const run *r)
+{
+    return atomic_load(&r->abort) || (r->o->stop && *r->o->stop);
+}
+
+/* ---- reader threads ---- */
+
+static el_err reject_row(run *r, size_t idx, input_ctx *in, const el_diag *why,
+                         const el_row *row)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    atomic_fetch_add(&r->rejected, 1);
+    el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
+                                     el_reader_schema(in->reader), row, &d);
+    if (err) {
+        fail(r, err, &d);
+        return err;
+    }
+    return EL_OK;
+}
+
+static el_err dry_print(run *r, el_chunk *c)
+{
+    el_buf out;
+    el_buf_init(&out, (size_t)256 * 1024 * 1024);
+    el_err err = EL_OK;
+    for (size_t i = 0; !err && i < c->nitems; i++) {
+        err = el_buf_puts(&out, "{\"Item\":");
+        if (!err)
+            err = el_buf_append(&out, el_item_json(&c->items[i]), c->items[i].json_len);
+        if (!err)
+            err = el_buf_puts(&out, "}\n");
+    }
+    if (!err) {
+        pthread_mutex_lock(&r->mu);
+        if (fwrite(out.data ? out.data : "", 1, out.len, r->o->dry_out) != out.len)
+            err = EL_EIO;
+        pthread_mutex_unlock(&r->mu);
+    }
+    el_buf_free(&out);
+    return err;
+}
+
+/* Hands a chunk to the next stage (or prints it in a dry run) and starts
+ * the next one. An empty chunk is handed over only as the end marker. */
+static el_err hand_over(run *r, el_chunk **c, size_t input, bool eof)
+{
+    el_chunk *full = *c;
+    *c = NULL;
+    full->eof = eof;
+    if (full->nitems == 0 && !eof) {
+        *c = full;
+        return EL_OK;
+    }
+    uint64_t seq = full->seq;
+    if (r->o->dry_run) {
+        el_err err = dry_print(r, full);
+        el_chunk_free(full);
+        if (err) {
+            el_diag d;
+            el_diag_set(&d, err, "cannot write to standard output");
+            fail(r, err, &d);
+            return err;
+        }
+    } else if (!el_queue_push(r->queue, full)) {
+        el_chunk_free(full);
+        return EL_EINTR;
+    } else if (atomic_exchange(&r->hungry, false)) {
+        curl_multi_wakeup(r->multi);
+    }
+    if (eof)
+        return EL_OK;
+    *c = el_chunk_new(input);
+    if (!*c)
+        return EL_ENOMEM;
+    (*c)->seq = seq + 1;
+    return EL_OK;
+}
+
+static void read_one(run *r, size_t idx)
+{
+    input_ctx *in = &r->inputs[idx];
+    el_transform *t;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_transform_new(r->o->mapping, in->src, &t)) {
+        el_diag_set(&d, EL_ENOMEM, "out of memory");
+        fail(r, EL_ENOMEM, &d);
+        return;
+    }
+    el_chunk *c = el_chunk_new(idx);
+    el_row row;
+    el_err err = c ? EL_OK : EL_ENOMEM;
+    el_input *raw = el_reader_input(in->reader);
+    bool finished = in->resume_done;
+    while (!err && !finished && !stopping(r)) {
+        el_diag_clear(&d);
+        err = el_reader_next(in->reader, &row, &d);
+        if (err == EL_EOF) {
+            err = EL_OK;
+            finished = true;
+            break;
+        }
+        if (err == EL_EREJECT) {
+            if (row.offset < in->resume_offset) {
+                err = EL_OK; /* done before the checkpoint */
+                continue;
+            }
+            atomic_fetch_add(&r->rows_read, 1);
+            err = reject_row(r, idx, in, &d, &row);
+            continue;
+        }
+        if (err) {
+            el_diag wrapped;
+            el_diag_clear(&wrapped);
+            if (d.line)
+                el_diag_at(&wrapped, err, d.line, d.column, d.offset, "%s:%llu: %s", in->path,
+                           (unsigned long long)d.line, d.msg);
+            else
+                el_diag_set(&wrapped, err, "%s: %s", in->path, d.msg);
+            fail(r, err, &wrapped);
+            break;
+        }
+        if (row.offset < in->resume_offset)
+            continue; /* written before the checkpoint */
+        atomic_fetch_add(&r->rows_read, 1);
+        size_t jm = c->json.len, km = c->keys.len, size;
+        err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
+        if (err == EL_EREJECT) {
+            err = reject_row(r, idx, in, &d, &row);
+            continue;
+        }
+        if (!err) {
+            err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
+            if (!err)
+                c->items[c->nitems - 1].indexed = in->src->index;
+        }
+        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
+            atomic_store(&in->raw_read, el_input_raw_consumed(raw));
+            err = hand_over(r, &c, idx, false);
+        }
+        if (err && err != EL_EINTR) {
+            el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
+            fail(r, err, &d);
+        }
+    }
+    atomic_store(&in->raw_read, el_input_raw_consumed(raw));
+    /* the last items, then the end marker that lets the checkpoint call the
+     * input done; an input stopped early gets no marker */
+    if (!err && c && finished && !stopping(r) && c->nitems > 0) {
+        err = hand_over(r, &c, idx, false);
+        if (err && err != EL_EINTR) {
+            el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
+            fail(r, err, &d);
+        }
+    }
+    if (!err && c && finished && !stopping(r))
+        hand_over(r, &c, idx, true);
+    el_chunk_free(c);
+    el_transform_free(t);
+}
+
+static void *reader_main(void *arg)
+{
+    run *r = arg;
+    for (;;) {
+        size_t idx = atomic_fetch_add(&r->next_input, 1);
+        if (idx >= r->ninputs || stopping(r))
+            break;
+        read_one(r, idx);
+    }
+    if (atomic_fetch_sub(&r->readers_left, 1) == 1) {
+        el_queue_close(r->queue);
+        if (atomic_exchange(&r->hungry, false))
+            curl_multi_wakeup(r->multi);
+    }
+    return NULL;
+}
+
+/* ---- the network stage ---- */
+
+typedef struct sendreq {
+    el_ddb_req *req;
+    el_item *items[EL_DDB_BATCH_ITEMS];
+    size_t n;
+    unsigned attempt;
+    double wcu_estimate;     /* taken from the --max-wcu bucket when sent */
+    double not_before;       /* resend time while waiting */
+    struct sendreq *next;    /* in the waiting list */
+    size_t slot;             /* index in net.out while on the multi handle */
+} sendreq;
+
+/* Per input: the chunks received in reading order, to know the offset
+ * below which everything is acknowledged (the checkpoint's low watermark). */
+typedef struct tracker {
+    struct span {
+        uint64_t start;
+        bool done;
+    } *e;
+    size_t head, n, cap;     /* live spans are e[head .. head+n) */
+    uint64_t base_seq;       /* seq of e[head] */
+    uint64_t read_to;        /* end offset of the last chunk received */
+    bool eof;
+} tracker;
+
+typedef struct net {
+    run *r;
+    el_batcher *b;
+    CURLM *multi;
+    size_t inflight;
+    sendreq **out;           /* requests on the multi handle (inflight of them) */
+    size_t out_cap;
+    el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
+    size_t nchunks, chunks_cap;
+    sendreq *waiting;        /* requests to resend after a backoff */
+    tracker *tr;             /* one per input */
+    el_load_stats *st;
+    el_rate rate;
+    uint64_t rng;
+    double failing_since;    /* start of continuous non-throttle failure, 0 = none */
+    double next_checkpoint, next_progress;
+    el_checkpoint *cp;       /* reused for every write */
+    el_buf body;
+} net;
+
+static el_err track_chunk(tracker *t, const el_chunk *c)
+{
+    if (c->eof) {
+        t->eof = true;
+        return EL_OK;
+    }
+    if (t->n == 0) {
+        t->head = 0;
+        t->base_seq = c->seq;
+    }
+    if (t->head + t->n == t->cap) {
+        if (t->head > 0) {
+            memmove(t->e, t->e + t->head, t->n * sizeof *t->e);
+            t->head = 0;
+        } else {
+            size_t cap = t->cap ? t->cap * 2 : 16;
+            struct span *v = realloc(t->e, cap * sizeof *v);
+            if (!v)
+                return EL_ENOMEM;
+            t->e = v;
+            t->cap = cap;
+        }
+    }
+    t->e[t->head + t->n++] = (struct span){ c->start_offset, false };
+    t->read_to = c->end_offset;
+    return EL_OK;
+}
+
+static void track_done(tracker *t, uint64_t seq)
+{
+    t->e[t->head + (seq - t->base_seq)].done = true;
+    while (t->n > 0 && t->e[t->head].done) {
+        t->head++;
+        t->n--;
+        t->base_seq++;
+    }
+}
+
+static void ack(net *n, el_item *it, bool release)
+{
+    if (release)
+        el_batcher_release(n->b, it);
+    el_chunk *c = it->chunk;
+    if (--c->unacked == 0) {
+        /* every item acknowledged: the arena goes in one call */
+        track_done(&n->tr[c->input], c->seq);
+        el_chunk *last = n->chunks[--n->nchunks];
+        n->chunks[c->slot] = last;
+        last->slot = c->slot;
+        el_chunk_free(c);
+    }
+}
+
+static el_err write_checkpoint(net *n, el_diag *diag)
+{
+    run *r = n->r;
+    el_checkpoint *cp = n->cp;
+    uint64_t high[r->ninputs ? r->ninputs : 1];
+    bool has[r->ninputs ? r->ninputs : 1];
+    el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, high, has, r->ninputs);
+    for (size_t i = 0; i < r->ninputs; i++) {
+        const tracker *t = &n->tr[i];
+        el_checkpoint_input *in = &cp->inputs[i];
+        in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
+        if (in->done)
+            in->offset = 0; /* not used: the whole input is done */
+        else if (t->n > 0)
+            in->offset = t->e[t->head].start;
+        else if (t->read_to > r->inputs[i].resume_offset)
+            in->offset = t->read_to;
+        else
+            in->offset = r->inputs[i].resume_offset;
+        in->rejects_high = high[i];
+        in->has_rejects = has[i];
+    }
+    cp->items_written = r->base_written + n->st->items_written;
+    cp->rejected = atomic_load(&r->rejected);
+    return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
+}
+
+static void report(net *n, bool final)
+{
+    const el_load_opts *o = n->r->o;
+    if (!o->progress)
+        return;
+    el_progress p = { .st = *n->st, .window = el_rate_window(&n->rate), .final = final };
+    p.st.rows_read = atomic_load(&n->r->rows_read);
+    p.st.rejected = atomic_load(&n->r->rejected);
+    p.st.elapsed_s = (el_now_ms() - n->r->t0) / 1000.0;
+    for (size_t i = 0; i < n->r->ninputs; i++) {
+        p.bytes_done += atomic_load(&n->r->inputs[i].raw_read);
+        p.bytes_total += n->r->inputs[i].raw_size;
+    }
+    o->progress(&p, o->progress_user);
+}
+
+/* Puts a request on the multi handle and remembers it. */
+static el_err start(net *n, sendreq *s)
+{
+    if (n->inflight == n->out_cap) {
+        size_t cap = n->out_cap ? n->out_cap * 2 : 64;
+        sendreq **v = realloc(n->out, cap * sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        n->out = v;
+        n->out_cap = cap;
+    }
+    el_ddb_req_reset(s->req);
+    if (curl_multi_add_handle(n->multi, el_ddb_req_handle(s->req)) != CURLM_OK)
+        return EL_ENET;
+    s->slot = n->inflight;
+    n->out[n->inflight++] = s;
+    n->st->requests++;
+    return EL_OK;
+}
+
+/* Takes a finished request off the multi handle. */
+static void stop_req(net *n, sendreq *s)
+{
+    curl_multi_remove_handle(n->multi, el_ddb_req_handle(s->req));
+    sendreq *last = n->out[--n->inflight];
+    n->out[s->slot] = last;
+    last->slot = s->slot;
+}
+
+static el_err build_body(net *n, el_item **items, size_t count)
+{
+    el_buf *b = &n->body;
+    el_buf_reset(b);
+    el_err err = el_buf_puts(b, "{\"RequestItems\":{");
+    if (!err)
+        err = el_json_put_string(b, n->r->o->mapping->table, strlen(n->r->o->mapping->table));
+    if (!err)
+        err = el_buf_puts(b, ":[");
+    for (size_t i = 0; !err && i < count; i++) {
+        err = el_buf_puts(b, i ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":");
+        if (!err)
+            err = el_buf_append(b, el_item_json(items[i]), items[i]->json_len);
+        if (!err)
+            err = el_buf_puts(b, "}}");
+    }
+    if (!err)
+        err = el_buf_puts(b, "]},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    return err;
+}
+
+/* Write capacity an item costs: 1 WCU per started KB, in the table and in
+ * the index when it has index keys. */
+static double item_wcu(const el_item *it)
+{
+    double units = (double)((it->size + 1023) / 1024);
+    if (units < 1)
+        units = 1;
+    return it->indexed ? 2 * units : units;
+}
+
+static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt,
+                         double wcu_estimate)
+{
+    sendreq *s = calloc(1, sizeof *s);
+    if (!s)
+        return EL_ENOMEM;
+    memcpy(s->items, items, count * sizeof *items);
+    s->n = count;
+    s->attempt = attempt;
+    s->wcu_estimate = wcu_estimate;
+    el_err err = build_body(n, items, count);
+    if (!err)
+        err = el_ddb_req_new(n->r->o->ddb, "BatchWriteItem", &n->body, s, &s->req);
+    if (err) {
+        free(s);
+        return err;
+    }
+    err = start(n, s);
+    if (err) {
+        el_ddb_req_free(s->req);
+        free(s);
+    }
+    return err;
+}
+
+static void free_req(sendreq *s)
+{
+    el_ddb_req_free(s->req);
+    free(s);
+}
+
+static bool key_matches(const el_item *it, const el_ddb_key *k)
+{
+    const char *key = el_item_key(it);
+    size_t pklen = strlen(key); /* PK ends at the NUL */
+    if (strlen(k->pk) != pklen || memcmp(key, k->pk, pklen) != 0)
+        return false;
+    const char *sk = key + pklen + 1;
+    size_t sklen = it->key_len - pklen - 1;
+    return k->sk && strlen(k->sk) == sklen && memcmp(sk, k->sk, sklen) == 0;
+}
+
+static void schedule_resend(net *n, sendreq *s, double now)
+{
+    s->attempt++;
+    s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
+                                        el_rand_unit(&n->rng));
+    s->next = n->waiting;
+    n->waiting = s;
+}
+
+static el_err on_success(net *n, sendreq *s, double now)
+{
+    size_t len;
+    const char *resp = el_ddb_req_response(s->req, &len);
+    el_ddb_batch_result br;
+    el_diag d;
+    el_diag_clear(&d);
+    const el_mapping *m = n->r->o->mapping;
+    el_err err = el_ddb_parse_batch_write(resp, len, m->pk_attr, m->sk_attr, &br, &d);
+    if (err) {
+        /* An answer we cannot read is treated like a lost reply: resend. */
+        n->st->retries++;
+        schedule_resend(n, s, now);
+        return EL_OK;
+    }
+    n->st->wcu_consumed += br.consumed_wcu;
+    el_rate_settle(&n->rate, s->wcu_estimate, br.consumed_wcu);
+    if (br.nunprocessed > 0)
+        el_rate_on_throttle(&n->rate, now); /* unprocessed items are throttling too */
+    else
+        el_rate_on_success(&n->rate);
+    for (size_t i = 0; i < s->n; i++) {
+        el_item *it = s->items[i];
+        bool unprocessed = false;
+        for (size_t k = 0; k < br.nunprocessed && !unprocessed; k++)
+            unprocessed = key_matches(it, &br.unprocessed[k]);
+        if (unprocessed) {
+            it->attempts++;
+            it->not_before = now + el_backoff_ms(it->attempts, EL_BACKOFF_BASE_MS,
+                                                 EL_BACKOFF_CAP_MS, el_rand_unit(&n->rng));
+            n->st->retries++;
+            err = el_batcher_retry(n->b, it);
+            if (err)
+                break;
+        } else {
+            n->st->items_written++;
+            ack(n, it, true);
+        }
+    }
+    el_ddb_batch_result_clear(&br);
+    free_req(s);
+    return err;
+}
+
+/* A refused batch: split it to find the item DynamoDB refuses. */
+static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
+{
+    el_err err = EL_OK;
+    if (s->n > 1) {
+        size_t half = s->n / 2;
+        err = send_items(n, s->items, half, 0, 0);
+        if (!err)
+            err = send_items(n, s->items + half, s->n - half, 0, 0);
+    } else {
+        el_item *it = s->items[0];
+        el_diag d;
+        el_diag_clear(&d);
+        char reason[700];
+        snprintf(reason, sizeof reason, "DynamoDB refused the item: %s: %s", res->error_type,
+                 res->message);
+        atomic_fetch_add(&n->r->rejected, 1);
+        size_t idx = it->chunk->input;
+        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, n->r->inputs[idx].path,
+                                   it->line, reason, el_item_json(it), it->json_len, &d);
+        ack(n, it, true);
+        if (err) {
+            free_req(s);
+            fail(n->r, err, &d);
+            return err;
+        }
+    }
+    free_req(s);
+    return err;
+}
+
+static el_err on_done(net *n, sendreq *s, CURLcode code)
+{
+    el_ddb_result res;
+    double now = el_now_ms();
+    el_ddb_req_finish(s->req, code, &res);
+    switch (res.outcome) {
+    case EL_DDB_SUCCESS:
+        n->failing_since = 0;
+        return on_success(n, s, now);
+    case EL_DDB_THROTTLED:
+        n->st->throttled++;
+        n->st->retries++;
+        el_rate_on_throttle(&n->rate, now);
+        schedule_resend(n, s, now);
+        return EL_OK;
+    case EL_DDB_TRANSIENT:
+        if (n->failing_since == 0)
+            n->failing_since = now;
+        if (now - n->failing_since > n->r->o->max_retry_time_s * 1000.0) {
+            el_diag d;
+            el_diag_set(&d, EL_ENET, "giving up after %.0f s of continuous failures; last: %s%s%s",
+                        n->r->o->max_retry_time_s, res.error_type,
+                        res.error_type[0] ? ": " : "", res.message);
+            free_req(s); /* its items stay unacknowledged: nothing is claimed written */
+            fail(n->r, EL_ENET, &d);
+            return EL_ENET;
+        }
+        n->st->retries++;
+        schedule_resend(n, s, now);
+        return EL_OK;
+    case EL_DDB_REJECTED:
+        n->failing_since = 0;
+        return on_rejected(n, s, &res);
+    case EL_DDB_FATAL:
+        break;
+    }
+    el_diag d;
+    el_diag_set(&d, EL_ESERVICE, "%s%s%s", res.error_type, res.error_type[0] ? ": " : "",
+                res.message);
+    free_req(s);
+    fail(n->r, EL_ESERVICE, &d);
+    return EL_ESERVICE;
+}
+
+/* Takes one chunk from the queue into the window (an end marker only
+ * updates its input's tracker). */
+static el_err take_chunk(net *n, el_chunk *c)
+{
+    el_err err = track_chunk(&n->tr[c->input], c);
+    if (err || c->eof) {
+        el_chunk_free(c);
+        return err;
+    }
+    if (n->nchunks == n->chunks_cap) {
+        size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
+        el_chunk **v = realloc(n->chunks, cap * sizeof *v);
+        if (!v) {
+            el_chunk_free(c);
+            return EL_ENOMEM;
+        }
+        n->chunks = v;
+        n->chunks_cap = cap;
+    }
+    c->slot = n->nchunks;
+    n->chunks[n->nchunks++] = c;
+    for (size_t i = 0; i < c->nitems; i++) {
+        err = el_batcher_add(n->b, &c->items[i]);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* Takes chunks from the queue while the window has room. block: wait for
+ * one when there is nothing else to do. */
+static el_err pull(net *n, bool block)
+{
+    void *p;
+    while (el_batcher_has_room(n->b)) {
+        bool got = block ? el_queue_pop(n->r->queue, &p) : el_queue_try_pop(n->r->queue, &p);
+        if (!got)
+            break;
+        block = false;
+        el_err err = take_chunk(n, p);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* Forms and sends batches while the window and the capacity budget allow.
+ * *wait_ms gets how long the budget wants us to wait (0 = not limited). */
+static el_err fill_window(net *n, double now, double *wait_ms)
+{
+    el_item *batch[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    *wait_ms = 0;
+    while ((int)n->inflight < el_rate_window(&n->rate)) {
+        /* with a capacity cap, wait until a full batch's worth is available */
+        if (n->rate.wcu_per_s > 0) {
+            double w = el_rate_wait_ms(&n->rate, 50, now);
+            if (w > 0) {
+                *wait_ms = w;
+                return EL_OK;
+            }
+        }
+        size_t nsup, blocked;
+        size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
+                                     batch, sup, &nsup, &blocked);
+        n->st->duplicates += nsup + blocked;
+        for (size_t i = 0; i < nsup; i++)
+            ack(n, sup[i], false);
+        if (cnt == 0)
+            return EL_OK;
+        unsigned attempt = 0;
+        double wcu = 0;
+        for (size_t i = 0; i < cnt; i++) {
+            if (batch[i]->attempts > attempt)
+                attempt = batch[i]->attempts;
+            wcu += item_wcu(batch[i]);
+        }
+        el_rate_take(&n->rate, wcu, now);
+        el_err err = send_items(n, batch, cnt, attempt, wcu);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+#define DRAIN_MS 30000.0
+
+static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
+{
+    net n = { .r = r, .st = st, .rng = (uint64_t)el_now_ms() ^ 0x5eed };
+    el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
+    n.b = el_batcher_new(WINDOW_ITEMS);
+    n.multi = curl_multi_init();
+    r->multi = n.multi;
+    n.tr = calloc(r->ninputs ? r->ninputs : 1, sizeof *n.tr);
+    el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
+    const el_load_opts *o = r->o;
+    int concurrency = o->concurrency > 0 ? o->concurrency : 16;
+    double now = el_now_ms();
+    el_rate_init(&n.rate, concurrency, o->max_wcu, now);
+    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
+    n.next_checkpoint = now + interval;
+    n.next_progress = now + 1000.0;
+    if (!err && o->checkpoint_path) {
+        n.cp = el_checkpoint_new(r->ninputs);
+        if (!n.cp)
+            err = EL_ENOMEM;
+        for (size_t i = 0; !err && i < r->ninputs; i++)
+            if (!(n.cp->inputs[i].path = strdup(r->inputs[i].path)))
+                err = EL_ENOMEM;
+        if (!err)
+            n.cp->job_hash = r->job_hash;
+    }
+    if (!err) {
+        curl_multi_setopt(n.multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)concurrency);
+        curl_multi_setopt(n.multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
+    }
+    if (err)
+        el_diag_set(diag, err, "out of memory");
+    /* a checkpoint from the first moment: a kill before the first interval
+     * still leaves one to resume from */
+    if (!err && n.cp)
+        err = write_checkpoint(&n, diag);
+    double drain_until = 0;
+    while (!err) {
+        now = el_now_ms();
+        bool stop = (o->stop && *o->stop) || atomic_load(&r->abort);
+        if (stop && drain_until == 0) {
+            /* stop taking input; let what is on the wire finish */
+            drain_until = now + DRAIN_MS;
+            atomic_store(&r->abort, true);
+            el_queue_close(r->queue);
+        }
+        if (drain_until) {
+            if (n.inflight == 0 || now > drain_until)
+                break;
+        } else {
+            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
+            if (idle && el_queue_done(r->queue))
+                break;
+            err = pull(&n, idle);
+            if (err) {
+                el_diag_set(diag, err, "out of memory");
+                break;
+            }
+            now = el_now_ms();
+            /* resend requests whose backoff has passed */
+            for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < el_rate_window(&n.rate);) {
+                sendreq *s = *pp;
+                if (s->not_before > now) {
+                    pp = &s->next;
+                    continue;
+                }
+                *pp = s->next;
+                err = start(&n, s);
+                if (err) {
+                    free_req(s);
+                    break;
+                }
+            }
+        }
+        double budget_wait = 0;
+        if (!err && !drain_until)
+            err = fill_window(&n, now, &budget_wait);
+        if (err) {
+            el_diag_set(diag, err, "%s", el_strerror(err));
+            break;
+        }
+        int running;
+        curl_multi_perform(n.multi, &running);
+        CURLMsg *msg;
+        int left;
+        while (!err && (msg = curl_multi_info_read(n.multi, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            CURLcode code = msg->data.result;
+            el_ddb_req *req = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
+            sendreq *s = el_ddb_req_user(req);
+            stop_req(&n, s);
+            err = on_done(&n, s, code);
+        }
+        if (err) {
+            /* on_done recorded the reason with fail() */
+            break;
+        }
+        now = el_now_ms();
+        if (n.cp && now >= n.next_checkpoint) {
+            n.next_checkpoint = now + interval;
+            err = write_checkpoint(&n, diag);
+            if (err)
+                break;
+        }
+        if (now >= n.next_progress) {
+            n.next_progress = now + 1000.0;
+            report(&n, false);
+        }
+        /* Sleep until a transfer moves, a retry or the capacity budget is
+         * due, a checkpoint or progress report is due, or (when there is
+         * room for more) a reader hands over a chunk: readers wake us with
+         * curl_multi_wakeup only when `hungry` says we wait for them. */
+        double timeout = 1000;
+        if (budget_wait > 0 && budget_wait < timeout)
+            timeout = budget_wait;
+        double due = el_batcher_next_due(n.b);
+        for (sendreq *s = n.waiting; s; s = s->next)
+            if (due < 0 || s->not_before < due)
+                due = s->not_before;
+        if (n.cp && (due < 0 || n.next_checkpoint < due))
+            due = n.next_checkpoint;
+        if (due < 0 || n.next_progress < due)
+            due = n.next_progress;
+        if (due - now < timeout)
+            timeout = due > now ? due - now : 0;
+        bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
+        if (room && !drain_until && !el_queue_done(r->queue)) {
+            atomic_store(&r->hungry, true);
+            /* a chunk may have come between pull() and now: then don't sleep */
+            void *peek;
+            if (el_queue_try_pop(r->queue, &peek)) {
+                atomic_store(&r->hungry, false);
+                err = take_chunk(&n, peek);
+                if (err)
+                    break;
+                continue;
+            }
+        }
+        if (timeout > 0)
+            curl_multi_poll(n.multi, NULL, 0, (int)timeout + 1, NULL);
+        atomic_store(&r->hungry, false);
+    }
+    bool interrupted = !err && o->stop && *o->stop;
+    /* Requests still out are dropped: their items were never acknowledged,
+     * so nothing is counted as written that was not, and the checkpoint's
+     * watermark stays below them. */
+    while (n.inflight) {
+        sendreq *s = n.out[n.inflight - 1];
+        stop_req(&n, s);
+        free_req(s);
+    }
+    if (n.cp) {
+        el_diag cd;
+        el_diag_clear(&cd);
+        el_err cerr = write_checkpoint(&n, &cd);
+        if (cerr && !err) {
+            err = cerr;
+            *diag = cd;
+        }
+    }
+    report(&n, true);
+    while (n.waiting) {
+        sendreq *s = n.waiting;
+        n.waiting = s->next;
+        free_req(s);
+    }
+    for (size_t i = 0; i < n.nchunks; i++)
+        el_chunk_free(n.chunks[i]);
+    if (n.tr)
+        for (size_t i = 0; i < r->ninputs; i++)
+            free(n.tr[i].e);
+    free(n.tr);
+    free(n.chunks);
+    free(n.out);
+    el_checkpoint_free(n.cp);
+    curl_multi_cleanup(n.multi);
+    el_batcher_free(n.b);
+    el_buf_free(&n.body);
+    if (!err && interrupted)
+        return EL_EINTR;
+    return err;
+}
+
+/* ---- setting up ---- */
+
+static char *resolve_path(const el_mapping *m, const char *path)
+{
+    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
+        return strdup(path);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
+}
+
+/* Pairs every input with its source: positional inputs override the
+ * mapping's "input" (one per source in order, or all to a single source). */
+static el_err plan_inputs(run *r, el_diag *diag)
+{
+    const el_load_opts *o = r->o;
+    el_mapping *m = o->mapping;
+    size_t n = o->ninputs ? o->ninputs : m->nsources;
+    if (o->ninputs && m->nsources > 1 && o->ninputs != m->nsources)
+        return el_diag_set(diag, EL_EUSAGE,
+                           "%zu inputs given for %zu sources: give one input per source, in the "
+                           "mapping's order, or none to use each source's \"input\"",
+                           o->ninputs, m->nsources);
+    r->inputs = calloc(n ? n : 1, sizeof *r->inputs);
+    if (!r->inputs)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
+        const char *path = o->ninputs ? o->inputs[i] : src->input;
+        if (!path)
+            return el_diag_set(diag, EL_EUSAGE,
+                               "source '%s' has no input: give it \"input\" in the mapping or "
+                               "name the file on the command line", src->name);
+        r->inputs[i].src = src;
+        r->inputs[i].path = o->ninputs ? strdup(path) : resolve_path(m, path);
+        if (!r->inputs[i].path)
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        r->ninputs++;
+    }
+    return EL_OK;
+}
+
+static bool same_columns(const el_schema *a, const el_schema *b)
+{
+    if (a->ncols != b->ncols)
+        return false;
+    for (size_t i = 0; i < a->ncols; i++)
+        if (strcmp(a->names[i], b->names[i]) != 0)
+            return false;
+    return true;
+}
+
+static el_err open_inputs(run *r, el_diag *diag)
+{
+    for (size_t i = 0; i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        el_reader_opts ro = r->o->reader;
+        const el_source *s = in->src;
+        if (s->format != EL_FMT_AUTO)
+            ro.format = s->format;
+        if (s->delimiter)
+            ro.delimiter = s->delimiter;
+        if (s->null_string)
+            ro.null_string = s->null_string;
+        if (s->columns) {
+            ro.columns = (const char *const *)s->columns;
+            ro.ncolumns = s->ncolumns;
+        }
+        if (s->source_table)
+            ro.source_table = s->source_table;
+        el_diag d;
+        el_diag_clear(&d);
+        el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
+        if (err) {
+            if (d.line)
+                return el_diag_set(diag, err, "%s:%llu: %s", in->path,
+                                   (unsigned long long)d.line, d.msg);
+            /* input.c names the file in its own messages */
+            return el_diag_set(diag, err, "%s", d.msg);
+        }
+        in->raw_size = el_input_raw_size(el_reader_input(in->reader));
+        const el_schema *schema = el_reader_schema(in->reader);
+        if (s->bound && !same_columns(s->bound, schema))
+            return el_diag_set(diag, EL_EUSAGE,
+                               "%s: columns differ from the other inputs of source '%s'; "
+                               "inputs of one source must have the same columns in the same "
+                               "order", in->path, s->name);
+        if (!s->bound) {
+            err = el_source_bind(in->src, schema, &d);
+            if (err)
+                return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+        }
+    }
+    return EL_OK;
+}
+
+/* Identifies the job a checkpoint belongs to: table, sources and inputs. */
+static uint64_t job_hash(const run *r)
+{
+    const el_mapping *m = r->o->mapping;
+    uint64_t h = el_checkpoint_hash(0, m->table, strlen(m->table) + 1);
+    for (size_t i = 0; i < m->nsources; i++) {
+        const el_source *s = m->sources[i];
+        const el_template *t[] = { s->pk, s->sk, s->index_pk, s->index_sk };
+        h = el_checkpoint_hash(h, s->name, strlen(s->name) + 1);
+        for (size_t k = 0; k < 4; k++) {
+            const char *text = t[k] ? el_template_text(t[k]) : "";
+            h = el_checkpoint_hash(h, text, strlen(text) + 1);
+        }
+    }
+    for (size_t i = 0; i < r->ninputs; i++)
+        h = el_checkpoint_hash(h, r->inputs[i].path, strlen(r->inputs[i].path) + 1);
+    return h;
+}
+
+/* Applies a checkpoint: offsets to skip to, rejects already written. */
+static el_err resume_from(run *r, el_diag *diag)
+{
+    el_checkpoint *cp;
+    if (access(r->o->checkpoint_path, F_OK) != 0 && errno == ENOENT) {
+        /* nothing to resume: the earlier run never got going. Start over. */
+        r->resumed_fresh = true;
+        return EL_OK;
+    }
+    el_err err = el_checkpoint_read(r->o->checkpoint_path, &cp, diag);
+    if (err)
+        return err;
+    if (cp->job_hash != r->job_hash || cp->ninputs != r->ninputs) {
+        el_checkpoint_free(cp);
+        return el_diag_set(diag, EL_EUSAGE,
+                           "checkpoint %s belongs to another job (different mapping or inputs); "
+                           "run without --resume to start over", r->o->checkpoint_path);
+    }
+    uint64_t high[r->ninputs ? r->ninputs : 1];
+    bool has[r->ninputs ? r->ninputs : 1];
+    for (size_t i = 0; i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        if (!el_input_seekable(el_reader_input(in->reader)) && !cp->inputs[i].done &&
+            cp->inputs[i].offset > 0) {
+            el_checkpoint_free(cp);
+            return el_diag_set(diag, EL_EUSAGE, "%s: cannot resume standard input or a pipe; "
+                               "give the file itself", in->path);
+        }
+        in->resume_done = cp->inputs[i].done;
+        in->resume_offset = cp->inputs[i].offset;
+        high[i] = cp->inputs[i].rejects_high;
+        has[i] = cp->inputs[i].has_rejects;
+    }
+    r->base_written = cp->items_written;
+    atomic_store(&r->rejected, cp->rejected);
+    err = el_rejects_restore(r->o->rejects, cp->rejects_bytes, high, has, r->ninputs, diag);
+    el_checkpoint_free(cp);
+    return err;
+}
+
+el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
+{
+    memset(st, 0, sizeof *st);
+    double t0 = el_now_ms();
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.t0 = t0;
+    pthread_mutex_init(&r.mu, NULL);
+    el_err err = plan_inputs(&r, diag);
+    if (!err)
+        err = open_inputs(&r, diag);
+    if (!err) {
+        r.job_hash = job_hash(&r);
+        if (el_rejects_track(o->rejects, r.ninputs))
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    if (!err && o->resume) {
+        if (!o->checkpoint_path || o->dry_run)
+            err = el_diag_set(diag, EL_EUSAGE, "--resume needs --checkpoint FILE (and a real load)");
+        else
+            err = resume_from(&r, diag);
+    }
+    uint64_t rejected_before = atomic_load(&r.rejected);
+    if (!err) {
+        r.queue = el_queue_new(QUEUE_CHUNKS);
+        if (!r.queue)
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    pthread_t *threads = NULL;
+    size_t nthreads = 0;
+    if (!err) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t want = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
+        if (want > r.ninputs)
+            want = r.ninputs;
+        threads = calloc(want ? want : 1, sizeof *threads);
+        if (!threads)
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+        atomic_store(&r.readers_left, (int)want);
+        if (want == 0)
+            el_queue_close(r.queue);
+        for (size_t i = 0; !err && i < want; i++) {
+            if (pthread_create(&threads[i], NULL, reader_main, &r) != 0) {
+                /* the threads that did start finish the work */
+                if (atomic_fetch_sub(&r.readers_left, (int)(want - i)) == (int)(want - i))
+                    el_queue_close(r.queue);
+                if (i == 0)
+                    err = el_diag_set(diag, EL_ENOMEM, "cannot start a reader thread");
+                break;
+            }
+            nthreads++;
+        }
+    }
+    el_err net_err = EL_OK;
+    el_diag net_diag;
+    el_diag_clear(&net_diag);
+    if (!err && !o->dry_run) {
+        net_err = network_stage(&r, st, &net_diag);
+        if (net_err && net_err != EL_EINTR)
+            fail(&r, net_err, &net_diag);
+    }
+    if (!o->dry_run && r.queue) {
+        /* the network stage is over: readers still blocked on a full queue
+         * (after an error or interrupt) must not wait for it */
+        atomic_store(&r.abort, true);
+        el_queue_close(r.queue);
+    }
+    for (size_t i = 0; i < nthreads; i++)
+        pthread_join(threads[i], NULL);
+    free(threads);
+    if (r.queue) {
+        /* chunks queued after the network stage stopped */
+        void *p;
+        while (el_queue_try_pop(r.queue, &p))
+            el_chunk_free(p);
+    }
+    if (!err && r.err) {
+        err = r.err;
+        *diag = r.diag;
+    }
+    if (!err && (net_err == EL_EINTR || (o->stop && *o->stop))) {
+        err = EL_EINTR;
+        el_diag_set(diag, err, "interrupted%s", o->checkpoint_path ? "; checkpoint saved" : "");
+    }
+    st->rows_read = atomic_load(&r.rows_read);
+    st->rejected = atomic_load(&r.rejected) - rejected_before;
+    if (o->dry_run)
+        st->items_written = st->rows_read - st->rejected;
+    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    for (size_t i = 0; i < r.ninputs; i++) {
+        el_reader_free(r.inputs[i].reader);
+        free(r.inputs[i].path);
+    }
+    free(r.inputs);
+    el_queue_free(r.queue);
+    pthread_mutex_destroy(&r.mu);
+    return err;
+}

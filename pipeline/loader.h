@@ -1,0 +1,93 @@
+/*
+ * loader.h - the load pipeline: readers -> transform -> batcher -> network.
+ *
+ *   reader threads (one per input, at most --threads at once)
+ *     read rows, transform them into items, put items into chunks
+ *   a bounded queue of chunks (back-pressure to the readers)
+ *   the network stage (the calling thread)
+ *     forms BatchWriteItem requests (batcher.h), keeps --concurrency of them
+ *     in flight on a curl multi handle, resends unprocessed items and
+ *     throttled or failed requests with backoff, bisects refused batches to
+ *     find the bad item, and acknowledges each item exactly once.
+ *
+ * With dry_run, items are printed as {"Item":{...}} lines instead and no
+ * client is needed.
+ */
+#ifndef EL_LOADER_H
+#define EL_LOADER_H
+
+#include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdbool.h>  /* bool */
+#include <stdint.h>   /* uint64_t */
+#include <stdio.h>    /* FILE for dry-run output */
+
+#include "common/error.h"
+#include "dynamo/ddb_client.h"
+#include "formats/reader.h"
+#include "pipeline/mapping.h"
+#include "pipeline/rejects.h"
+
+typedef struct el_load_stats {
+    uint64_t rows_read;
+    uint64_t items_written;   /* acknowledged by DynamoDB (or printed in dry-run) */
+    uint64_t duplicates;      /* rows superseded by a later row of the same key */
+    uint64_t rejected;        /* rows in the rejects file */
+    uint64_t retries;         /* items or requests sent again */
+    uint64_t throttled;       /* throttling answers */
+    uint64_t requests;        /* requests sent, retries included */
+    double wcu_consumed;      /* sum of ConsumedCapacity */
+    double elapsed_s;
+} el_load_stats;
+
+/* A snapshot for progress reports, taken about once a second by the
+ * network stage. */
+typedef struct el_progress {
+    el_load_stats st;
+    uint64_t bytes_done;      /* input bytes consumed (compressed bytes for .zst/.gz) */
+    uint64_t bytes_total;     /* sum of input sizes; 0 when unknown (stdin) */
+    int window;               /* requests allowed in flight right now */
+    bool final;
+} el_progress;
+
+typedef void (*el_progress_fn)(const el_progress *p, void *user);
+
+typedef struct el_load_opts {
+    el_mapping *mapping;          /* sources are bound to their inputs here */
+    el_reader_opts reader;        /* format options from the command line */
+    const char *const *inputs;    /* positional inputs overriding "input", or NULL */
+    size_t ninputs;
+    int threads;                  /* reader threads; <= 0: number of cores */
+    int concurrency;              /* requests in flight */
+    bool dry_run;
+    FILE *dry_out;                /* where dry-run lines go */
+    el_ddb *ddb;                  /* NULL only with dry_run */
+    el_rejects *rejects;
+    double max_retry_time_s;      /* continuous non-throttle failure before giving up */
+    volatile sig_atomic_t *stop;  /* set by a signal handler: stop taking input */
+    double max_wcu;               /* write capacity units per second; 0 = no cap */
+    const char *checkpoint_path;  /* NULL: no checkpoint */
+    double checkpoint_interval_s; /* how often it is rewritten (default 5) */
+    bool resume;                  /* continue from checkpoint_path */
+    el_progress_fn progress;      /* called about once a second; may be NULL */
+    void *progress_user;
+} el_load_opts;
+
+/*
+ * Opens every input (so schema errors stop the run before anything is
+ * written), binds the mapping's sources, then runs the pipeline.
+ * With checkpoint_path, the checkpoint is rewritten every interval and at
+ * the end, whatever the outcome; with resume, rows before each input's
+ * checkpointed offset are skipped (and inputs marked done are not read).
+ * On EL_EINTR the stage stops taking input, lets requests in flight finish
+ * (up to 30 s), and writes the checkpoint.
+ * Returns EL_OK when every row was written or rejected; EL_EUSAGE for
+ * mapping/input errors found before writing; EL_EINTR when stopped by the
+ * flag; other errors when the run was aborted (diag says why). stats is
+ * filled in every case.
+ */
+el_err el_load_run(const el_load_opts *opts, el_load_stats *stats, el_diag *diag) EL_MUST_USE;
+
+/* Monotonic milliseconds. */
+double el_now_ms(void);
+
+#endif

@@ -1,0 +1,83 @@
+# scripts/lib.sh - shell helpers shared by quickstart.sh, test.sh and
+# ddb-local.sh. Sourced, never run. Bash only.
+#
+# Everything here is idempotent and quiet when there is nothing to do, so a
+# second run of any script costs seconds, not an apt-get round trip.
+
+EL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+EL_CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/edgeload"
+
+# Debian packages edgeload needs to build and to run its whole test suite.
+# nodejs/npm are only needed to fetch DynamoDB Local; ddb-local.sh installs
+# them (and Java) itself when they are missing.
+EL_BUILD_PACKAGES=(
+  build-essential cmake pkg-config
+  libcsv-dev libzstd-dev zstd libcurl4-openssl-dev libyajl-dev zlib1g-dev libssl-dev
+  libcmocka-dev
+)
+EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates)
+
+el_say() { printf '%s: %s\n' "${EL_PROG:-edgeload}" "$*" >&2; }
+el_die() { el_say "error: $*"; exit 1; }
+
+# Runs a command as root: directly when we are root, through sudo otherwise.
+el_as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    el_die "need root (or sudo) to run: $*"
+  fi
+}
+
+# el_apt_install PKG... - installs the packages that dpkg does not already
+# report as installed; runs apt-get update once per process, and only then.
+el_apt_install() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null 2>&1 ||
+    el_die "missing packages (${missing[*]}) and no apt-get to install them"
+  el_say "installing: ${missing[*]}"
+  if [ -z "${EL_APT_UPDATED:-}" ]; then
+    el_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+      el_die "apt-get update failed"
+    EL_APT_UPDATED=1
+  fi
+  el_as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    el_die "apt-get install failed: ${missing[*]}"
+}
+
+# el_build BUILD_DIR [CMAKE_ARGS...] - configures (first time, or when the
+# arguments change) and builds with two jobs.
+el_build() {
+  local dir=$1; shift
+  cmake -S "$EL_ROOT" -B "$EL_ROOT/$dir" "$@" >/dev/null ||
+    el_die "cmake configure failed in $dir"
+  cmake --build "$EL_ROOT/$dir" -j2 || el_die "build failed in $dir"
+}
+
+# DynamoDB Local's port and endpoint, as every script and test sees them.
+el_ddb_port() { printf '%s\n' "${EDGELOAD_DDB_PORT:-8000}"; }
+el_ddb_endpoint() { printf 'http://127.0.0.1:%s\n' "$(el_ddb_port)"; }
+
+# Exports dummy credentials, a region and the local endpoint so that
+# edgeload and the AWS CLI talk to DynamoDB Local and nothing else.
+el_use_local_aws() {
+  export AWS_ACCESS_KEY_ID=edgeloadlocal AWS_SECRET_ACCESS_KEY=edgeloadlocal
+  export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1
+  export AWS_ENDPOINT_URL_DYNAMODB
+  AWS_ENDPOINT_URL_DYNAMODB=$(el_ddb_endpoint)
+  export AWS_EC2_METADATA_DISABLED=true AWS_PAGER=""
+  unset AWS_SESSION_TOKEN AWS_PROFILE
+}
+
+# The AWS CLI: Debian's when it is there (a user's PATH may put another first).
+el_aws() {
+  if [ -x /usr/bin/aws ]; then /usr/bin/aws "$@"; else aws "$@"; fi
+}

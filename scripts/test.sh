@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# scripts/test.sh - installs what the build and the suite need, builds with
+# -Werror, starts DynamoDB Local and runs the whole suite with ctest.
+#
+# usage: scripts/test.sh [--asan | --tsan] [--unit] [-- CTEST_ARGS...]
+#   --asan   build in build-asan with AddressSanitizer + UBSan
+#   --tsan   build in build-tsan with ThreadSanitizer
+#   --unit   unit tests only (no DynamoDB Local)
+#
+# The default build directory is build/. DynamoDB Local listens on
+# 127.0.0.1:$EDGELOAD_DDB_PORT (default 8000); it is stopped at the end only
+# if this script started it. The exit status is ctest's.
+set -euo pipefail
+EL_PROG=test.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+build_dir=build
+cmake_args=(-DEDGELOAD_WERROR=ON)
+unit_only=
+ctest_extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --asan) build_dir=build-asan; cmake_args+=(-DEDGELOAD_ASAN=ON) ;;
+    --tsan) build_dir=build-tsan; cmake_args+=(-DEDGELOAD_TSAN=ON) ;;
+    --unit) unit_only=1 ;;
+    --) shift; ctest_extra=("$@"); break ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: scripts/test.sh [--asan | --tsan] [--unit] [-- CTEST_ARGS...]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ -n "$unit_only" ]; then
+  el_apt_install "${EL_BUILD_PACKAGES[@]}"
+else
+  el_apt_install "${EL_BUILD_PACKAGES[@]}" "${EL_TEST_PACKAGES[@]}"
+fi
+el_build "$build_dir" "${cmake_args[@]}"
+
+started_ddb=
+stop_ddb() {
+  if [ -n "$started_ddb" ]; then
+    "$EL_ROOT/scripts/ddb-local.sh" stop || true
+  fi
+}
+trap stop_ddb EXIT
+
+ctest_args=(--test-dir "$EL_ROOT/$build_dir" --output-on-failure -j2)
+if [ -n "$unit_only" ]; then
+  ctest_args+=(-L unit)
+else
+  if ! "$EL_ROOT/scripts/ddb-local.sh" status >/dev/null; then
+    "$EL_ROOT/scripts/ddb-local.sh" start
+    started_ddb=1
+  fi
+  # The integration harness fails (rather than skips) without DynamoDB Local.
+  export EDGELOAD_REQUIRE_DDB=1
+  export EDGELOAD_DDB_ENDPOINT
+  EDGELOAD_DDB_ENDPOINT=$(el_ddb_endpoint)
+fi
+
+status=0
+ctest "${ctest_args[@]}" "${ctest_extra[@]}" || status=$?
+exit "$status"

@@ -1,0 +1,300 @@
+"""Shared harness for edgeload's integration tests (stdlib unittest + boto3).
+
+The tests drive the real binary (env EDGELOAD_BIN) against DynamoDB Local
+(env EDGELOAD_DDB_ENDPOINT, default http://127.0.0.1:8000) and check what
+landed with an independent client, boto3's low-level DynamoDB client, so
+every attribute comes back with its DynamoDB type ({"S": ...}, {"N": ...}).
+
+When DynamoDB Local does not answer, the tests are skipped, unless the run
+must not skip: env CI or EDGELOAD_REQUIRE_DDB set (scripts/test.sh sets the
+latter after starting DynamoDB Local); then they fail.
+
+Every test works on tables of its own, named uniquely and deleted afterwards,
+so tests never see each other's items and a shared DynamoDB Local is fine.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+import uuid
+
+import boto3
+import botocore.config
+import botocore.exceptions
+
+SOURCE_DIR = os.environ.get(
+    "EDGELOAD_SOURCE_DIR",
+    os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+SAMPLES_DIR = os.path.join(SOURCE_DIR, "samples")
+ENDPOINT = os.environ.get("EDGELOAD_DDB_ENDPOINT", "http://127.0.0.1:8000")
+REGION = "us-east-1"
+INDEX_NAME = "GSI1"
+
+# The environment edgeload and boto3 see: dummy keys (letters and digits
+# only: DynamoDB Local rejects others), the local endpoint, and
+# nothing from the user's own AWS set-up (profiles, files, other endpoints).
+_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "edgeloadtest",
+    "AWS_SECRET_ACCESS_KEY": "edgeloadtest",
+    "AWS_REGION": REGION,
+    "AWS_DEFAULT_REGION": REGION,
+    "AWS_ENDPOINT_URL_DYNAMODB": ENDPOINT,
+    "AWS_CONFIG_FILE": "/nonexistent/edgeload-test/config",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/edgeload-test/credentials",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+for _name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_MAX_ATTEMPTS"):
+    os.environ.pop(_name, None)
+os.environ.update(_AWS_ENV)
+
+
+def must_not_skip():
+    return bool(os.environ.get("CI") or os.environ.get("EDGELOAD_REQUIRE_DDB"))
+
+
+def edgeload_bin():
+    path = os.environ.get("EDGELOAD_BIN")
+    if not path:
+        for cand in ("build/edgeload", "build-asan/edgeload", "build-tsan/edgeload"):
+            cand = os.path.join(SOURCE_DIR, cand)
+            if os.access(cand, os.X_OK):
+                return cand
+    return path
+
+
+_client = None
+
+
+def client():
+    """boto3's low-level DynamoDB client for the local endpoint (one per process)."""
+    global _client
+    if _client is None:
+        _client = boto3.client(
+            "dynamodb", endpoint_url=ENDPOINT, region_name=REGION,
+            aws_access_key_id=_AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=_AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            config=botocore.config.Config(
+                connect_timeout=3, read_timeout=60, retries={"max_attempts": 3},
+                max_pool_connections=16))
+    return _client
+
+
+def ddb_answers():
+    probe = boto3.client(
+        "dynamodb", endpoint_url=ENDPOINT, region_name=REGION,
+        config=botocore.config.Config(connect_timeout=2, read_timeout=5,
+                                      retries={"max_attempts": 1}))
+    try:
+        probe.list_tables(Limit=1)
+        return True
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError):
+        return False
+    finally:
+        probe.close()
+
+
+def canon(item):
+    """An item (DynamoDB JSON) as a canonical string, for set comparisons."""
+    return json.dumps(item, sort_keys=True, ensure_ascii=False)
+
+
+def canon_sorted(items):
+    return sorted(canon(i) for i in items)
+
+
+def S(v):
+    return {"S": v}
+
+
+def N(v):
+    return {"N": str(v)}
+
+
+class EdgeloadTestCase(unittest.TestCase):
+    """Base class: checks binary and DynamoDB Local once, offers helpers."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.bin = edgeload_bin()
+        if not cls.bin or not os.access(cls.bin, os.X_OK):
+            msg = "edgeload binary not found (set EDGELOAD_BIN): %r" % (cls.bin,)
+            if must_not_skip():
+                raise RuntimeError(msg)
+            raise unittest.SkipTest(msg)
+        if not ddb_answers():
+            msg = ("DynamoDB Local does not answer at %s (run scripts/ddb-local.sh start)"
+                   % ENDPOINT)
+            if must_not_skip():
+                raise RuntimeError(msg)
+            raise unittest.SkipTest(msg)
+        cls.ddb = client()
+
+    # ---- temporary files -------------------------------------------------
+
+    def tmpdir(self):
+        d = tempfile.mkdtemp(prefix="edgeload-it-")
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def write_file(self, directory, name, data):
+        path = os.path.join(directory, name)
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(path, mode) as f:
+            f.write(data)
+        return path
+
+    # ---- running the binary ----------------------------------------------
+
+    def run_edgeload(self, *args, cwd=None, stdin=None, timeout=600, env=None):
+        """Runs edgeload with args; returns CompletedProcess with text output."""
+        full_env = dict(os.environ)
+        if env:
+            full_env.update(env)
+        return subprocess.run(
+            [self.bin] + [str(a) for a in args], cwd=cwd, env=full_env,
+            input=stdin if stdin is not None else "", capture_output=True,
+            text=True, errors="replace", timeout=timeout)
+
+    def endpoint_args(self):
+        return ["--endpoint-url", ENDPOINT, "--region", REGION]
+
+    def load(self, *args, cwd=None, timeout=600):
+        """`edgeload load --endpoint-url ... ARGS`; returns CompletedProcess."""
+        return self.run_edgeload("load", *self.endpoint_args(), *args,
+                                 cwd=cwd, timeout=timeout)
+
+    def assertExit(self, proc, code, what="edgeload"):
+        self.assertEqual(
+            proc.returncode, code,
+            "%s exited %d, expected %d\n--- stdout ---\n%s\n--- stderr ---\n%s"
+            % (what, proc.returncode, code, proc.stdout[-4000:], proc.stderr[-4000:]))
+
+    # ---- tables ------------------------------------------------------------
+
+    def unique_table(self, prefix="el"):
+        """A fresh table name, deleted (if it was created) after the test."""
+        name = "%s-%d-%s" % (prefix, os.getpid(), uuid.uuid4().hex[:8])
+        self.addCleanup(self.delete_table, name)
+        return name
+
+    def create_table_cli(self, name, *extra):
+        """Creates the table with `edgeload create-table`; asserts exit 0."""
+        proc = self.run_edgeload("create-table", "--table", name,
+                                 *self.endpoint_args(), *extra)
+        self.assertExit(proc, 0, "edgeload create-table")
+        return proc
+
+    def create_table_boto(self, name, index=True, index_name=INDEX_NAME,
+                          index_pk="GSI1PK", index_sk="GSI1SK"):
+        """Creates the adjacency-list table with boto3 (PK/SK, inverted GSI)."""
+        attrs = [{"AttributeName": "PK", "AttributeType": "S"},
+                 {"AttributeName": "SK", "AttributeType": "S"}]
+        kwargs = {}
+        if index:
+            attrs += [{"AttributeName": index_pk, "AttributeType": "S"},
+                      {"AttributeName": index_sk, "AttributeType": "S"}]
+            kwargs["GlobalSecondaryIndexes"] = [{
+                "IndexName": index_name,
+                "KeySchema": [{"AttributeName": index_pk, "KeyType": "HASH"},
+                              {"AttributeName": index_sk, "KeyType": "RANGE"}],
+                "Projection": {"ProjectionType": "ALL"}}]
+        self.ddb.create_table(
+            TableName=name, BillingMode="PAY_PER_REQUEST", AttributeDefinitions=attrs,
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
+                       {"AttributeName": "SK", "KeyType": "RANGE"}], **kwargs)
+        self.ddb.get_waiter("table_exists").wait(
+            TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+
+    def delete_table(self, name):
+        try:
+            self.ddb.delete_table(TableName=name)
+        except self.ddb.exceptions.ResourceNotFoundException:
+            pass
+
+    def table_exists(self, name):
+        try:
+            self.ddb.describe_table(TableName=name)
+            return True
+        except self.ddb.exceptions.ResourceNotFoundException:
+            return False
+
+    # ---- reading back ------------------------------------------------------
+
+    def _paginate(self, op, key, **kwargs):
+        out = []
+        for page in self.ddb.get_paginator(op).paginate(**kwargs):
+            out.extend(page[key])
+        return out
+
+    def scan_all(self, table, **kwargs):
+        """Every item of the table (paginated Scan), in DynamoDB JSON."""
+        return self._paginate("scan", "Items", TableName=table, **kwargs)
+
+    def query_pk(self, table, pk, **kwargs):
+        """Query the base table: PK = pk (the forward direction)."""
+        return self._paginate(
+            "query", "Items", TableName=table, KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": S(pk)}, **kwargs)
+
+    def query_index(self, table, index_pk, index_name=INDEX_NAME,
+                    index_pk_attr="GSI1PK", **kwargs):
+        """Query the inverted index: GSI1PK = index_pk (the reverse direction)."""
+        return self._paginate(
+            "query", "Items", TableName=table, IndexName=index_name,
+            KeyConditionExpression="#ipk = :ipk",
+            ExpressionAttributeNames={"#ipk": index_pk_attr},
+            ExpressionAttributeValues={":ipk": S(index_pk)}, **kwargs)
+
+    def count_pk(self, table, pk):
+        return sum(p["Count"] for p in self.ddb.get_paginator("query").paginate(
+            TableName=table, KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": S(pk)}, Select="COUNT"))
+
+    def count_index(self, table, index_pk, index_name=INDEX_NAME, index_pk_attr="GSI1PK"):
+        return sum(p["Count"] for p in self.ddb.get_paginator("query").paginate(
+            TableName=table, IndexName=index_name, KeyConditionExpression="#ipk = :ipk",
+            ExpressionAttributeNames={"#ipk": index_pk_attr},
+            ExpressionAttributeValues={":ipk": S(index_pk)}, Select="COUNT"))
+
+    def get_item(self, table, pk, sk):
+        resp = self.ddb.get_item(TableName=table, Key={"PK": S(pk), "SK": S(sk)},
+                                 ConsistentRead=True)
+        return resp.get("Item")
+
+    def assertItems(self, actual, expected, msg=None):
+        """The same items, order ignored, types included."""
+        self.assertEqual(canon_sorted(actual), canon_sorted(expected), msg)
+
+    # ---- samples -------------------------------------------------------------
+
+    def copy_sample(self, name, table):
+        """Copies samples/<name> to a temp dir with its mapping's table renamed.
+
+        Returns the path of the copied mapping.json. The mapping's `input`
+        paths stay relative, so this also checks they resolve against the
+        mapping file's directory, not the current directory.
+        """
+        dst = os.path.join(self.tmpdir(), name)
+        shutil.copytree(os.path.join(SAMPLES_DIR, name), dst)
+        mapping_path = os.path.join(dst, "mapping.json")
+        with open(mapping_path) as f:
+            mapping = json.load(f)
+        mapping["table"] = table
+        with open(mapping_path, "w") as f:
+            json.dump(mapping, f, indent=2)
+        return mapping_path
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    unittest.main(verbosity=2)

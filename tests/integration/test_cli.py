@@ -1,0 +1,181 @@
+"""The command line as a user meets it: help, version, usage errors, mapping
+and table errors (exit 2, nothing written), --dry-run, and bad rows (exit 3,
+one record per bad row in the rejects file, good rows loaded)."""
+
+import json
+import os
+import re
+
+from edgeload_test import EdgeloadTestCase, N, S, main, read_jsonl
+
+HEADER = "follower_id,followee_id,created_at\n"
+EDGE_FLAGS = ["--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
+              "--attr", "createdAt=created_at:epoch", "--const", "edgeType=FOLLOWS"]
+
+
+def edge(src, dst, created):
+    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
+            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
+            "createdAt": N(created), "edgeType": S("FOLLOWS")}
+
+
+class HelpAndVersion(EdgeloadTestCase):
+
+    def test_help(self):
+        proc = self.run_edgeload("--help")
+        self.assertExit(proc, 0)
+        for word in ("load", "create-table", "--version", "--help"):
+            self.assertIn(word, proc.stdout)
+
+    def test_version(self):
+        proc = self.run_edgeload("--version")
+        self.assertExit(proc, 0)
+        self.assertIn("edgeload", proc.stdout)
+        self.assertRegex(proc.stdout, r"\d+\.\d+\.\d+")
+
+    def test_load_help(self):
+        proc = self.run_edgeload("load", "--help")
+        self.assertExit(proc, 0)
+        for opt in ("--mapping", "--table", "--pk", "--sk", "--index-pk", "--index-sk",
+                    "--no-index", "--attr", "--const", "--format", "--delimiter", "--null",
+                    "--columns", "--dry-run", "--rejects", "--max-rejects", "--concurrency",
+                    "--endpoint-url", "--region", "--profile", "--quiet", "--stats-json"):
+            self.assertIn(opt, proc.stdout, "load --help does not mention " + opt)
+
+    def test_create_table_help(self):
+        proc = self.run_edgeload("create-table", "--help")
+        self.assertExit(proc, 0)
+        for opt in ("--table", "--index-name", "--projection", "--endpoint-url", "--region"):
+            self.assertIn(opt, proc.stdout, "create-table --help does not mention " + opt)
+
+
+class UsageErrors(EdgeloadTestCase):
+
+    def assertUsageError(self, *args):
+        proc = self.run_edgeload(*args)
+        self.assertExit(proc, 2, "edgeload " + " ".join(args))
+        self.assertTrue(proc.stderr.strip(), "a usage error must say what is wrong on stderr")
+        return proc
+
+    def test_unknown_option(self):
+        proc = self.assertUsageError("load", "--no-such-option", "x.csv")
+        self.assertIn("--no-such-option", proc.stderr)
+        self.assertUsageError("--no-such-option")
+        self.assertUsageError("create-table", "--no-such-option")
+
+    def test_unknown_command(self):
+        self.assertUsageError("no-such-command")
+
+    def test_create_table_needs_a_name(self):
+        self.assertUsageError("create-table", *self.endpoint_args())
+
+    def test_unknown_column_lists_the_inputs_columns(self):
+        table = self.unique_table("cli-col")
+        self.create_table_boto(table)
+        d = self.tmpdir()
+        path = self.write_file(d, "follows.csv", HEADER + "alice,bob,2024-06-20 16:13:20\n")
+        proc = self.load("--table", table, "--pk", "ACTOR#{follower}",
+                         "--sk", "TARGET#{followee_id}", path)
+        self.assertExit(proc, 2)
+        self.assertIn("follower", proc.stderr)
+        for col in ("follower_id", "followee_id", "created_at"):
+            self.assertIn(col, proc.stderr, "the message should list the input's columns")
+        self.assertEqual(self.scan_all(table), [], "a usage error must write nothing")
+
+    def test_missing_table_suggests_create_table(self):
+        table = self.unique_table("cli-missing")
+        d = self.tmpdir()
+        path = self.write_file(d, "follows.csv", HEADER + "alice,bob,2024-06-20 16:13:20\n")
+        proc = self.load("--table", table, *EDGE_FLAGS, path)
+        self.assertExit(proc, 2)
+        self.assertIn(table, proc.stderr)
+        self.assertIn("edgeload create-table", proc.stderr)
+        self.assertFalse(self.table_exists(table), "load must not create the table")
+
+
+class DryRun(EdgeloadTestCase):
+
+    def test_dry_run_prints_items_and_writes_nothing(self):
+        table = self.unique_table("cli-dry")
+        self.create_table_boto(table)
+        d = self.tmpdir()
+        path = self.write_file(d, "follows.csv", HEADER
+                               + "alice,bob,2024-06-20 16:13:20\n"
+                               + "alice,carol,2024-06-20T16:15:00Z\n"
+                               + "dave,bob,2024-06-20 16:16:40\n")
+        proc = self.load("--dry-run", "--table", table, *EDGE_FLAGS, path)
+        self.assertExit(proc, 0)
+        lines = [l for l in proc.stdout.splitlines() if l.strip()]
+        items = []
+        for line in lines:
+            record = json.loads(line)
+            self.assertEqual(list(record), ["Item"], "each line is {\"Item\": {...}}: " + line)
+            items.append(record["Item"])
+        self.assertItems(items, [edge("alice", "bob", 1718900000),
+                                 edge("alice", "carol", 1718900100),
+                                 edge("dave", "bob", 1718900200)])
+        self.assertEqual(self.scan_all(table), [], "--dry-run must write nothing")
+
+
+class BadRows(EdgeloadTestCase):
+    """One bad row among good ones: exit 3, exactly that row rejected."""
+
+    def load_with_bad_row(self, data, rejects_arg):
+        table = self.unique_table("cli-bad")
+        self.create_table_boto(table)
+        d = self.tmpdir()
+        path = self.write_file(d, "follows.csv", data)
+        args = ["--table", table, *EDGE_FLAGS, path]
+        if rejects_arg:
+            rejects = os.path.join(d, "my-rejects.jsonl")
+            args = ["--rejects", rejects] + args
+        else:
+            rejects = os.path.join(d, "edgeload-rejects.jsonl")
+        proc = self.load(*args, cwd=d)
+        self.assertExit(proc, 3)
+        self.assertTrue(os.path.exists(rejects), "no rejects file at " + rejects
+                        + "\n--- stderr ---\n" + proc.stderr)
+        records = read_jsonl(rejects)
+        self.assertEqual(len(records), 1, "exactly the bad row is rejected: %r" % records)
+        record = records[0]
+        for key in ("input", "line", "reason", "values"):
+            self.assertIn(key, record)
+        self.assertTrue(str(record["input"]).endswith("follows.csv"), record)
+        # The run's message (stderr, or the reject's reason) says where.
+        where = "follows.csv:%d" % record["line"]
+        self.assertIn(where, proc.stderr + "\n" + str(record["reason"]),
+                      "the message should name file:line")
+        self.assertIn(os.path.basename(rejects), proc.stderr,
+                      "the summary should name the rejects file")
+        return table, record, proc
+
+    def test_wrong_column_count(self):
+        table, record, proc = self.load_with_bad_row(
+            HEADER + "alice,bob,2024-06-20 16:13:20\n"
+            + "dave,bob\n"
+            + "alice,carol,2024-06-20 16:15:00\n", rejects_arg=True)
+        self.assertEqual(record["line"], 3)
+        self.assertIn("created_at", record["reason"] + proc.stderr,
+                      "the reason should name the missing column")
+        values = record["values"]
+        values = list(values.values()) if isinstance(values, dict) else values
+        self.assertEqual([v for v in values if v is not None], ["dave", "bob"])
+        self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
+                                                edge("alice", "carol", 1718900100)])
+
+    def test_invalid_utf8(self):
+        table, record, proc = self.load_with_bad_row(
+            (HEADER + "alice,bob,2024-06-20 16:13:20\n").encode()
+            + b"alice,b\xffob,2024-06-20 16:15:00\n"
+            + b"dave,bob,2024-06-20 16:16:40\n", rejects_arg=False)
+        self.assertEqual(record["line"], 3)
+        self.assertIn("followee_id", record["reason"] + proc.stderr,
+                      "the reason should name the column with invalid UTF-8")
+        self.assertRegex(record["reason"], re.compile("utf-?8", re.I))
+        self.assertIn("alice", json.dumps(record["values"]))
+        self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
+                                                edge("dave", "bob", 1718900200)])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1110 @@
+/*
+ * test_ddb_client.c - the DynamoDB client: classification of real error
+ * bodies, BatchWriteItem/DescribeTable response parsing, CreateTable bodies,
+ * and the requests on the wire (through a capture server on 127.0.0.1:
+ * headers, signing scope, body, resend through a multi handle, keep-alive,
+ * connection errors, timeouts, cut-short bodies).
+ *
+ * The last group runs against DynamoDB Local when EDGELOAD_DDB_ENDPOINT is set
+ * (e.g. http://127.0.0.1:8000) and is skipped otherwise.
+ */
+#include <setjmp.h>  /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>       /* htonl, sockaddr_in */
+#include <ctype.h>           /* tolower, isxdigit */
+#include <netinet/in.h>      /* INADDR_LOOPBACK */
+#include <pthread.h>         /* the capture server's threads */
+#include <stdio.h>           /* snprintf, fopen */
+#include <stdlib.h>          /* malloc, free, getenv */
+#include <string.h>          /* strstr, strlen, memcmp */
+#include <strings.h>         /* strncasecmp */
+#include <sys/socket.h>      /* socket, accept, recv, send */
+#include <time.h>            /* nanosleep, time */
+#include <unistd.h>          /* close, getpid */
+#include <yajl/yajl_tree.h>  /* checking generated JSON */
+#include <zlib.h>            /* crc32 for x-amz-crc32 */
+
+#include "dynamo/ddb_client.h"
+#include "dynamo/ddb_internal.h"
+
+/* ---- fixtures ---- */
+
+static char *fixture(const char *name, size_t *len)
+{
+    char path[1024];
+    const char *dir = getenv("EDGELOAD_FIXTURES");
+    if (dir)
+        snprintf(path, sizeof path, "%s/ddb/%s", dir, name);
+    else
+        snprintf(path, sizeof path, "%.*s/../fixtures/ddb/%s",
+                 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("missing fixture %s", path);
+    char *buf = malloc(1 << 16);
+    assert_non_null(buf);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}
+
+/* ---- classification ---- */
+
+typedef struct case_ {
+    const char *file;
+    long status;
+    el_ddb_outcome outcome;
+    const char *type;
+    const char *message_start;
+} case_;
+
+static const case_ cases[] = {
+    {"resource_not_found.json", 400, EL_DDB_FATAL, "ResourceNotFoundException",
+     "Cannot do operations on a non-existent table"},
+    {"resource_in_use.json", 400, EL_DDB_REJECTED, "ResourceInUseException",
+     "Cannot create preexisting table"},
+    {"validation.json", 400, EL_DDB_REJECTED, "ValidationException",
+     "One of the required keys was not given a value"},
+    {"conditional_check_failed.json", 400, EL_DDB_REJECTED, "ConditionalCheckFailedException",
+     "The conditional request failed"},
+    {"transaction_canceled.json", 400, EL_DDB_REJECTED, "TransactionCanceledException",
+     "Transaction cancelled, please refer"},
+    {"unknown_operation.json", 400, EL_DDB_REJECTED, "UnknownOperationException",
+     "An unknown operation was requested."},
+    {"missing_auth.json", 400, EL_DDB_FATAL, "MissingAuthenticationToken",
+     "Request must contain"},
+    {"internal_failure_truncated_request.json", 500, EL_DDB_TRANSIENT, "InternalFailure",
+     "The request processing has failed"},
+    {"provisioned_throughput_exceeded.json", 400, EL_DDB_THROTTLED,
+     "ProvisionedThroughputExceededException", "The level of configured"},
+    {"throttling.json", 400, EL_DDB_THROTTLED, "ThrottlingException", "Rate of requests"},
+    {"request_limit_exceeded.json", 400, EL_DDB_THROTTLED, "RequestLimitExceeded",
+     "Throughput exceeds"},
+    {"transaction_in_progress.json", 400, EL_DDB_THROTTLED, "TransactionInProgressException",
+     "The transaction"},
+    {"unrecognized_client.json", 400, EL_DDB_FATAL, "UnrecognizedClientException",
+     "The security token included in the request is invalid."},
+    {"expired_token.json", 400, EL_DDB_FATAL, "ExpiredTokenException", "The security token"},
+    {"invalid_signature.json", 400, EL_DDB_FATAL, "InvalidSignatureException",
+     "The request signature"},
+    {"access_denied.json", 400, EL_DDB_FATAL, "AccessDeniedException", "User: arn:aws:iam"},
+    {"internal_server_error.json", 500, EL_DDB_TRANSIENT, "InternalServerError",
+     "Internal server error"},
+    {"service_unavailable.json", 503, EL_DDB_TRANSIENT, "ServiceUnavailableException",
+     "Service Unavailable"},
+    {"request_timeout.json", 400, EL_DDB_TRANSIENT, "RequestTimeoutException",
+     "Request timed out"},
+    {"bad_gateway.html", 502, EL_DDB_TRANSIENT, "", "HTTP status 502"},
+    {"batch_write_plain.json", 200, EL_DDB_SUCCESS, "", ""},
+};
+
+static void test_classify_fixtures(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const case_ *c = &cases[i];
+        size_t len;
+        char *body = fixture(c->file, &len);
+        el_ddb_result res;
+        memset(&res, 0x55, sizeof res);
+        el_ddb_classify(CURLE_OK, c->status, body, len, &res);
+        if (res.outcome != c->outcome)
+            fail_msg("%s: outcome %d, want %d", c->file, res.outcome, c->outcome);
+        assert_int_equal(res.http_status, c->status);
+        assert_string_equal(res.error_type, c->type);
+        if (strncmp(res.message, c->message_start, strlen(c->message_start)) != 0)
+            fail_msg("%s: message '%s'", c->file, res.message);
+        free(body);
+    }
+}
+
+static void test_classify_status_only(void **state)
+{
+    (void)state;
+    el_ddb_result res;
+    el_ddb_classify(CURLE_OK, 429, NULL, 0, &res);
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+    el_ddb_classify(CURLE_OK, 413, "", 0, &res);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+    assert_string_equal(res.message, "HTTP status 413");
+    el_ddb_classify(CURLE_OK, 403, NULL, 0, &res);
+    assert_int_equal(res.outcome, EL_DDB_FATAL);
+    el_ddb_classify(CURLE_OK, 301, NULL, 0, &res);
+    assert_int_equal(res.outcome, EL_DDB_FATAL);
+    assert_non_null(strstr(res.message, "301"));
+    el_ddb_classify(CURLE_OK, 504, "not json {", 10, &res);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    el_ddb_classify(CURLE_OK, 204, NULL, 0, &res);
+    assert_int_equal(res.outcome, EL_DDB_SUCCESS);
+    assert_string_equal(res.error_type, "");
+}
+
+static void test_classify_code_wins_over_status(void **state)
+{
+    (void)state;
+    el_ddb_result res;
+    const char *b = "{\"__type\":\"com.amazon.coral.availability#ThrottlingException\"}";
+    el_ddb_classify(CURLE_OK, 500, b, strlen(b), &res);
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+    assert_string_equal(res.message, "HTTP status 500");
+    /* No '#': the whole code; a ":url" suffix is dropped. */
+    b = "{\"message\":\"m\",\"__type\":\"ValidationException:http://internal\"}";
+    el_ddb_classify(CURLE_OK, 400, b, strlen(b), &res);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+    assert_string_equal(res.error_type, "ValidationException");
+    assert_string_equal(res.message, "m");
+    /* A code of unknown meaning on a 5xx stays transient, on a 4xx rejected. */
+    b = "{\"__type\":\"x#SomethingNew\"}";
+    el_ddb_classify(CURLE_OK, 503, b, strlen(b), &res);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    el_ddb_classify(CURLE_OK, 400, b, strlen(b), &res);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+}
+
+static void test_classify_body_not_terminated(void **state)
+{
+    (void)state;
+    /* len ends inside the JSON: no read past it, fields seen so far kept. */
+    const char full[] = "{\"__type\":\"a#ThrottlingException\",\"message\":\"abc\"}XXXX";
+    el_ddb_result res;
+    el_ddb_classify(CURLE_OK, 400, full, strlen(full) - 4, &res);
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+    assert_string_equal(res.message, "abc");
+    el_ddb_classify(CURLE_OK, 400, full, 33, &res); /* up to the code's end */
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+}
+
+static void test_classify_message_sanitised_and_bounded(void **state)
+{
+    (void)state;
+    el_buf b;
+    el_buf_init(&b, 1 << 20);
+    assert_int_equal(el_buf_puts(&b, "{\"__type\":\"ValidationException\",\"message\":\"a\\nb\\t"), 0);
+    for (int i = 0; i < 400; i++)
+        assert_int_equal(el_buf_puts(&b, "\\u00e9"), 0); /* 2 bytes each in UTF-8 */
+    assert_int_equal(el_buf_puts(&b, "\"}"), 0);
+    el_ddb_result res;
+    el_ddb_classify(CURLE_OK, 400, b.data, b.len, &res);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+    assert_memory_equal(res.message, "a b ", 4);
+    size_t n = strlen(res.message);
+    assert_true(n < sizeof res.message);
+    assert_true(n >= sizeof res.message - 3);
+    /* Ends on a whole character: the last byte is the second of "é". */
+    assert_int_equal((unsigned char)res.message[n - 1], 0xA9);
+    assert_int_equal((unsigned char)res.message[n - 2], 0xC3);
+    el_buf_free(&b);
+}
+
+static void test_classify_curl_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        CURLcode code;
+        el_ddb_outcome outcome;
+    } c[] = {
+        {CURLE_COULDNT_CONNECT, EL_DDB_TRANSIENT},
+        {CURLE_OPERATION_TIMEDOUT, EL_DDB_TRANSIENT},
+        {CURLE_PARTIAL_FILE, EL_DDB_TRANSIENT},
+        {CURLE_RECV_ERROR, EL_DDB_TRANSIENT},
+        {CURLE_SEND_ERROR, EL_DDB_TRANSIENT},
+        {CURLE_GOT_NOTHING, EL_DDB_TRANSIENT},
+        {CURLE_COULDNT_RESOLVE_HOST, EL_DDB_TRANSIENT},
+        {CURLE_SSL_CONNECT_ERROR, EL_DDB_TRANSIENT},
+        {CURLE_PEER_FAILED_VERIFICATION, EL_DDB_FATAL},
+        {CURLE_URL_MALFORMAT, EL_DDB_FATAL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        el_ddb_result res;
+        el_ddb_classify(c[i].code, 0, NULL, 0, &res);
+        assert_int_equal(res.outcome, c[i].outcome);
+        assert_int_equal(res.http_status, 0);
+        assert_string_equal(res.message, curl_easy_strerror(c[i].code));
+    }
+}
+
+/* ---- BatchWriteItem responses ---- */
+
+static void test_batch_unprocessed(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = fixture("batch_write_unprocessed.json", &len);
+    el_ddb_batch_result r;
+    el_diag d;
+    assert_int_equal(el_ddb_parse_batch_write(body, len, "PK", "SK", &r, &d), EL_OK);
+    assert_int_equal(r.nunprocessed, 3);
+    assert_string_equal(r.unprocessed[0].pk, "ACTOR#alice");
+    assert_string_equal(r.unprocessed[0].sk, "TARGET#bob");
+    assert_false(r.unprocessed[0].is_delete);
+    assert_string_equal(r.unprocessed[1].pk, "ACTOR#dave");
+    assert_string_equal(r.unprocessed[1].sk, "TARGET#bob");
+    assert_true(r.unprocessed[1].is_delete);
+    assert_string_equal(r.unprocessed[2].pk, "ACTOR#\xC3\xBCnic\xC3\xB8" "de");
+    assert_string_equal(r.unprocessed[2].sk, "TARGET#caf\xC3\xA9 \"x\"");
+    assert_true(r.consumed_wcu > 21.999 && r.consumed_wcu < 22.001);
+    el_ddb_batch_result_clear(&r);
+    assert_int_equal(r.nunprocessed, 0);
+    assert_null(r.unprocessed);
+    el_ddb_batch_result_clear(&r); /* twice is fine */
+    el_ddb_batch_result_clear(NULL);
+    free(body);
+}
+
+static void test_batch_consumed_capacity(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        double wcu;
+    } c[] = {
+        {"batch_write_indexes.json", 6.0},
+        {"batch_write_total.json", 1.0},
+        {"batch_write_plain.json", 0.0},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        size_t len;
+        char *body = fixture(c[i].file, &len);
+        el_ddb_batch_result r;
+        assert_int_equal(el_ddb_parse_batch_write(body, len, "PK", "SK", &r, NULL), EL_OK);
+        assert_int_equal(r.nunprocessed, 0);
+        assert_true(r.consumed_wcu > c[i].wcu - 0.001 && r.consumed_wcu < c[i].wcu + 0.001);
+        el_ddb_batch_result_clear(&r);
+        free(body);
+    }
+    /* Several entries are summed; an entry with only parts adds its parts. */
+    const char *b =
+        "{\"ConsumedCapacity\":[{\"TableName\":\"A\",\"CapacityUnits\":2.5},"
+        "{\"TableName\":\"B\",\"Table\":{\"CapacityUnits\":1},"
+        "\"GlobalSecondaryIndexes\":{\"G1\":{\"CapacityUnits\":1},\"G2\":{\"CapacityUnits\":0.5}},"
+        "\"LocalSecondaryIndexes\":{\"L\":{\"CapacityUnits\":2}}}]}";
+    el_ddb_batch_result r;
+    assert_int_equal(el_ddb_parse_batch_write(b, strlen(b), "PK", "SK", &r, NULL), EL_OK);
+    assert_true(r.consumed_wcu > 6.999 && r.consumed_wcu < 7.001);
+    el_ddb_batch_result_clear(&r);
+}
+
+static void test_batch_no_sort_key_and_errors(void **state)
+{
+    (void)state;
+    const char *b = "{\"UnprocessedItems\":{\"T\":[{\"PutRequest\":{\"Item\":"
+                    "{\"id\":{\"S\":\"1\"},\"x\":{\"N\":\"2\"}}}},"
+                    "{\"DeleteRequest\":{\"Key\":{\"id\":{\"N\":\"42\"}}}}]}}";
+    el_ddb_batch_result r;
+    el_diag d;
+    assert_int_equal(el_ddb_parse_batch_write(b, strlen(b), "id", NULL, &r, &d), EL_OK);
+    assert_int_equal(r.nunprocessed, 2);
+    assert_string_equal(r.unprocessed[0].pk, "1");
+    assert_null(r.unprocessed[0].sk);
+    assert_string_equal(r.unprocessed[1].pk, "42");
+    assert_true(r.unprocessed[1].is_delete);
+    el_ddb_batch_result_clear(&r);
+
+    /* The sort key is missing from an unprocessed item. */
+    el_diag_clear(&d);
+    assert_int_equal(el_ddb_parse_batch_write(b, strlen(b), "id", "SK", &r, &d), EL_EPARSE);
+    assert_int_equal(r.nunprocessed, 0);
+    assert_null(r.unprocessed);
+    assert_non_null(strstr(d.msg, "'SK'"));
+
+    assert_int_equal(el_ddb_parse_batch_write("<html>", 6, "PK", "SK", &r, &d), EL_EPARSE);
+    assert_int_equal(el_ddb_parse_batch_write("[]", 2, "PK", "SK", &r, &d), EL_EPARSE);
+    b = "{\"UnprocessedItems\":{\"T\":{}}}";
+    assert_int_equal(el_ddb_parse_batch_write(b, strlen(b), "PK", "SK", &r, &d), EL_EPARSE);
+    /* Empty UnprocessedItems and a body not NUL-terminated at len. */
+    b = "{\"UnprocessedItems\":{}}garbage";
+    assert_int_equal(el_ddb_parse_batch_write(b, 23, "PK", "SK", &r, &d), EL_OK);
+    assert_int_equal(r.nunprocessed, 0);
+}
+
+/* ---- DescribeTable and CreateTable ---- */
+
+static void test_parse_table_desc(void **state)
+{
+    (void)state;
+    size_t len;
+    char *body = fixture("describe_table.json", &len);
+    el_table_desc t;
+    el_diag d;
+    assert_int_equal(el_ddb_parse_table_desc(body, len, &t, &d), EL_OK);
+    assert_string_equal(t.status, "ACTIVE");
+    assert_string_equal(t.key.pk, "PK");
+    assert_string_equal(t.key.pk_type, "S");
+    assert_string_equal(t.key.sk, "SK");
+    assert_string_equal(t.key.sk_type, "S");
+    assert_string_equal(t.billing_mode, "PAY_PER_REQUEST");
+    assert_int_equal(t.ngsi, 1);
+    assert_string_equal(t.gsi[0].name, "GSI1");
+    assert_string_equal(t.gsi[0].status, "ACTIVE");
+    assert_string_equal(t.gsi[0].projection, "ALL");
+    assert_string_equal(t.gsi[0].key.pk, "GSI1PK");
+    assert_string_equal(t.gsi[0].key.sk, "GSI1SK");
+    assert_string_equal(t.gsi[0].key.sk_type, "S");
+    free(body);
+
+    const char *b = "{\"Table\":{\"TableStatus\":\"CREATING\",\"KeySchema\":"
+                    "[{\"AttributeName\":\"id\",\"KeyType\":\"HASH\"}],"
+                    "\"AttributeDefinitions\":[{\"AttributeName\":\"id\",\"AttributeType\":\"N\"}]}}";
+    assert_int_equal(el_ddb_parse_table_desc(b, strlen(b), &t, &d), EL_OK);
+    assert_string_equal(t.status, "CREATING");
+    assert_string_equal(t.key.pk_type, "N");
+    assert_string_equal(t.key.sk, "");
+    assert_string_equal(t.billing_mode, "PROVISIONED");
+    assert_int_equal(t.ngsi, 0);
+    assert_int_equal(el_ddb_parse_table_desc("{}", 2, &t, &d), EL_EPARSE);
+}
+
+static yajl_val parse_json(const el_buf *b)
+{
+    char err[256];
+    yajl_val v = yajl_tree_parse(el_buf_str(b), err, sizeof err);
+    if (!v)
+        fail_msg("bad JSON: %s\n%s", err, el_buf_str(b));
+    return v;
+}
+
+static const char *jstr(yajl_val v, const char **path)
+{
+    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+    return s ? YAJL_GET_STRING(s) : "";
+}
+
+static void test_create_table_body(void **state)
+{
+    (void)state;
+    el_buf b;
+    el_buf_init(&b, 1 << 16);
+    el_create_table_opts o = {.table = "Graph", .index_name = "GSI1",
+                              .projection = "KEYS_ONLY"};
+    assert_int_equal(el_ddb_create_table_body(&o, &b), EL_OK);
+    yajl_val v = parse_json(&b);
+    const char *p_name[] = {"TableName", NULL};
+    const char *p_bill[] = {"BillingMode", NULL};
+    const char *p_defs[] = {"AttributeDefinitions", NULL};
+    const char *p_ks[] = {"KeySchema", NULL};
+    const char *p_gsi[] = {"GlobalSecondaryIndexes", NULL};
+    assert_string_equal(jstr(v, p_name), "Graph");
+    assert_string_equal(jstr(v, p_bill), "PAY_PER_REQUEST");
+    yajl_val defs = yajl_tree_get(v, p_defs, yajl_t_array);
+    assert_non_null(defs);
+    assert_int_equal(defs->u.array.len, 4);
+    yajl_val ks = yajl_tree_get(v, p_ks, yajl_t_array);
+    assert_int_equal(ks->u.array.len, 2);
+    const char *p_an[] = {"AttributeName", NULL};
+    const char *p_kt[] = {"KeyType", NULL};
+    assert_string_equal(jstr(ks->u.array.values[0], p_an), "PK");
+    assert_string_equal(jstr(ks->u.array.values[0], p_kt), "HASH");
+    assert_string_equal(jstr(ks->u.array.values[1], p_an), "SK");
+    assert_string_equal(jstr(ks->u.array.values[1], p_kt), "RANGE");
+    yajl_val gsi = yajl_tree_get(v, p_gsi, yajl_t_array);
+    assert_int_equal(gsi->u.array.len, 1);
+    const char *p_in[] = {"IndexName", NULL};
+    const char *p_pt[] = {"Projection", "ProjectionType", NULL};
+    assert_string_equal(jstr(gsi->u.array.values[0], p_in), "GSI1");
+    assert_string_equal(jstr(gsi->u.array.values[0], p_pt), "KEYS_ONLY");
+    yajl_val gks = yajl_tree_get(gsi->u.array.values[0], p_ks, yajl_t_array);
+    assert_string_equal(jstr(gks->u.array.values[0], p_an), "GSI1PK");
+    assert_string_equal(jstr(gks->u.array.values[1], p_an), "GSI1SK");
+    yajl_tree_free(v);
+
+    /* An index on the table's own keys, inverted: each attribute defined once;
+     * names needing escapes; no sort key on the table. */
+    el_buf_reset(&b);
+    el_create_table_opts o2 = {.table = "T", .pk = "p\"k", .sk = "", .index_name = "inv",
+                               .index_pk = "s\\k", .index_sk = "p\"k"};
+    assert_int_equal(el_ddb_create_table_body(&o2, &b), EL_OK);
+    v = parse_json(&b);
+    defs = yajl_tree_get(v, p_defs, yajl_t_array);
+    assert_int_equal(defs->u.array.len, 2);
+    assert_string_equal(jstr(defs->u.array.values[0], p_an), "p\"k");
+    assert_string_equal(jstr(defs->u.array.values[1], p_an), "s\\k");
+    ks = yajl_tree_get(v, p_ks, yajl_t_array);
+    assert_int_equal(ks->u.array.len, 1);
+    gsi = yajl_tree_get(v, p_gsi, yajl_t_array);
+    assert_string_equal(jstr(gsi->u.array.values[0], p_pt), "ALL");
+    yajl_tree_free(v);
+
+    /* No index. */
+    el_buf_reset(&b);
+    el_create_table_opts o3 = {.table = "T"};
+    assert_int_equal(el_ddb_create_table_body(&o3, &b), EL_OK);
+    v = parse_json(&b);
+    assert_null(yajl_tree_get(v, p_gsi, yajl_t_any));
+    defs = yajl_tree_get(v, p_defs, yajl_t_array);
+    assert_int_equal(defs->u.array.len, 2);
+    yajl_tree_free(v);
+    el_buf_free(&b);
+}
+
+static void test_json_put_string(void **state)
+{
+    (void)state;
+    el_buf b;
+    el_buf_init(&b, 256);
+    assert_int_equal(el_ddb_json_put_string(&b, "a\"b\\c\n\x01\xC3\xA9"), EL_OK);
+    assert_string_equal(el_buf_str(&b), "\"a\\\"b\\\\c\\u000a\\u0001\xC3\xA9\"");
+    el_buf_free(&b);
+    el_buf_init(&b, 4);
+    assert_int_equal(el_ddb_json_put_string(&b, "abcdef"), EL_ELIMIT);
+    el_buf_free(&b);
+}
+
+/* ---- capture server ---- */
+
+typedef enum srv_mode { SRV_ANSWER, SRV_HANG, SRV_SHORT } srv_mode;
+
+#define MAX_CAPTURE 16
+
+static struct {
+    int fd;
+    int port;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    char *head[MAX_CAPTURE];
+    char *body[MAX_CAPTURE];
+    size_t body_len[MAX_CAPTURE];
+    size_t n;
+    int connections;
+    int status;
+    const char *answer;
+    srv_mode mode;
+    int crc; /* 0: no x-amz-crc32 header, 1: the right one, 2: a wrong one */
+} srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool send_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+static void *connection(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    char *buf = malloc(1 << 20);
+    size_t have = 0;
+    for (;;) {
+        char *end = NULL;
+        while (!(end = have ? memmem(buf, have, "\r\n\r\n", 4) : NULL)) {
+            ssize_t r = recv(fd, buf + have, (1 << 20) - have, 0);
+            if (r <= 0)
+                goto out;
+            have += (size_t)r;
+        }
+        size_t head_len = (size_t)(end - buf) + 4;
+        size_t clen = 0;
+        for (char *p = buf; p && p < end; p = memchr(p, '\n', (size_t)(end - p))) {
+            if (*p == '\n')
+                p++;
+            if (strncasecmp(p, "Content-Length:", 15) == 0)
+                clen = strtoul(p + 15, NULL, 10);
+            if (strncasecmp(p, "Expect: 100-continue", 20) == 0)
+                send_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+        }
+        while (have < head_len + clen) {
+            ssize_t r = recv(fd, buf + have, (1 << 20) - have, 0);
+            if (r <= 0)
+                goto out;
+            have += (size_t)r;
+        }
+        pthread_mutex_lock(&srv.mu);
+        srv_mode mode = srv.mode;
+        int crc_mode = srv.crc;
+        int status = srv.status;
+        const char *answer = srv.answer;
+        if (srv.n < MAX_CAPTURE) {
+            srv.head[srv.n] = strndup(buf, head_len);
+            srv.body[srv.n] = malloc(clen + 1);
+            memcpy(srv.body[srv.n], buf + head_len, clen);
+            srv.body[srv.n][clen] = '\0';
+            srv.body_len[srv.n] = clen;
+            srv.n++;
+        }
+        pthread_mutex_unlock(&srv.mu);
+        memmove(buf, buf + head_len + clen, have - head_len - clen);
+        have -= head_len + clen;
+        if (mode == SRV_HANG) {
+            while (recv(fd, buf, 1 << 20, 0) > 0)
+                ;
+            goto out;
+        }
+        char head[512], crc_line[64] = "";
+        size_t alen = strlen(answer);
+        if (crc_mode) {
+            unsigned long crc = crc32(0L, (const Bytef *)answer, (uInt)alen);
+            snprintf(crc_line, sizeof crc_line, "x-amz-crc32: %lu\r\n",
+                     crc_mode == 1 ? crc : crc ^ 1);
+        }
+        snprintf(head, sizeof head,
+                 "HTTP/1.1 %d X\r\nContent-Type: application/x-amz-json-1.0\r\n"
+                 "x-amzn-RequestId: REQ-%zu\r\n%sContent-Length: %zu\r\n\r\n",
+                 status, srv.n, crc_line, mode == SRV_SHORT ? alen + 100 : alen);
+        if (!send_all(fd, head, strlen(head)) || !send_all(fd, answer, alen))
+            goto out;
+        if (mode == SRV_SHORT)
+            goto out;
+    }
+out:
+    free(buf);
+    close(fd);
+    return NULL;
+}
+
+static void *acceptor(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        int c = accept(srv.fd, NULL, NULL);
+        if (c < 0)
+            return NULL;
+        pthread_mutex_lock(&srv.mu);
+        srv.connections++;
+        pthread_mutex_unlock(&srv.mu);
+        pthread_t t;
+        pthread_create(&t, NULL, connection, (void *)(intptr_t)c);
+        pthread_detach(t);
+    }
+}
+
+static void srv_clear(void)
+{
+    pthread_mutex_lock(&srv.mu);
+    for (size_t i = 0; i < srv.n; i++) {
+        free(srv.head[i]);
+        free(srv.body[i]);
+    }
+    srv.n = 0;
+    srv.connections = 0;
+    srv.status = 200;
+    srv.answer = "{}";
+    srv.mode = SRV_ANSWER;
+    srv.crc = 0;
+    pthread_mutex_unlock(&srv.mu);
+}
+
+static int srv_start(void **state)
+{
+    (void)state;
+    srv.fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    if (srv.fd < 0 || bind(srv.fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(srv.fd, 16) != 0 || getsockname(srv.fd, (struct sockaddr *)&a, &alen) != 0)
+        return -1;
+    srv.port = ntohs(a.sin_port);
+    srv_clear();
+    return pthread_create(&srv.thread, NULL, acceptor, NULL) == 0 ? 0 : -1;
+}
+
+static int srv_stop(void **state)
+{
+    (void)state;
+    shutdown(srv.fd, SHUT_RDWR);
+    close(srv.fd);
+    pthread_join(srv.thread, NULL);
+    srv_clear();
+    return 0;
+}
+
+/* A header's value in captured request i ("" when absent). */
+static const char *captured_header(size_t i, const char *name)
+{
+    static char value[4096];
+    value[0] = '\0';
+    size_t n = strlen(name);
+    for (const char *p = strstr(srv.head[i], "\r\n"); p; p = strstr(p + 2, "\r\n")) {
+        const char *l = p + 2;
+        if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+            l += n + 1;
+            while (*l == ' ')
+                l++;
+            size_t len = strcspn(l, "\r");
+            snprintf(value, sizeof value, "%.*s", (int)len, l);
+            break;
+        }
+    }
+    return value;
+}
+
+#define TEST_SECRET "se:cret/+KEY=="
+#define TEST_TOKEN "tok/EN+123=="
+
+static el_aws_config *test_cfg(const char *endpoint, const char *token)
+{
+    el_aws_config *c = calloc(1, sizeof *c);
+    c->region = strdup("eu-west-1");
+    c->endpoint = strdup(endpoint);
+    c->profile = strdup("default");
+    c->access_key = strdup("AKIDTEST");
+    c->secret_key = strdup(TEST_SECRET);
+    c->session_token = token ? strdup(token) : NULL;
+    c->cred_source = strdup("environment");
+    c->verify_ssl = true;
+    c->max_attempts = 2;
+    return c;
+}
+
+static el_aws_config *srv_cfg(const char *token)
+{
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", srv.port);
+    return test_cfg(url, token);
+}
+
+static void check_signed_request(size_t i, const char *op, const char *token)
+{
+    assert_true(strncmp(srv.head[i], "POST / HTTP/1.1\r\n", 17) == 0);
+    assert_string_equal(captured_header(i, "Content-Type"), "application/x-amz-json-1.0");
+    char target[128];
+    snprintf(target, sizeof target, "DynamoDB_20120810.%s", op);
+    assert_string_equal(captured_header(i, "X-Amz-Target"), target);
+    char date[32];
+    snprintf(date, sizeof date, "%s", captured_header(i, "X-Amz-Date"));
+    assert_int_equal(strlen(date), 16);
+    assert_int_equal(date[8], 'T');
+    assert_int_equal(date[15], 'Z');
+    char want[512];
+    snprintf(want, sizeof want,
+             "AWS4-HMAC-SHA256 Credential=AKIDTEST/%.8s/eu-west-1/dynamodb/aws4_request, "
+             "SignedHeaders=content-type;host;x-amz-date;%sx-amz-target, Signature=",
+             date, token ? "x-amz-security-token;" : "");
+    const char *auth = captured_header(i, "Authorization");
+    if (strncmp(auth, want, strlen(want)) != 0)
+        fail_msg("Authorization: %s\nwanted: %s...", auth, want);
+    const char *sig = auth + strlen(want);
+    assert_int_equal(strlen(sig), 64);
+    for (size_t k = 0; k < 64; k++)
+        assert_true(isxdigit((unsigned char)sig[k]));
+    assert_string_equal(captured_header(i, "X-Amz-Security-Token"), token ? token : "");
+    assert_string_equal(captured_header(i, "Expect"), "");
+    assert_null(strstr(srv.head[i], TEST_SECRET));
+    assert_null(strstr(srv.head[i], "se:cret"));
+    assert_true(strncmp(captured_header(i, "User-Agent"), "edgeload/", 9) == 0);
+}
+
+static void test_call_request_on_the_wire(void **state)
+{
+    (void)state;
+    for (int with_token = 0; with_token < 2; with_token++) {
+        srv_clear();
+        size_t len;
+        char *answer = fixture("resource_not_found.json", &len);
+        srv.status = 400;
+        srv.answer = answer;
+        el_aws_config *cfg = srv_cfg(with_token ? TEST_TOKEN : NULL);
+        el_ddb *ddb;
+        el_diag d;
+        assert_int_equal(el_ddb_new(cfg, &ddb, &d), EL_OK);
+        assert_ptr_equal(el_ddb_config(ddb), cfg);
+        el_buf resp;
+        el_buf_init(&resp, 1 << 20);
+        el_ddb_result res;
+        const char *body = "{\"TableName\":\"Graph\"}";
+        assert_int_equal(el_ddb_call(ddb, "DescribeTable", body, strlen(body), &resp, &res, &d),
+                         EL_OK);
+        assert_int_equal(res.outcome, EL_DDB_FATAL);
+        assert_int_equal(res.http_status, 400);
+        assert_string_equal(res.error_type, "ResourceNotFoundException");
+        assert_string_equal(el_buf_str(&resp), answer);
+        assert_int_equal(srv.n, 1);
+        check_signed_request(0, "DescribeTable", with_token ? TEST_TOKEN : NULL);
+        assert_string_equal(srv.body[0], body);
+
+        /* A second call reuses the connection. */
+        el_buf_reset(&resp);
+        assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_OK);
+        assert_int_equal(srv.n, 2);
+        check_signed_request(1, "ListTables", with_token ? TEST_TOKEN : NULL);
+        assert_int_equal(srv.connections, 1);
+        el_buf_free(&resp);
+        el_ddb_free(ddb);
+        el_aws_config_free(cfg);
+        free(answer);
+    }
+}
+
+/* Runs the multi handle until req's transfer is done; returns curl's code. */
+static CURLcode run_multi(CURLM *m, el_ddb_req *req)
+{
+    int running = 1;
+    CURLcode result = CURLE_RECV_ERROR;
+    bool done = false;
+    while (!done) {
+        assert_int_equal(curl_multi_perform(m, &running), CURLM_OK);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            el_ddb_req *r = NULL;
+            assert_int_equal(curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r),
+                             CURLE_OK);
+            assert_ptr_equal(r, req);
+            result = msg->data.result;
+            curl_multi_remove_handle(m, msg->easy_handle);
+            done = true;
+        }
+        if (!done)
+            curl_multi_poll(m, NULL, 0, 100, NULL);
+    }
+    return result;
+}
+
+static void test_multi_request_resend(void **state)
+{
+    (void)state;
+    srv_clear();
+    size_t len;
+    char *answer = fixture("batch_write_unprocessed.json", &len);
+    srv.status = 200;
+    srv.answer = answer;
+    el_aws_config *cfg = srv_cfg(TEST_TOKEN);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_buf body;
+    el_buf_init(&body, 1 << 20);
+    const char *text = "{\"RequestItems\":{\"Graph\":[]}}";
+    assert_int_equal(el_buf_puts(&body, text), EL_OK);
+    int user;
+    el_ddb_req *req;
+    assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, &user, &req), EL_OK);
+    assert_null(body.data); /* taken */
+    assert_int_equal(body.len, 0);
+    assert_ptr_equal(el_ddb_req_user(req), &user);
+    size_t blen;
+    assert_string_equal(el_ddb_req_body(req, &blen), text);
+    assert_int_equal(blen, strlen(text));
+
+    CURLM *m = curl_multi_init();
+    for (int round = 0; round < 2; round++) {
+        if (round == 1) {
+            struct timespec ts = {1, 100000000L}; /* a new second: a new X-Amz-Date */
+            nanosleep(&ts, NULL);
+        }
+        el_ddb_req_reset(req);
+        assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
+        CURLcode code = run_multi(m, req);
+        assert_int_equal(code, CURLE_OK);
+        el_ddb_result res;
+        el_ddb_req_finish(req, code, &res);
+        assert_int_equal(res.outcome, EL_DDB_SUCCESS);
+        assert_int_equal(res.http_status, 200);
+        size_t rlen;
+        const char *r = el_ddb_req_response(req, &rlen);
+        assert_int_equal(rlen, len);
+        assert_string_equal(r, answer);
+        el_ddb_batch_result br;
+        assert_int_equal(el_ddb_parse_batch_write(r, rlen, "PK", "SK", &br, NULL), EL_OK);
+        assert_int_equal(br.nunprocessed, 3);
+        el_ddb_batch_result_clear(&br);
+    }
+    assert_int_equal(srv.n, 2);
+    check_signed_request(0, "BatchWriteItem", TEST_TOKEN);
+    check_signed_request(1, "BatchWriteItem", TEST_TOKEN);
+    assert_string_equal(srv.body[0], text);
+    assert_string_equal(srv.body[1], text);
+    char first[4096];
+    snprintf(first, sizeof first, "%s", captured_header(0, "Authorization"));
+    assert_string_not_equal(first, captured_header(1, "Authorization"));
+    assert_int_equal(srv.connections, 1); /* kept alive in the multi handle */
+
+    /* A throttled answer through the same request. */
+    char *throttled = fixture("provisioned_throughput_exceeded.json", NULL);
+    srv.status = 400;
+    srv.answer = throttled;
+    el_ddb_req_reset(req);
+    assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
+    el_ddb_result res;
+    el_ddb_req_finish(req, run_multi(m, req), &res);
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+    assert_string_equal(el_ddb_req_response(req, NULL), throttled);
+
+    el_ddb_req_free(req);
+    el_ddb_req_free(NULL);
+    curl_multi_cleanup(m);
+    el_ddb_free(ddb);
+    el_ddb_free(NULL);
+    el_aws_config_free(cfg);
+    free(answer);
+    free(throttled);
+}
+
+static void test_crc32_and_request_id(void **state)
+{
+    (void)state;
+    srv_clear();
+    char *answer = fixture("batch_write_unprocessed.json", NULL);
+    srv.status = 200;
+    srv.answer = answer;
+    srv.crc = 1;
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_ddb_result res;
+    el_diag d;
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_SUCCESS);
+    assert_string_equal(res.request_id, "REQ-1");
+
+    srv.crc = 2; /* the body does not match the checksum: do not trust it */
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    assert_int_equal(res.http_status, 200);
+    assert_non_null(strstr(res.message, "crc32"));
+    assert_string_equal(res.request_id, "REQ-2");
+
+    /* The same through a multi-driven request. */
+    el_buf body;
+    el_buf_init(&body, 1024);
+    assert_int_equal(el_buf_puts(&body, "{}"), EL_OK);
+    el_ddb_req *req;
+    assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, NULL, &req), EL_OK);
+    CURLM *m = curl_multi_init();
+    for (int mode = 2; mode >= 1; mode--) {
+        srv.crc = mode;
+        el_ddb_req_reset(req);
+        assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
+        el_ddb_req_finish(req, run_multi(m, req), &res);
+        assert_int_equal(res.outcome, mode == 1 ? EL_DDB_SUCCESS : EL_DDB_TRANSIENT);
+    }
+    el_ddb_req_free(req);
+    curl_multi_cleanup(m);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    free(answer);
+}
+
+static void test_connection_refused(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+    close(fd); /* nobody listens there now */
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", ntohs(a.sin_port));
+    el_aws_config *cfg = test_cfg(url, NULL);
+    el_ddb *ddb;
+    el_diag d;
+    assert_int_equal(el_ddb_new(cfg, &ddb, &d), EL_OK);
+    el_ddb_result res;
+    el_diag_clear(&d);
+    assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_ENET);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    assert_int_equal(res.http_status, 0);
+    assert_true(res.message[0] != '\0');
+    assert_non_null(strstr(d.msg, url));
+    assert_null(strstr(d.msg, TEST_SECRET));
+
+    /* The control plane retries, then reports the network error. */
+    el_table_desc t;
+    assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ENET);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+}
+
+static void test_timeout_and_short_body(void **state)
+{
+    (void)state;
+    srv_clear();
+    srv.mode = SRV_HANG;
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_ddb_set_timeouts(ddb, 1000, 300);
+    el_ddb_result res;
+    el_diag d;
+    assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_ENET);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    assert_non_null(strstr(res.message, "imed out"));
+
+    srv.mode = SRV_SHORT;
+    srv.answer = "{\"UnprocessedItems\":{}}";
+    el_ddb_set_timeouts(ddb, 0, 0);
+    assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_ENET);
+    assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+}
+
+static void test_describe_and_create_errors(void **state)
+{
+    (void)state;
+    srv_clear();
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_table_desc t;
+    el_diag d;
+
+    char *nf = fixture("resource_not_found.json", NULL);
+    srv.status = 400;
+    srv.answer = nf;
+    assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ETABLE);
+    char want[256];
+    snprintf(want, sizeof want, "table 'Graph' does not exist in eu-west-1 at http://127.0.0.1:%d",
+             srv.port);
+    assert_string_equal(d.msg, want);
+
+    char *bad = fixture("unrecognized_client.json", NULL);
+    srv.answer = bad;
+    assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ECONFIG);
+    assert_non_null(strstr(d.msg, "UnrecognizedClientException"));
+    assert_non_null(strstr(d.msg, "environment"));
+
+    char *inuse = fixture("resource_in_use.json", NULL);
+    srv.answer = inuse;
+    el_create_table_opts o = {.table = "Graph", .index_name = "GSI1"};
+    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_ETABLE);
+    assert_non_null(strstr(d.msg, "already exists"));
+    o.projection = "INCLUDE";
+    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_EUSAGE);
+
+    /* Throttled every time: retried max_attempts (2) times, then an error. */
+    char *thr = fixture("throttling.json", NULL);
+    srv.answer = thr;
+    srv_clear();
+    srv.status = 400;
+    srv.answer = thr;
+    assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ESERVICE);
+    assert_int_equal(srv.n, 2);
+    assert_non_null(strstr(d.msg, "ThrottlingException"));
+
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    free(nf);
+    free(bad);
+    free(inuse);
+    free(thr);
+}
+
+/* ---- against DynamoDB Local (EDGELOAD_DDB_ENDPOINT) ---- */
+
+static void test_dynamodb_local(void **state)
+{
+    (void)state;
+    const char *endpoint = getenv("EDGELOAD_DDB_ENDPOINT");
+    if (!endpoint || !*endpoint)
+        skip();
+    el_aws_config *cfg = test_cfg(endpoint, NULL);
+    el_ddb *ddb;
+    el_diag d;
+    assert_int_equal(el_ddb_new(cfg, &ddb, &d), EL_OK);
+    char table[64];
+    snprintf(table, sizeof table, "edgeload_unit_%ld_%ld", (long)getpid(), (long)time(NULL));
+
+    el_create_table_opts o = {.table = table, .index_name = "GSI1", .projection = "ALL",
+                              .wait_seconds = 60};
+    if (el_ddb_create_table(ddb, &o, &d) != EL_OK)
+        fail_msg("create: %s", d.msg);
+    el_table_desc t;
+    assert_int_equal(el_ddb_describe_table(ddb, table, &t, &d), EL_OK);
+    assert_string_equal(t.status, "ACTIVE");
+    assert_string_equal(t.key.pk, "PK");
+    assert_string_equal(t.key.sk, "SK");
+    assert_string_equal(t.billing_mode, "PAY_PER_REQUEST");
+    assert_int_equal(t.ngsi, 1);
+    assert_string_equal(t.gsi[0].name, "GSI1");
+    assert_string_equal(t.gsi[0].key.pk, "GSI1PK");
+    assert_string_equal(t.gsi[0].status, "ACTIVE");
+    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_ETABLE);
+    assert_non_null(strstr(d.msg, "already exists"));
+
+    /* 25 edges through the multi interface. */
+    el_buf body;
+    el_buf_init(&body, 1 << 20);
+    assert_int_equal(el_buf_printf(&body, "{\"RequestItems\":{\"%s\":[", table), EL_OK);
+    for (int i = 0; i < 25; i++)
+        assert_int_equal(
+            el_buf_printf(&body,
+                          "%s{\"PutRequest\":{\"Item\":{\"PK\":{\"S\":\"ACTOR#u%d\"},"
+                          "\"SK\":{\"S\":\"TARGET#bob\"},\"GSI1PK\":{\"S\":\"TARGET#bob\"},"
+                          "\"GSI1SK\":{\"S\":\"ACTOR#u%d\"}}}}",
+                          i ? "," : "", i, i),
+            EL_OK);
+    assert_int_equal(el_buf_puts(&body, "]},\"ReturnConsumedCapacity\":\"INDEXES\"}"), EL_OK);
+    el_ddb_req *req;
+    assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, NULL, &req), EL_OK);
+    CURLM *m = curl_multi_init();
+    el_ddb_req_reset(req);
+    assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
+    el_ddb_result res;
+    el_ddb_req_finish(req, run_multi(m, req), &res);
+    size_t rlen;
+    const char *r = el_ddb_req_response(req, &rlen);
+    if (res.outcome != EL_DDB_SUCCESS)
+        fail_msg("BatchWriteItem: %s: %s", res.error_type, res.message);
+    el_ddb_batch_result br;
+    assert_int_equal(el_ddb_parse_batch_write(r, rlen, "PK", "SK", &br, &d), EL_OK);
+    assert_int_equal(br.nunprocessed, 0);
+    assert_true(br.consumed_wcu >= 25.0);
+    el_ddb_batch_result_clear(&br);
+    el_ddb_req_free(req);
+    curl_multi_cleanup(m);
+
+    /* A bad item is a rejected request. */
+    el_buf resp;
+    el_buf_init(&resp, 1 << 20);
+    char bad[256];
+    snprintf(bad, sizeof bad, "{\"TableName\":\"%s\",\"Item\":{\"PK\":{\"S\":\"x\"}}}", table);
+    assert_int_equal(el_ddb_call(ddb, "PutItem", bad, strlen(bad), &resp, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+    assert_string_equal(res.error_type, "ValidationException");
+
+    char del[128];
+    snprintf(del, sizeof del, "{\"TableName\":\"%s\"}", table);
+    assert_int_equal(el_ddb_call(ddb, "DeleteTable", del, strlen(del), NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_SUCCESS);
+    assert_int_equal(el_ddb_describe_table(ddb, table, &t, &d), EL_ETABLE);
+    el_buf_free(&resp);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest pure[] = {
+        cmocka_unit_test(test_classify_fixtures),
+        cmocka_unit_test(test_classify_status_only),
+        cmocka_unit_test(test_classify_code_wins_over_status),
+        cmocka_unit_test(test_classify_body_not_terminated),
+        cmocka_unit_test(test_classify_message_sanitised_and_bounded),
+        cmocka_unit_test(test_classify_curl_errors),
+        cmocka_unit_test(test_batch_unprocessed),
+        cmocka_unit_test(test_batch_consumed_capacity),
+        cmocka_unit_test(test_batch_no_sort_key_and_errors),
+        cmocka_unit_test(test_parse_table_desc),
+        cmocka_unit_test(test_create_table_body),
+        cmocka_unit_test(test_json_put_string),
+    };
+    const struct CMUnitTest wire[] = {
+        cmocka_unit_test(test_call_request_on_the_wire),
+        cmocka_unit_test(test_multi_request_resend),
+        cmocka_unit_test(test_crc32_and_request_id),
+        cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_timeout_and_short_body),
+        cmocka_unit_test(test_describe_and_create_errors),
+    };
+    const struct CMUnitTest local[] = {
+        cmocka_unit_test(test_dynamodb_local),
+    };
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int failed = cmocka_run_group_tests(pure, NULL, NULL);
+    failed += cmocka_run_group_tests(wire, srv_start, srv_stop);
+    failed += cmocka_run_group_tests(local, NULL, NULL);
+    curl_global_cleanup();
+    return failed;
+}
