@@ -1155,7 +1155,6 @@ static el_err next_tuple(el_sql_dump *d, el_row *row, el_diag *diag)
     size_t i = 0, bad_col = NO_COL;
     const char *why = NULL;
     el_sql_tok after;
-    /* empty tuple "()" */
     for (;;) {
         size_t col = i < d->nmap ? d->map[i] : NO_COL;
         el_buf *dst = col != NO_COL ? &d->vals[col] : &d->scratch;
