@@ -427,20 +427,29 @@ out:
 
 /* ------------------------------------------------------ table choice */
 
-static const table_def *find_def(const el_sql_dump *d, const char *schema, const char *name)
+static const table_def *find_def_as(const el_sql_dump *d, const char *schema,
+                                    const char *name, bool fold)
 {
     const table_def *hit = NULL;
     for (size_t i = 0; i < d->ndefs; i++) {
         const table_def *t = &d->defs[i];
-        if (strcmp(t->name, name) != 0)
+        if (fold ? !ieq(t->name, name) : strcmp(t->name, name) != 0)
             continue;
-        if (schema && t->schema && strcmp(schema, t->schema) != 0)
+        if (schema && t->schema && (fold ? !ieq(schema, t->schema) : strcmp(schema, t->schema) != 0))
             continue;
         hit = t;
         if ((schema == NULL) == (t->schema == NULL))
             break;
     }
     return hit;
+}
+
+/* The CREATE TABLE of a table: exact names first, then case-folded (an
+ * unquoted name in one statement, a quoted one in another). */
+static const table_def *find_def(const el_sql_dump *d, const char *schema, const char *name)
+{
+    const table_def *t = find_def_as(d, schema, name, false);
+    return t ? t : find_def_as(d, schema, name, true);
 }
 
 static el_err note_seen(el_sql_dump *d, const char *schema, const char *name)
