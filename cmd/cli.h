@@ -78,5 +78,7 @@ bool cli_parse_double(const char *opt, const char *arg, double min, double *out)
 
 int cmd_load(int argc, char **argv);
 int cmd_create_table(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -3,42 +3,27 @@
  * configuration, a table check, the run, the summary and the exit status.
  */
 #include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
+#include <stdatomic.h> /* reject messages come from several threads */
 #include <stdio.h>   /* fprintf */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strchr, strcmp */
 #include <unistd.h>  /* isatty */
 
 #include "cmd/cli.h"
+#include "cmd/mapping_opts.h"
 #include "cmd/progress.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
 
 enum {
-    O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
-    O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_DRY_RUN, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET, O_STATS_JSON,
-    O_MAX_RETRY_TIME, O_ALL_ATTRS, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
-    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL
+    O_DRY_RUN = MAPPING_OPT_END, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET,
+    O_STATS_JSON, O_MAX_RETRY_TIME, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
+    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL,
+    O_OUTPUT, O_PART_ITEMS, O_PLAN
 };
 
 static const cli_opt opts[] = {
-    { "help", false, O_HELP },
-    { "mapping", true, O_MAPPING },
-    { "table", true, O_TABLE },
-    { "pk", true, O_PK },
-    { "sk", true, O_SK },
-    { "index-pk", true, O_INDEX_PK },
-    { "index-sk", true, O_INDEX_SK },
-    { "no-index", false, O_NO_INDEX },
-    { "index-name", true, O_INDEX_NAME },
-    { "attr", true, O_ATTR },
-    { "const", true, O_CONST },
-    { "all-columns", false, O_ALL_ATTRS },
-    { "source-table", true, O_SOURCE_TABLE },
-    { "format", true, O_FORMAT },
-    { "delimiter", true, O_DELIMITER },
-    { "null", true, O_NULL },
-    { "columns", true, O_COLUMNS },
+    CLI_MAPPING_OPTS,
     { "dry-run", false, O_DRY_RUN },
     { "rejects", true, O_REJECTS },
     { "max-rejects", true, O_MAX_REJECTS },
@@ -48,11 +33,14 @@ static const cli_opt opts[] = {
     { "stats-json", true, O_STATS_JSON },
     { "max-retry-time", true, O_MAX_RETRY_TIME },
     { "checkpoint", true, O_CHECKPOINT },
+    { "plan", true, O_PLAN },
     { "checkpoint-interval", true, O_CHECKPOINT_INTERVAL },
     { "resume", false, O_RESUME },
     { "max-wcu", true, O_MAX_WCU },
     { "progress", true, O_PROGRESS },
     { "progress-interval", true, O_PROGRESS_INTERVAL },
+    { "output", true, O_OUTPUT },
+    { "part-items", true, O_PART_ITEMS },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -89,8 +77,26 @@ static void help(void)
 "                           empty field is NULL, a quoted empty field is \"\")\n"
 "  --columns A,B,C          the file has no header row; these are its columns\n"
 "\n"
+"Hot targets (SPEC 5: a target whose fan-in reaches the threshold gets\n"
+"N = min(max-shards, ceil(fan-in / threshold)) index partitions KEY#0..KEY#N-1,\n"
+"shard = FNV-1a-64(index sort key) mod N, and a directory item PK=KEY, SK=#SHARDS):\n"
+"  --hot-threshold N        fan-in at which a target is sharded (every source with\n"
+"                           an index; default: the mapping's \"hot\", else none)\n"
+"  --max-shards N           most shards per target (default 32)\n"
+"  --plan FILE              shard counts from 'edgeload plan --plan-out FILE'\n"
+"                           (needed for standard input; without it, hot sources\n"
+"                           are read twice: a counting pass, then the load)\n"
+"\n"
 "Run:\n"
 "  --dry-run                print the items as DynamoDB JSON lines, write nothing\n"
+"  --output DIR             write the items to files for DynamoDB's import from S3\n"
+"                           instead of calling DynamoDB: DIR/data/part-NNNNN.json.zst\n"
+"                           (DynamoDB JSON lines, zstd) and DIR/manifest.json, written\n"
+"                           last; DIR must not hold the output of another run.\n"
+"                           Import with the S3 prefix of DIR/data/ (format\n"
+"                           DYNAMODB_JSON, compression ZSTD)\n"
+"  --part-items N           items per part file (default 4000000; a part also ends\n"
+"                           at 1 GiB of uncompressed JSON)\n"
 "  --rejects FILE           rejected rows as JSON lines (default\n"
 "                           edgeload-rejects.jsonl, created on the first reject)\n"
 "  --max-rejects N          abort when more than N rows are rejected (default: no limit)\n"
@@ -123,52 +129,37 @@ static void help(void)
 
 static volatile sig_atomic_t stop_flag;
 
+/* The first rejects are shown where they happen (file:line:column: why);
+ * the rest only in the rejects file, so a bad file cannot flood a log. */
+#define SHOWN_REJECTS 10
+
+typedef struct reject_shower {
+    atomic_uint shown;
+    bool quiet;
+} reject_shower;
+
+static void show_reject(const char *input, const el_diag *why, void *user)
+{
+    reject_shower *rs = user;
+    unsigned n = atomic_fetch_add(&rs->shown, 1);
+    if (rs->quiet || n > SHOWN_REJECTS)
+        return;
+    if (n == SHOWN_REJECTS) {
+        fprintf(stderr, "edgeload: more rows rejected; see the rejects file\n");
+        return;
+    }
+    if (why->column)
+        fprintf(stderr, "edgeload: %s:%llu:%llu: %s (row rejected)\n", input,
+                (unsigned long long)why->line, (unsigned long long)why->column, why->msg);
+    else
+        fprintf(stderr, "edgeload: %s:%llu: %s (row rejected)\n", input,
+                (unsigned long long)why->line, why->msg);
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
     stop_flag = 1;
-}
-
-/* Splits "NAME=REST[:TYPE]"; the type suffix counts only if it names a type. */
-static bool split_spec(const char *opt, const char *arg, char **name, char **rest,
-                       el_attr_type *type, el_attr_type dflt)
-{
-    const char *eq = strchr(arg, '=');
-    if (!eq || eq == arg) {
-        cli_error("--%s needs NAME=%s[:TYPE], not '%s'", opt,
-                  strcmp(opt, "attr") == 0 ? "COLUMN" : "VALUE", arg);
-        return false;
-    }
-    *name = strndup(arg, (size_t)(eq - arg));
-    const char *colon = strrchr(eq + 1, ':');
-    *type = dflt;
-    if (colon && el_attr_type_parse(colon + 1, type) == EL_OK)
-        *rest = strndup(eq + 1, (size_t)(colon - eq - 1));
-    else
-        *rest = strdup(eq + 1);
-    return *name && *rest;
-}
-
-/* Splits "a,b,c" into a NULL-terminated list owned by the caller. */
-static char **split_columns(const char *s, size_t *n)
-{
-    size_t cap = 1;
-    for (const char *p = s; *p; p++)
-        cap += *p == ',';
-    char **v = calloc(cap + 1, sizeof *v);
-    if (!v)
-        return NULL;
-    *n = 0;
-    const char *start = s;
-    for (const char *p = s;; p++) {
-        if (*p == ',' || *p == '\0') {
-            v[(*n)++] = strndup(start, (size_t)(p - start));
-            if (!*p)
-                break;
-            start = p + 1;
-        }
-    }
-    return v;
 }
 
 static bool key_ok(const el_key_schema *k, const char *pk, const char *sk)
@@ -245,107 +236,12 @@ static void write_stats(const char *path, const el_load_stats *st)
         cli_warn("cannot write --stats-json %s", path);
 }
 
-typedef struct load_args {
-    const char *mapping_path, *table, *index_name, *source_table;
-    const char *keys[4];       /* pk, sk, index_pk, index_sk */
-    bool no_index, all_columns, any_flag;
-    const char **inputs;
-    size_t ninputs;
-    char **columns;
-    size_t ncolumns;
-} load_args;
-
-static const char *const key_names[4] = { "pk", "sk", "index_pk", "index_sk" };
-
-/* Builds the mapping from --mapping and/or the single-source flags. */
-static el_mapping *build_mapping(const load_args *a, char **attr_specs, size_t nattr,
-                                 int *rc)
-{
-    el_mapping *m = NULL;
-    el_diag d;
-    el_diag_clear(&d);
-    *rc = EXIT_USAGE;
-    if (a->mapping_path) {
-        if (a->any_flag) {
-            cli_error("load: give the mapping either with --mapping or with --pk/--sk/--attr... "
-                      "flags, not both");
-            return NULL;
-        }
-        if (el_mapping_load_file(a->mapping_path, &m, &d)) {
-            cli_error("%s", d.msg);
-            return NULL;
-        }
-    } else {
-        el_source *src;
-        if (el_mapping_new(&m) || el_source_new("input", &src) ||
-            el_mapping_add_source(m, src)) {
-            cli_error("out of memory");
-            el_mapping_free(m);
-            *rc = EXIT_FATAL;
-            return NULL;
-        }
-        src->index = !a->no_index;
-        src->all_attrs = a->all_columns;
-        if (a->source_table)
-            src->source_table = strdup(a->source_table);
-        for (int k = 0; k < 4; k++) {
-            if (a->keys[k] && el_source_set_key(src, key_names[k], a->keys[k], &d)) {
-                cli_error("--%s: %s", k < 2 ? key_names[k] : k == 2 ? "index-pk" : "index-sk",
-                          d.msg);
-                el_mapping_free(m);
-                return NULL;
-            }
-        }
-        for (size_t i = 0; i < nattr; i++) {
-            bool is_const = attr_specs[i][0] == 'c';
-            const char *spec = attr_specs[i] + 1;
-            char *name = NULL, *rest = NULL;
-            el_attr_type type;
-            bool ok = split_spec(is_const ? "const" : "attr", spec, &name, &rest, &type,
-                                 is_const ? EL_TYPE_S : EL_TYPE_AUTO);
-            if (ok && el_source_add_attr(src, name, is_const ? EL_ATTR_VALUE : EL_ATTR_COLUMN,
-                                         rest, type, &d)) {
-                cli_error("--%s %s: %s", is_const ? "const" : "attr", spec, d.msg);
-                ok = false;
-            }
-            free(name);
-            free(rest);
-            if (!ok) {
-                el_mapping_free(m);
-                return NULL;
-            }
-        }
-    }
-    if (a->table && (free(m->table), !(m->table = strdup(a->table)))) {
-        el_mapping_free(m);
-        return NULL;
-    }
-    if (a->index_name) {
-        char pk[300], sk[300];
-        snprintf(pk, sizeof pk, "%sPK", a->index_name);
-        snprintf(sk, sizeof sk, "%sSK", a->index_name);
-        free(m->index_name);
-        free(m->index_pk_attr);
-        free(m->index_sk_attr);
-        m->index_name = strdup(a->index_name);
-        m->index_pk_attr = strdup(pk);
-        m->index_sk_attr = strdup(sk);
-    }
-    if (el_mapping_check(m, &d)) {
-        cli_error("%s", d.msg);
-        el_mapping_free(m);
-        return NULL;
-    }
-    *rc = EXIT_LOADED;
-    return m;
-}
-
 int cmd_load(int argc, char **argv)
 {
     cli_parser p;
     cli_parser_init(&p, "load", argc, argv, opts);
     el_aws_opts aws = { 0 };
-    load_args a = { 0 };
+    mapping_args a = { 0 };
     el_load_opts lo = { 0 };
     lo.concurrency = 16;
     lo.max_retry_time_s = 900;
@@ -376,58 +272,13 @@ int cmd_load(int argc, char **argv)
         case -2: goto out;
         case 0: a.inputs[a.ninputs++] = arg; break;
         case O_HELP: help(); rc = 0; goto out;
-        case O_MAPPING: a.mapping_path = arg; break;
-        case O_TABLE: a.table = arg; break;
-        case O_PK: a.keys[0] = arg; a.any_flag = true; break;
-        case O_SK: a.keys[1] = arg; a.any_flag = true; break;
-        case O_INDEX_PK: a.keys[2] = arg; a.any_flag = true; break;
-        case O_INDEX_SK: a.keys[3] = arg; a.any_flag = true; break;
-        case O_NO_INDEX: a.no_index = true; a.any_flag = true; break;
-        case O_ALL_ATTRS: a.all_columns = true; a.any_flag = true; break;
-        case O_INDEX_NAME: a.index_name = arg; break;
-        case O_SOURCE_TABLE: a.source_table = arg; lo.reader.source_table = arg; break;
-        case O_ATTR:
-        case O_CONST: {
-            /* remember kind and spec in order: 'a' or 'c' then the text */
-            size_t len = strlen(arg);
-            char *s = malloc(len + 2);
-            if (!s) {
-                rc = EXIT_FATAL;
-                goto out;
-            }
-            s[0] = id == O_ATTR ? 'a' : 'c';
-            memcpy(s + 1, arg, len + 1);
-            attr_specs[nattr++] = s;
-            a.any_flag = true;
-            break;
-        }
-        case O_FORMAT:
-            if (el_format_parse(arg, &lo.reader.format)) {
-                cli_error("--format must be auto, csv, tsv, mysql, postgres or sqlite, not '%s'",
-                          arg);
-                goto out;
-            }
-            break;
-        case O_DELIMITER:
-            if (strcmp(arg, "\\t") == 0 || strcmp(arg, "tab") == 0)
-                arg = "\t";
-            if (strlen(arg) != 1) {
-                cli_error("--delimiter must be one character (or \\t), not '%s'", arg);
-                goto out;
-            }
-            lo.reader.delimiter = arg[0];
-            break;
-        case O_NULL: lo.reader.null_string = arg; break;
-        case O_COLUMNS:
-            a.columns = split_columns(arg, &a.ncolumns);
-            if (!a.columns) {
-                rc = EXIT_FATAL;
-                goto out;
-            }
-            lo.reader.columns = (const char *const *)a.columns;
-            lo.reader.ncolumns = a.ncolumns;
-            break;
         case O_DRY_RUN: lo.dry_run = true; break;
+        case O_OUTPUT: lo.output_dir = arg; break;
+        case O_PART_ITEMS:
+            if (!cli_parse_long("part-items", arg, 1, &n))
+                goto out;
+            lo.output_part_items = (uint64_t)n;
+            break;
         case O_REJECTS: rejects_path = arg; break;
         case O_MAX_REJECTS:
             if (!cli_parse_long("max-rejects", arg, 0, &max_rejects))
@@ -450,6 +301,7 @@ int cmd_load(int argc, char **argv)
                 goto out;
             break;
         case O_CHECKPOINT: lo.checkpoint_path = arg; break;
+        case O_PLAN: lo.plan_path = arg; break;
         case O_CHECKPOINT_INTERVAL:
             if (!cli_parse_double("checkpoint-interval", arg, 0.1, &lo.checkpoint_interval_s))
                 goto out;
@@ -469,13 +321,31 @@ int cmd_load(int argc, char **argv)
             if (!cli_parse_double("progress-interval", arg, 0.1, &pinterval))
                 goto out;
             break;
-        default: cli_aws_opt(&aws, id, arg); break;
+        default:
+            if (cli_aws_opt(&aws, id, arg))
+                break;
+            switch (mapping_opt(&a, &lo.reader, attr_specs, &nattr, id, arg)) {
+            case -2: rc = EXIT_FATAL; goto out;
+            case 1: break;
+            default: goto out;
+            }
         }
     }
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
         goto out;
-    if (!lo.dry_run) {
+    if (lo.output_dir && (lo.dry_run || lo.checkpoint_path || lo.resume)) {
+        cli_error("load: --output cannot be combined with %s",
+                  lo.dry_run ? "--dry-run" : "--checkpoint or --resume");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (lo.output_part_items && !lo.output_dir) {
+        cli_error("load: --part-items needs --output DIR");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!lo.dry_run && !lo.output_dir) {
         rc = EXIT_USAGE;
         if (!cli_connect(&aws, &cfg, &ddb))
             goto out;
@@ -502,6 +372,9 @@ int cmd_load(int argc, char **argv)
     progress_init(&prog, quiet ? PROGRESS_NONE : pmode, pinterval);
     lo.progress = progress_report;
     lo.progress_user = &prog;
+    reject_shower shower = { .quiet = quiet };
+    lo.on_reject = show_reject;
+    lo.reject_user = &shower;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     el_load_stats st;
@@ -541,9 +414,7 @@ out:
     for (size_t i = 0; i < nattr; i++)
         free(attr_specs[i]);
     free(attr_specs);
-    for (size_t i = 0; i < a.ncolumns; i++)
-        free(a.columns[i]);
-    free(a.columns);
+    mapping_args_free_columns(&a);
     free(a.inputs);
     el_rejects_free(rej);
     el_mapping_free(m);

@@ -23,14 +23,16 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n"
           "  load           transform rows and write the items (BatchWriteItem)\n"
+          "  plan           read only: fan-in report, hot targets, shard plan (--plan-out)\n"
           "  create-table   create the table with PK/SK and the inverted GSI\n"
+          "  verify         check that every expected item is in the table (exit 4 if not)\n"
           "\n"
           "  edgeload COMMAND --help   options of a command\n"
           "  edgeload --version        version\n"
           "\n"
           "Exit status: 0 loaded, 3 finished with rejected rows, 2 usage, mapping,\n"
           "configuration or table error (nothing written), 1 aborted by a fatal error,\n"
-          "130 interrupted.\n", f);
+          "4 verify found missing or different items, 130 interrupted.\n", f);
 }
 
 int main(int argc, char **argv)
@@ -58,6 +60,10 @@ int main(int argc, char **argv)
     int rc;
     if (strcmp(cmd, "load") == 0) {
         rc = cmd_load(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "plan") == 0) {
+        rc = cmd_plan(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "verify") == 0) {
+        rc = cmd_verify(argc - 2, argv + 2);
     } else if (strcmp(cmd, "create-table") == 0) {
         rc = cmd_create_table(argc - 2, argv + 2);
     } else {

@@ -9,7 +9,11 @@
  *    meet, the later row wins and the earlier is reported as superseded (a
  *    duplicate);
  *  - an item whose key is held by an earlier item waits until that item is
- *    done, so the later row always lands last, whatever the concurrency.
+ *    done, so the later row always lands last, whatever the concurrency;
+ *  - items are spread over partition keys: a batch takes at most one item
+ *    per base-table partition key and per index partition key while items
+ *    of other keys wait in the window, and only then fills up with more of
+ *    the same keys (interleaving, SPEC §5).
  * Retries (UnprocessedItems) keep their key held and go first once due.
  *
  * Pure data structure: no threads, no I/O; the network stage owns it.

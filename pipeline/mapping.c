@@ -212,6 +212,12 @@ el_err el_mapping_check(const el_mapping *m, el_diag *diag)
                     return el_diag_set(diag, EL_EUSAGE,
                                        "source '%s': attribute '%s' would overwrite a key "
                                        "attribute", s->name, keys[k]);
+        if (s->hot_threshold && !s->index)
+            return el_diag_set(diag, EL_EUSAGE, "source '%s': hot sharding applies to the "
+                               "index partition key, but the source writes no index", s->name);
+        if (s->hot_threshold && (s->max_shards < 2 || s->max_shards > EL_MAX_MAX_SHARDS))
+            return el_diag_set(diag, EL_EUSAGE, "source '%s': max shards must be from 2 to %d",
+                               s->name, EL_MAX_MAX_SHARDS);
         for (size_t j = 0; j < i; j++)
             if (strcmp(m->sources[j]->name, s->name) == 0)
                 return el_diag_set(diag, EL_EUSAGE, "two sources are named '%s'", s->name);
@@ -252,6 +258,24 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
     }
     src->bound = schema;
     return EL_OK;
+}
+
+el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *base)
+{
+    el_reader_opts ro = *base;
+    if (s->format != EL_FMT_AUTO)
+        ro.format = s->format;
+    if (s->delimiter)
+        ro.delimiter = s->delimiter;
+    if (s->null_string)
+        ro.null_string = s->null_string;
+    if (s->columns) {
+        ro.columns = (const char *const *)s->columns;
+        ro.ncolumns = s->ncolumns;
+    }
+    if (s->source_table)
+        ro.source_table = s->source_table;
+    return ro;
 }
 
 /* ---- the JSON form ---- */
@@ -306,8 +330,8 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
         else if (strcmp(k, "template") == 0)
             kk = EL_ATTR_TEMPLATE;
         else
-            return jerr(c, "attribute '%s' has an unknown key (expected column, value, "
-                           "template or type) in source '%s'", name, s->name);
+            return jerr(c, "attribute '%s' has an unknown key \"%s\" (expected column, "
+                           "value, template or type) in source '%s'", name, k, s->name);
         if (have)
             return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
                            "value and template", name, s->name);
@@ -341,6 +365,41 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
                     s->name);
     el_err err = el_source_add_attr(s, name, kind, text, type, c->diag);
     return err;
+}
+
+/* "hot": {"threshold": N, "max_shards": M}; M defaults to 32. */
+static el_err parse_hot(jctx *c, el_source *s, yajl_val v)
+{
+    if (!YAJL_IS_OBJECT(v))
+        return jerr(c, "source '%s': \"hot\" must be an object {\"threshold\": N, "
+                       "\"max_shards\": M}", s->name);
+    bool have_threshold = false;
+    for (size_t i = 0; i < v->u.object.len; i++) {
+        const char *k = v->u.object.keys[i];
+        yajl_val x = v->u.object.values[i];
+        bool is_threshold = strcmp(k, "threshold") == 0;
+        if (!is_threshold && strcmp(k, "max_shards") != 0)
+            return jerr(c, "source '%s': \"hot\" has an unknown key \"%s\" (expected "
+                           "threshold, max_shards)", s->name, k);
+        long long n = YAJL_IS_INTEGER(x) ? YAJL_GET_INTEGER(x) : 0;
+        if (is_threshold && n < 1)
+            return jerr(c, "source '%s': hot \"threshold\" must be a positive integer",
+                        s->name);
+        if (!is_threshold && (n < 2 || n > EL_MAX_MAX_SHARDS))
+            return jerr(c, "source '%s': hot \"max_shards\" must be an integer from 2 to %d",
+                        s->name, EL_MAX_MAX_SHARDS);
+        if (is_threshold) {
+            s->hot_threshold = (uint64_t)n;
+            have_threshold = true;
+        } else {
+            s->max_shards = (size_t)n;
+        }
+    }
+    if (!have_threshold)
+        return jerr(c, "source '%s': \"hot\" needs a \"threshold\"", s->name);
+    if (s->max_shards == 0)
+        s->max_shards = EL_DEFAULT_MAX_SHARDS;
+    return EL_OK;
 }
 
 static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
@@ -392,6 +451,10 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);
                 break;
             }
+            for (size_t j = 0; j < s->ncolumns; j++) /* a repeated key: the last wins */
+                free(s->columns[j]);
+            free(s->columns);
+            s->ncolumns = 0;
             s->columns = calloc(x->u.array.len, sizeof(char *));
             if (!s->columns)
                 return el_diag_set(c->diag, EL_ENOMEM, "out of memory");
@@ -425,7 +488,9 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"attributes\" must be an object or \"*\"",
                            s->name);
             }
-        } else if (strcmp(k, "hot") == 0 || strcmp(k, "counters") == 0) {
+        } else if (strcmp(k, "hot") == 0) {
+            err = parse_hot(c, s, x);
+        } else if (strcmp(k, "counters") == 0) {
             err = jerr(c, "source '%s': \"%s\" is not supported by this version of edgeload",
                        s->name, k);
         } else {

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t hot_threshold */
 
 #include "common/error.h"
 #include "formats/reader.h"
@@ -64,7 +65,16 @@ typedef struct el_source {
     el_attr_spec *attrs;
     size_t nattrs;
     const el_schema *bound; /* schema of the last bind, borrowed */
+    /* Hot targets (SPEC §5, "hot": {"threshold", "max_shards"}): an index
+     * partition key whose fan-in reaches hot_threshold is sharded over up to
+     * max_shards partitions. 0 = no hot sharding; max_shards defaults to
+     * EL_DEFAULT_MAX_SHARDS when a threshold is given. */
+    uint64_t hot_threshold;
+    size_t max_shards;
 } el_source;
+
+#define EL_DEFAULT_MAX_SHARDS 32
+#define EL_MAX_MAX_SHARDS 65536  /* a sanity bound: readers Query every shard */
 
 typedef struct el_mapping {
     char *table;
@@ -107,12 +117,18 @@ el_err el_attr_type_parse(const char *s, el_attr_type *out) EL_MUST_USE;
 const char *el_attr_type_name(el_attr_type t);
 
 /* Checks what can be checked before reading: a table, pk and sk on every
- * source, no attribute named like a key attribute, names unique. */
+ * source, no attribute named like a key attribute, names unique, hot
+ * settings only on a source with an index and max_shards in 2..65536. */
 el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
 
 /* Resolves every column reference of src against schema; unknown columns
  * are EL_EUSAGE listing the input's columns. */
 el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL_MUST_USE;
+
+/* Reader options for an input of src: the source's own settings (mapping
+ * "format", "delimiter", "null", "columns", "source_table") over base (the
+ * command line's). Strings are borrowed from both. */
+el_reader_opts el_source_reader_opts(const el_source *src, const el_reader_opts *base);
 
 void el_mapping_free(el_mapping *m);
 

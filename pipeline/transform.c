@@ -15,12 +15,17 @@
 
 #include "common/utf8.h"
 #include "formats/ddb_value.h"
+#include "pipeline/shard.h"
 
 struct el_transform {
     const el_mapping *m;
     const el_source *src;
     el_buf pk, sk, ipk, isk; /* rendered keys */
     el_buf tmp;              /* rendered attribute templates */
+    el_buf sharded;          /* the index pk with its shard suffix */
+    const el_plan *plan;     /* hot keys to shard, or NULL */
+    size_t plan_source;      /* this source's index in the plan */
+    const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
 };
 
 el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform **out)
@@ -36,6 +41,7 @@ el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform 
     el_buf_init(&t->ipk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->isk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->sharded, EL_DDB_MAX_ITEM_BYTES);
     *out = t;
     return EL_OK;
 }
@@ -49,6 +55,7 @@ void el_transform_free(el_transform *t)
     el_buf_free(&t->ipk);
     el_buf_free(&t->isk);
     el_buf_free(&t->tmp);
+    el_buf_free(&t->sharded);
     free(t);
 }
 
@@ -88,15 +95,25 @@ static el_err render_key(el_transform *t, const el_template *tpl, const el_row *
         return err;
     if (empty != (size_t)-1)
         return reject(row, empty, diag, "%s: column '%s' is %s", what, colname(t, empty),
-                      row->values[empty].is_null ? "NULL" : "empty");
+                      empty < row->ncols && row->values[empty].is_null ? "NULL" : "empty");
     if (out->len == 0)
         return reject(row, (size_t)-1, diag, "%s is empty", what);
     if (out->len > max)
         return reject(row, (size_t)-1, diag, "%s is %zu bytes, more than DynamoDB's %zu", what,
                       out->len, max);
     size_t bad;
-    if (!el_utf8_valid(out->data, out->len, &bad))
+    if (!el_utf8_valid(out->data, out->len, &bad)) {
+        /* name the column the bad bytes came from, not just the key */
+        for (size_t i = 0; i < el_template_nrefs(tpl); i++) {
+            size_t col = el_template_ref_index(tpl, i);
+            const el_value *v = &row->values[col];
+            if (!el_utf8_valid(v->data, v->len, &bad))
+                return reject(row, col, diag,
+                              "invalid UTF-8 in column '%s' at byte %zu of the value (used in %s)",
+                              colname(t, col), bad + 1, what);
+        }
         return reject(row, (size_t)-1, diag, "%s is not valid UTF-8 (byte %zu)", what, bad + 1);
+    }
     return EL_OK;
 }
 
@@ -229,8 +246,11 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
     return EL_OK;
 }
 
-el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
-                        size_t *item_size, el_diag *diag)
+/* Renders PK, SK and (with an index) the index keys into t's buffers and
+ * points *ipk and *isk at the index keys: the inversion (the index's partition
+ * key is the edge's target) unless index_pk/index_sk are given. */
+static el_err render_keys(el_transform *t, const el_row *row, const el_buf **ipk,
+                          const el_buf **isk, el_diag *diag)
 {
     const el_mapping *m = t->m;
     const el_source *src = t->src;
@@ -245,14 +265,69 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
             err = render_key(t, src->index_sk, row, &t->isk, m->index_sk_attr,
                              EL_DDB_MAX_SK_BYTES, diag);
     }
+    *ipk = src->index_pk ? &t->ipk : &t->sk;
+    *isk = src->index_sk ? &t->isk : &t->pk;
+    return err;
+}
+
+void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source)
+{
+    t->plan = plan;
+    t->plan_source = plan_source;
+}
+
+const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
+{
+    if (!t->last_ipk) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->last_ipk->len;
+    return t->last_ipk->data;
+}
+
+el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
+                               size_t *ipk_len, const char **isk, size_t *isk_len,
+                               el_diag *diag)
+{
+    if (!t->src->index)
+        return el_diag_set(diag, EL_EINTERNAL, "source '%s' writes no index", t->src->name);
+    const el_buf *p, *s;
+    el_err err = render_keys(t, row, &p, &s, diag);
     if (err)
         return err;
-    /* The inversion: the index's partition key is the edge's target. */
-    const el_buf *ipk = src->index_pk ? &t->ipk : &t->sk;
-    const el_buf *isk = src->index_sk ? &t->isk : &t->pk;
+    *ipk = p->data;
+    *ipk_len = p->len;
+    *isk = s->data;
+    *isk_len = s->len;
+    return EL_OK;
+}
+
+el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
+                        size_t *item_size, el_diag *diag)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    const el_buf *ipk, *isk;
+    el_err err = render_keys(t, row, &ipk, &isk, diag);
+    if (err)
+        return err;
+    if (src->index && t->plan) {
+        /* a hot target: its edges spread over N index partitions (SPEC §5) */
+        size_t n = el_plan_shards(t->plan, t->plan_source, ipk->data, ipk->len);
+        if (n > 1) {
+            el_buf_reset(&t->sharded);
+            err = el_shard_suffix(&t->sharded, ipk->data, ipk->len,
+                                  el_shard_of(isk->data, isk->len, n));
+            if (err)
+                return el_diag_set(diag, err, "out of memory");
+            ipk = &t->sharded;
+        }
+    }
+    t->last_ipk = src->index ? ipk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
-    size_t total = 0, sz;
+    size_t total = 0, sz = 0;
     bool first = false;
     err = el_buf_putc(json, '{');
     if (!err)
@@ -277,6 +352,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     }
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
+        sz = 0;
         switch (a->kind) {
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];

@@ -138,7 +138,7 @@ class BadRows(EdgeloadTestCase):
         records = read_jsonl(rejects)
         self.assertEqual(len(records), 1, "exactly the bad row is rejected: %r" % records)
         record = records[0]
-        for key in ("input", "line", "reason", "values"):
+        for key in ("input", "line", "reason", "row"):
             self.assertIn(key, record)
         self.assertTrue(str(record["input"]).endswith("follows.csv"), record)
         # The run's message (stderr, or the reject's reason) says where.
@@ -157,7 +157,7 @@ class BadRows(EdgeloadTestCase):
         self.assertEqual(record["line"], 3)
         self.assertIn("created_at", record["reason"] + proc.stderr,
                       "the reason should name the missing column")
-        values = record["values"]
+        values = record["row"]
         values = list(values.values()) if isinstance(values, dict) else values
         self.assertEqual([v for v in values if v is not None], ["dave", "bob"])
         self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
@@ -172,7 +172,7 @@ class BadRows(EdgeloadTestCase):
         self.assertIn("followee_id", record["reason"] + proc.stderr,
                       "the reason should name the column with invalid UTF-8")
         self.assertRegex(record["reason"], re.compile("utf-?8", re.I))
-        self.assertIn("alice", json.dumps(record["values"]))
+        self.assertIn("alice", json.dumps(record["row"]))
         self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
                                                 edge("dave", "bob", 1718900200)])
 

@@ -1,0 +1,323 @@
+/*
+ * cmd_verify.c - `edgeload verify`: the same mapping and inputs as load,
+ * a table check, the verification, the first mismatches, the report file,
+ * the summary and the exit status (0 all match, 4 anything missing or
+ * different).
+ */
+#include <errno.h>   /* errno for the report file */
+#include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
+#include <stdio.h>   /* fprintf, fopen */
+#include <stdlib.h>  /* calloc, free */
+#include <string.h>  /* strcmp */
+
+#include "cmd/cli.h"
+#include "cmd/mapping_opts.h"
+#include "pipeline/mapping.h"
+#include "pipeline/verify.h"
+
+enum {
+    O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
+    O_CONCURRENCY
+};
+
+static const cli_opt opts[] = {
+    CLI_MAPPING_OPTS,
+    { "sample", true, O_SAMPLE },
+    { "seed", true, O_SEED },
+    { "reverse", true, O_REVERSE },
+    { "report", true, O_REPORT },
+    { "show", true, O_SHOW },
+    { "quiet", false, O_QUIET },
+    { "max-retry-time", true, O_MAX_RETRY_TIME },
+    { "concurrency", true, O_CONCURRENCY },
+    CLI_AWS_OPTS,
+    { NULL, false, 0 }
+};
+
+#define DEFAULT_REPORT "edgeload-verify.jsonl"
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define DEFAULT_SHOW 10
+
+static void help(void)
+{
+    fputs(
+"usage: edgeload verify [OPTIONS] [INPUT...]\n"
+"\n"
+"Reads the INPUTs with the same mapping as load, recomputes every item load\n"
+"writes (for a key given by several rows, the later row), fetches the items\n"
+"with BatchGetItem (100 keys a request, consistent reads) and checks that\n"
+"each is present with every mapped attribute equal (numbers compared as\n"
+"numbers, so 1.50 equals 1.5; attributes the mapping does not write are\n"
+"ignored). Prints the counts and the first mismatches; writes every mismatch\n"
+"to the report file as JSON lines. Rows load would reject are counted and\n"
+"skipped.\n"
+"\n"
+"Mapping and input: the same options as load (see 'edgeload load --help'):\n"
+"  --mapping FILE, --table NAME, --pk/--sk/--index-pk/--index-sk TEMPLATE,\n"
+"  --no-index, --index-name NAME (default GSI1), --attr NAME=COLUMN[:TYPE],\n"
+"  --const NAME=VALUE[:TYPE], --all-columns, --source-table NAME,\n"
+"  --format FORMAT (default auto), --delimiter CHAR, --null STRING,\n"
+"  --columns A,B,C\n"
+"\n"
+"Verification:\n"
+"  --sample N               check a uniform random sample of N distinct items\n"
+"                           instead of all of them (default: all; memory is\n"
+"                           then bounded by N)\n"
+"  --seed N                 seed of the samples (default " STR(EL_VERIFY_DEFAULT_SEED) "): the same\n"
+"                           seed and inputs check the same items\n"
+"  --reverse K              also Query the index for K sampled index partition\n"
+"                           keys and check that it lists exactly the expected\n"
+"                           items (default 0: no reverse check). The index is\n"
+"                           eventually consistent: a key that does not match is\n"
+"                           queried again a second later before it is reported\n"
+"  --report FILE            every mismatch as a JSON line: {\"kind\":\"missing\"|\n"
+"                           \"different\"|\"reverse-missing\"|\"reverse-extra\",\n"
+"                           \"key\":{...},\"attributes\":{NAME:{\"expected\":..,\n"
+"                           \"actual\":..}}} (default " DEFAULT_REPORT ";\n"
+"                           written on every run, empty when all match)\n"
+"  --show N                 mismatches printed (default 10)\n"
+"  --concurrency N          BatchGetItem requests in flight (default 8); the\n"
+"                           --reverse Queries go one at a time\n"
+"  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
+"                           failures (default 900); throttling never gives up\n"
+"  --quiet                  print neither mismatches nor the summary\n"
+"\n"
+"AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
+"  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
+"  --region REGION          AWS region\n"
+"  --profile NAME           profile from ~/.aws/credentials and ~/.aws/config\n"
+"  --no-verify-ssl          do not verify HTTPS certificates (warns)\n"
+"\n"
+"Exit status: 0 every checked item matches, 4 some item is missing or\n"
+"different, 2 usage, mapping, configuration or table error, 1 aborted by a\n"
+"fatal error, 130 interrupted.\n",
+        stdout);
+}
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+typedef struct report_ctx {
+    FILE *file;
+    const char *path;
+    bool write_failed;
+    long show;       /* mismatches still to print */
+    uint64_t seen;
+} report_ctx;
+
+static void on_mismatch(void *user, const el_verify_mismatch *mm)
+{
+    report_ctx *rc = user;
+    rc->seen++;
+    if (rc->file && fprintf(rc->file, "%s\n", mm->json) < 0)
+        rc->write_failed = true;
+    if (rc->show <= 0)
+        return;
+    rc->show--;
+    if (mm->kind == EL_VERIFY_REVERSE_MISSING || mm->kind == EL_VERIFY_REVERSE_EXTRA) {
+        printf("%-15s %s under %s: PK=%s SK=%s\n", el_verify_kind_name(mm->kind),
+               mm->kind == EL_VERIFY_REVERSE_MISSING ? "not listed" : "listed, not expected,",
+               mm->index_key, mm->pk, mm->sk);
+        return;
+    }
+    printf("%-15s PK=%s SK=%s", el_verify_kind_name(mm->kind), mm->pk, mm->sk);
+    for (size_t i = 0; i < mm->ndiffs; i++)
+        printf("%s %s expected %s actual %s", i ? ";" : ":", mm->diffs[i].name,
+               mm->diffs[i].expected, mm->diffs[i].actual ? mm->diffs[i].actual : "(absent)");
+    putchar('\n');
+}
+
+/* The table must exist with the mapping's key attributes (and the index for
+ * --reverse); otherwise there is nothing meaningful to compare. */
+static int check_table(el_ddb *ddb, const el_mapping *m, bool want_index)
+{
+    el_table_desc t;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_ddb_describe_table(ddb, m->table, &t, &d);
+    if (err) {
+        cli_error("%s", d.msg);
+        return cli_exit_code(err) == EXIT_USAGE || err == EL_ETABLE || err == EL_ECONFIG
+                   ? EXIT_USAGE
+                   : EXIT_FATAL;
+    }
+    if (strcmp(t.key.pk, m->pk_attr) != 0 || strcmp(t.key.sk, m->sk_attr) != 0) {
+        cli_error("table %s has key (%s, %s) but the mapping's items have key (%s, %s)",
+                  m->table, t.key.pk, t.key.sk[0] ? t.key.sk : "no sort key", m->pk_attr,
+                  m->sk_attr);
+        return EXIT_USAGE;
+    }
+    if (!want_index)
+        return EXIT_LOADED;
+    for (size_t i = 0; i < t.ngsi; i++)
+        if (strcmp(t.gsi[i].name, m->index_name) == 0)
+            return EXIT_LOADED;
+    cli_error("--reverse: table %s has no index %s to query", m->table, m->index_name);
+    return EXIT_USAGE;
+}
+
+static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep)
+{
+    printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
+           (unsigned long long)st->expected, (unsigned long long)st->present,
+           (unsigned long long)st->missing, (unsigned long long)st->different,
+           vo->sample ? " (sample)" : "");
+    if (vo->reverse)
+        printf("edgeload: verify: reverse: %llu index keys, %llu items expected, "
+               "reverse-missing %llu reverse-extra %llu\n",
+               (unsigned long long)st->reverse_keys, (unsigned long long)st->reverse_expected,
+               (unsigned long long)st->reverse_missing, (unsigned long long)st->reverse_extra);
+    printf("edgeload: verify: %llu rows read, %llu rejected, %llu duplicates, %llu requests, "
+           "%llu retries, %llu throttled, %.1f RCU in %.2f s\n",
+           (unsigned long long)st->rows_read, (unsigned long long)st->rejected,
+           (unsigned long long)st->duplicates, (unsigned long long)st->requests,
+           (unsigned long long)st->retries, (unsigned long long)st->throttled,
+           st->rcu_consumed, st->elapsed_s);
+    if (rep->seen)
+        printf("edgeload: verify: %llu mismatches, all in %s\n",
+               (unsigned long long)rep->seen, rep->path);
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    cli_parser p;
+    cli_parser_init(&p, "verify", argc, argv, opts);
+    el_aws_opts aws = { 0 };
+    mapping_args a = { 0 };
+    el_verify_opts vo = { 0 };
+    vo.seed = EL_VERIFY_DEFAULT_SEED;
+    vo.max_retry_time_s = 900;
+    vo.concurrency = 8;
+    vo.reverse_recheck_ms = 1000;
+    report_ctx rep = { .path = DEFAULT_REPORT, .show = DEFAULT_SHOW };
+    bool quiet = false;
+    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
+    a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
+    size_t nattr = 0;
+    int rc = EXIT_USAGE;
+    long n;
+    el_mapping *m = NULL;
+    el_aws_config *cfg = NULL;
+    el_ddb *ddb = NULL;
+    if (!attr_specs || !a.inputs) {
+        cli_error("out of memory");
+        rc = EXIT_FATAL;
+        goto out;
+    }
+    const char *arg;
+    int id;
+    while ((id = cli_next(&p, &arg)) != -1) {
+        int handled = id > 0 ? mapping_opt(&a, &vo.reader, attr_specs, &nattr, id, arg) : 0;
+        if (handled < 0) {
+            rc = handled == -2 ? EXIT_FATAL : EXIT_USAGE;
+            goto out;
+        }
+        if (handled)
+            continue;
+        switch (id) {
+        case -2: goto out;
+        case 0: a.inputs[a.ninputs++] = arg; break;
+        case O_HELP: help(); rc = 0; goto out;
+        case O_SAMPLE:
+            if (!cli_parse_long("sample", arg, 1, &n))
+                goto out;
+            vo.sample = (uint64_t)n;
+            break;
+        case O_SEED:
+            if (!cli_parse_long("seed", arg, 0, &n))
+                goto out;
+            vo.seed = (uint64_t)n;
+            break;
+        case O_REVERSE:
+            if (!cli_parse_long("reverse", arg, 0, &n))
+                goto out;
+            vo.reverse = (uint64_t)n;
+            break;
+        case O_REPORT: rep.path = arg; break;
+        case O_SHOW:
+            if (!cli_parse_long("show", arg, 0, &rep.show))
+                goto out;
+            break;
+        case O_QUIET: quiet = true; break;
+        case O_MAX_RETRY_TIME:
+            if (!cli_parse_double("max-retry-time", arg, 0, &vo.max_retry_time_s))
+                goto out;
+            break;
+        case O_CONCURRENCY:
+            if (!cli_parse_long("concurrency", arg, 1, &n))
+                goto out;
+            vo.concurrency = (int)n;
+            break;
+        default: cli_aws_opt(&aws, id, arg); break;
+        }
+    }
+    m = build_mapping(&a, attr_specs, nattr, &rc);
+    if (!m)
+        goto out;
+    rc = EXIT_USAGE;
+    if (!cli_connect(&aws, &cfg, &ddb))
+        goto out;
+    rc = check_table(ddb, m, vo.reverse > 0);
+    if (rc != EXIT_LOADED)
+        goto out;
+    rep.file = fopen(rep.path, "w");
+    if (!rep.file) {
+        cli_error("cannot write the report file %s: %s", rep.path, strerror(errno));
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (quiet)
+        rep.show = 0;
+    vo.mapping = m;
+    vo.inputs = a.ninputs ? a.inputs : NULL;
+    vo.ninputs = a.ninputs;
+    vo.ddb = ddb;
+    vo.stop = &stop_flag;
+    vo.on_mismatch = on_mismatch;
+    vo.user = &rep;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    el_verify_stats st;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_verify_run(&vo, &st, &d);
+    if (fclose(rep.file) != 0)
+        rep.write_failed = true;
+    rep.file = NULL;
+    if (err) {
+        cli_error("%s", d.msg);
+        rc = err == EL_ETABLE ? EXIT_USAGE : cli_exit_code(err);
+        if (rc == EXIT_LOADED || rc == EXIT_REJECTS)
+            rc = EXIT_FATAL;
+    } else if (st.missing || st.different || st.reverse_missing || st.reverse_extra) {
+        rc = EXIT_VERIFY;
+    } else {
+        rc = EXIT_LOADED;
+    }
+    if (!quiet && err != EL_EUSAGE)
+        summary(&st, &vo, &rep);
+    fflush(stdout);
+    if (rep.write_failed) {
+        cli_error("cannot write the report file %s", rep.path);
+        if (rc == EXIT_LOADED || rc == EXIT_VERIFY)
+            rc = EXIT_FATAL;
+    }
+out:
+    if (rep.file)
+        fclose(rep.file);
+    for (size_t i = 0; i < nattr; i++)
+        free(attr_specs[i]);
+    free(attr_specs);
+    mapping_args_free_columns(&a);
+    free(a.inputs);
+    el_mapping_free(m);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    return rc;
+}

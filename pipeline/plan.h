@@ -1,0 +1,200 @@
+/*
+ * plan.h - fan-in counting and the shard plan (SPEC §5, issue 5).
+ *
+ * Two objects:
+ *
+ * el_plan_counter counts, exactly, how often each distinct key was seen:
+ * the fan-in of every unsharded index partition key ("TARGET#bob"), or the
+ * rows of every source node. It is an open-addressing hash table whose
+ * slots are 16 bytes (count, and a reference into an arena that holds each
+ * distinct key once, length-prefixed). Measured at 1,000,000 distinct keys
+ * of 15 bytes ("TARGET#u1234567"): 50.3 bytes per distinct key, 16 in the
+ * arena (key + varint length) and 33.6 in slots (load factor 0.48). The
+ * slot share is 16 / load: 21 to 43 bytes as the table fills from 3/8 to
+ * 3/4 and doubles; so a key costs len + 1 + 21..43 bytes.
+ * See docs/SHARDING.md. Not thread-safe: count per thread and merge.
+ *
+ *   el_plan_counter *c = el_plan_counter_new();
+ *   el_plan_counter_add(c, "TARGET#bob", 10);        // per row
+ *   el_plan_counter_top(c, 20, top);                 // the report
+ *   el_plan_add_counted(plan, src, c);               // the plan
+ *
+ * el_plan is the decision: per mapping source its row count, the hot
+ * threshold and max_shards used, and every hot key with its fan-in and
+ * shard count. It is written as JSON by `edgeload plan --plan-out FILE` and
+ * read back by `load --plan FILE`:
+ *
+ *   {"version":1,"sources":[{"name":"follows","rows":2000000,
+ *     "threshold":10000,"max_shards":32,
+ *     "hot":[{"key":"TARGET#bob","fan_in":35000,"shards":4}, ...]}]}
+ *
+ * Lookups (el_plan_shards) are a hash probe, cheap enough for every row.
+ */
+#ifndef EL_PLAN_H
+#define EL_PLAN_H
+
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/error.h"
+
+/* Longest key a counter or a plan holds (DynamoDB's partition key limit is
+ * 2048 bytes; this leaves room for templates used as other keys). */
+#define EL_PLAN_MAX_KEY 65535u
+
+/* ---- the counter ---- */
+
+typedef struct el_plan_counter el_plan_counter;
+
+/* An empty counter; NULL when out of memory. Free with el_plan_counter_free. */
+el_plan_counter *el_plan_counter_new(void);
+void el_plan_counter_free(el_plan_counter *c);
+
+/* Counts one more occurrence of key[0..len) (any bytes). EL_ELIMIT for a
+ * key longer than EL_PLAN_MAX_KEY, EL_ENOMEM; the counter is unchanged on
+ * failure. */
+el_err el_plan_counter_add(el_plan_counter *c, const char *key, size_t len) EL_MUST_USE;
+
+/* Counts n more occurrences (n may be 0: the key is then present with its
+ * old count, or not added when new). */
+el_err el_plan_counter_add_n(el_plan_counter *c, const char *key, size_t len,
+                             uint64_t n) EL_MUST_USE;
+
+/* Adds every count of from into into (from is unchanged): counting threads
+ * each keep a counter and merge at the end. On EL_ENOMEM into holds part of
+ * the sum. */
+el_err el_plan_counter_merge(el_plan_counter *into, const el_plan_counter *from) EL_MUST_USE;
+
+/* The count of key, 0 when never added. */
+uint64_t el_plan_counter_get(const el_plan_counter *c, const char *key, size_t len);
+
+/* Distinct keys, and the sum of all counts. */
+size_t el_plan_counter_distinct(const el_plan_counter *c);
+uint64_t el_plan_counter_total(const el_plan_counter *c);
+
+/* Bytes allocated by the counter (table + arena + the struct). */
+size_t el_plan_counter_memory(const el_plan_counter *c);
+
+/* A key and its count. key points into the counter's arena (not
+ * NUL-terminated): valid until the counter is freed; adding keys does not
+ * move it. */
+typedef struct el_plan_entry {
+    const char *key;
+    size_t len;
+    uint64_t count;
+} el_plan_entry;
+
+/*
+ * Fills out[0..k) with the k keys of highest count, highest first; equal
+ * counts in ascending byte order of the key (a prefix first), so the order
+ * is the same on every run. Returns how many were filled (< k when the
+ * counter holds fewer keys).
+ */
+size_t el_plan_counter_top(const el_plan_counter *c, size_t k, el_plan_entry *out);
+
+/* Every key whose count is >= min, in el_plan_counter_top's order. *out is
+ * a new array the caller frees (NULL when *n is 0). EL_ENOMEM. */
+el_err el_plan_counter_at_least(const el_plan_counter *c, uint64_t min, el_plan_entry **out,
+                                size_t *n) EL_MUST_USE;
+
+/*
+ * Log-scale histogram: hist[b] = number of keys whose count is in
+ * [2^b, 2^(b+1) - 1], i.e. buckets 1, 2-3, 4-7, 8-15, ...
+ */
+#define EL_PLAN_HIST_BUCKETS 64
+void el_plan_counter_histogram(const el_plan_counter *c, uint64_t hist[EL_PLAN_HIST_BUCKETS]);
+
+/* ---- the plan ---- */
+
+typedef struct el_plan el_plan;
+
+/* A hot key of a plan source. key is NUL-terminated and owned by the plan. */
+typedef struct el_plan_hot {
+    const char *key;
+    size_t len;
+    uint64_t fan_in;
+    size_t shards;
+} el_plan_hot;
+
+/* What a plan says about one mapping source; owned by the plan. */
+typedef struct el_plan_source {
+    const char *name;
+    uint64_t rows;        /* rows counted (keys rendered) */
+    uint64_t threshold;   /* 0: hot sharding off for this source */
+    size_t max_shards;
+    const el_plan_hot *hot; /* nhot entries, in the order added (file order) */
+    size_t nhot;
+} el_plan_source;
+
+/* Returned by el_plan_find_source for a name the plan does not hold;
+ * el_plan_shards and el_plan_lookup accept it (nothing is hot). */
+#define EL_PLAN_NO_SOURCE ((size_t)-1)
+
+/* An empty plan; NULL when out of memory. */
+el_plan *el_plan_new(void);
+void el_plan_free(el_plan *p);
+
+/*
+ * Adds a source; *index (may be NULL) gets its index. threshold 0 turns hot
+ * sharding off for it (then max_shards is stored as 0); otherwise
+ * max_shards must be 2..65536. EL_EUSAGE for a duplicate or empty name or a
+ * bad max_shards, EL_ENOMEM; diag says which.
+ */
+el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t threshold,
+                          size_t max_shards, size_t *index, el_diag *diag) EL_MUST_USE;
+
+/*
+ * Adds a hot key to source. Checked as a loaded plan is: key non-empty,
+ * valid UTF-8, at most EL_PLAN_MAX_KEY bytes, not yet in the source;
+ * threshold <= fan_in <= rows; 2 <= shards <= max_shards. EL_EUSAGE (diag
+ * says what), EL_ENOMEM.
+ */
+el_err el_plan_add_hot(el_plan *p, size_t source, const char *key, size_t len, uint64_t fan_in,
+                       size_t shards, el_diag *diag) EL_MUST_USE;
+
+/* Adds every key of targets whose fan-in reaches the source's threshold,
+ * with el_shard_count's shard count, highest fan-in first (ties by key).
+ * Nothing when the source's threshold is 0. */
+el_err el_plan_add_counted(el_plan *p, size_t source, const el_plan_counter *targets,
+                           el_diag *diag) EL_MUST_USE;
+
+size_t el_plan_nsources(const el_plan *p);
+
+/* The i-th source (i < el_plan_nsources); valid until the plan changes. */
+const el_plan_source *el_plan_get_source(const el_plan *p, size_t i);
+
+/* Index of the source with that name, or EL_PLAN_NO_SOURCE. */
+size_t el_plan_find_source(const el_plan *p, const char *name);
+
+/* The hot entry of key[0..len) in source, NULL when the key is not hot (or
+ * source is EL_PLAN_NO_SOURCE). Valid until the plan changes. */
+const el_plan_hot *el_plan_lookup(const el_plan *p, size_t source, const char *key, size_t len);
+
+/* Shard count of key in source: its hot entry's shards, else 1. */
+size_t el_plan_shards(const el_plan *p, size_t source, const char *key, size_t len);
+
+/*
+ * Writes the plan as JSON to path atomically: a temporary file in the same
+ * directory, fsync, rename over path, fsync of the directory. On failure
+ * path is untouched and the temporary file removed. EL_EIO (diag names the
+ * file and the system's reason), EL_ENOMEM.
+ */
+el_err el_plan_write(const el_plan *p, const char *path, el_diag *diag) EL_MUST_USE;
+
+/* Renders the plan's JSON (what el_plan_write writes) into a new
+ * NUL-terminated string the caller frees. NULL when out of memory. */
+char *el_plan_to_json(const el_plan *p);
+
+/*
+ * Reads a plan file. Everything is validated: version 1, the types and
+ * ranges of every field, unknown keys refused, hot keys as el_plan_add_hot
+ * checks them. EL_EUSAGE with diag saying the file, the source and the
+ * field ("p.json: source 'follows', hot[3]: \"shards\" must be ..."); EL_EIO
+ * when it cannot be read. *out is NULL on failure.
+ */
+el_err el_plan_load(const char *path, el_plan **out, el_diag *diag) EL_MUST_USE;
+
+/* The same on JSON text in memory (json must be NUL-terminated at len). */
+el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag) EL_MUST_USE;
+
+#endif

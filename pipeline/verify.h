@@ -1,0 +1,146 @@
+/*
+ * verify.h - `edgeload verify`: are the items the inputs map to in the
+ * table, with the attributes the mapping gives them? (SPEC §4, §8)
+ *
+ *   1. read every input with the same readers and the same el_transform as
+ *      load, keeping the expected item of each key (the later row of a
+ *      duplicate key wins: inputs in the given order, rows in file order);
+ *      with `sample` > 0 only a uniform sample of the distinct keys is kept
+ *      (pipeline/sample.h), so memory is bounded by the sample;
+ *   2. fetch them with BatchGetItem (100 keys a request, ConsistentRead,
+ *      UnprocessedKeys resent with backoff) and compare: an item is present
+ *      when its key is found, and different when any attribute of the
+ *      expected item is absent or not equal in the table (attributes the
+ *      mapping does not write are ignored; values compared by
+ *      el_verify_values_equal);
+ *   3. with `reverse` > 0, Query the index for that many sampled index
+ *      partition keys (uniform over the distinct ones in the input) and
+ *      check that the items listed are exactly the expected ones (a key that
+ *      does not match is queried again after reverse_recheck_ms, because
+ *      the index is only eventually consistent).
+ *
+ * BatchGetItem requests go out `concurrency` at a time on a curl multi
+ * handle; the reverse check's Queries are sent one at a time (el_ddb_call).
+ */
+#ifndef EL_VERIFY_H
+#define EL_VERIFY_H
+
+#include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include <yajl/yajl_tree.h> /* yajl_val for the value comparison */
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "dynamo/ddb_client.h"
+#include "formats/reader.h"
+#include "pipeline/mapping.h"
+
+#define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
+#define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
+
+typedef enum el_verify_kind {
+    EL_VERIFY_MISSING = 0,     /* expected item not in the table */
+    EL_VERIFY_DIFFERENT,       /* present, some mapped attribute differs */
+    EL_VERIFY_REVERSE_MISSING, /* expected item not listed under its index key */
+    EL_VERIFY_REVERSE_EXTRA    /* listed under the index key but not expected */
+} el_verify_kind;
+
+/* "missing", "different", "reverse-missing", "reverse-extra". */
+const char *el_verify_kind_name(el_verify_kind k);
+
+typedef struct el_verify_attr_diff {
+    const char *name;
+    const char *expected;  /* DynamoDB JSON of the value, e.g. {"N":"1.5"} */
+    const char *actual;    /* NULL when the table's item lacks the attribute */
+} el_verify_attr_diff;
+
+/* One mismatch, handed to the callback; everything is borrowed for the
+ * duration of the call. */
+typedef struct el_verify_mismatch {
+    el_verify_kind kind;
+    const char *pk, *sk;          /* the item's key (NUL-terminated) */
+    const char *index_key;        /* reverse kinds: the index partition key; else NULL */
+    const el_verify_attr_diff *diffs; /* EL_VERIFY_DIFFERENT */
+    size_t ndiffs;
+    const char *json;             /* the whole mismatch as one JSON object, no newline:
+                                     {"kind":..,"key":{"PK":..,"SK":..},
+                                      "attributes":{NAME:{"expected":..,"actual":..}},
+                                      "index_key":..} */
+} el_verify_mismatch;
+
+typedef struct el_verify_stats {
+    uint64_t rows_read;
+    uint64_t rejected;        /* rows the transform refuses (load rejects them too) */
+    uint64_t duplicates;      /* rows of a key seen before (among kept keys) */
+    uint64_t distinct;        /* distinct keys in the input (full mode only; else 0) */
+    uint64_t expected;        /* items checked */
+    uint64_t present;
+    uint64_t missing;
+    uint64_t different;
+    uint64_t reverse_keys;    /* index partition keys queried */
+    uint64_t reverse_expected;/* items expected under them */
+    uint64_t reverse_missing;
+    uint64_t reverse_extra;
+    uint64_t requests;        /* BatchGetItem and Query requests, retries included */
+    uint64_t retries;
+    uint64_t throttled;
+    double rcu_consumed;
+    double elapsed_s;
+} el_verify_stats;
+
+typedef struct el_verify_opts {
+    el_mapping *mapping;          /* sources are bound to their inputs here */
+    el_reader_opts reader;        /* format options from the command line */
+    const char *const *inputs;    /* positional inputs overriding "input", or NULL */
+    size_t ninputs;
+    el_ddb *ddb;
+    uint64_t sample;              /* 0: every expected item */
+    uint64_t seed;                /* for the samples */
+    uint64_t reverse;             /* index partition keys to Query (0: none) */
+    int concurrency;              /* BatchGetItem requests in flight; <= 0: 1 */
+    double reverse_recheck_ms;    /* index keys that do not match are queried again
+                                     after this long (index reads are eventually
+                                     consistent); <= 0: report the first answer */
+    double max_retry_time_s;      /* continuous non-throttle failure before giving up */
+    volatile sig_atomic_t *stop;  /* may be NULL */
+    /* called for every mismatch, in the order found; may be NULL */
+    void (*on_mismatch)(void *user, const el_verify_mismatch *mm);
+    void *user;
+} el_verify_opts;
+
+/*
+ * Runs the verification. EL_OK when every check was made (the stats say
+ * whether all matched); EL_EUSAGE for mapping/input errors found before
+ * any request; EL_ETABLE when the table or index is missing; EL_ECONFIG for
+ * refused credentials; EL_EINTR when stopped; other errors when a request
+ * could not be completed (diag says why). stats is filled in every case.
+ */
+el_err el_verify_run(const el_verify_opts *opts, el_verify_stats *stats,
+                     el_diag *diag) EL_MUST_USE;
+
+/* ---- pure parts, exported for tests ---- */
+
+/*
+ * Canonical decimal text of a DynamoDB number: optional '-', no leading
+ * zeros, no trailing zeros after the point, no exponent, "0" for any zero:
+ * "1.50" -> "1.5", "1E2" -> "100", "-0.0" -> "0", ".5" -> "0.5",
+ * "+7" -> "7". Appends to out; EL_EPARSE when s is not a number (or its
+ * exponent is beyond +-1000), out unchanged then.
+ */
+el_err el_verify_number_canon(const char *s, size_t len, el_buf *out) EL_MUST_USE;
+
+/*
+ * Whether two DynamoDB JSON attribute values ({"S":".."}, {"N":".."}, ...)
+ * are equal: same type; S exact; N as numbers (canonical form); B as the
+ * bytes their base64 decodes to; BOOL and NULL by value; SS/NS/BS as sets;
+ * L in order; M by name. Anything malformed is unequal.
+ */
+bool el_verify_values_equal(yajl_val expected, yajl_val actual);
+
+/* Appends v as compact JSON (strings escaped as DynamoDB JSON wants them). */
+el_err el_verify_json_put(el_buf *out, yajl_val v) EL_MUST_USE;
+
+#endif
