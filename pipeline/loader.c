@@ -35,6 +35,7 @@
 #include "pipeline/ratectl.h"
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
+#include "pipeline/watermark.h"
 
 #define QUEUE_CHUNKS 32
 #define WINDOW_ITEMS 8192
@@ -298,19 +299,6 @@ typedef struct sendreq {
     size_t slot;             /* index in net.out while on the multi handle */
 } sendreq;
 
-/* Per input: the chunks received in reading order, to know the offset
- * below which everything is acknowledged (the checkpoint's low watermark). */
-typedef struct tracker {
-    struct span {
-        uint64_t start;
-        bool done;
-    } *e;
-    size_t head, n, cap;     /* live spans are e[head .. head+n) */
-    uint64_t base_seq;       /* seq of e[head] */
-    uint64_t read_to;        /* end offset of the last chunk received */
-    bool eof;
-} tracker;
-
 typedef struct net {
     run *r;
     el_batcher *b;
@@ -321,7 +309,7 @@ typedef struct net {
     el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
     size_t nchunks, chunks_cap;
     sendreq *waiting;        /* requests to resend after a backoff */
-    tracker *tr;             /* one per input */
+    el_watermark *tr;        /* one per input, plus the shard directory's */
     el_load_stats *st;
     el_rate rate;
     uint64_t rng;
@@ -331,44 +319,6 @@ typedef struct net {
     el_buf body;
 } net;
 
-static el_err track_chunk(tracker *t, const el_chunk *c)
-{
-    if (c->eof) {
-        t->eof = true;
-        return EL_OK;
-    }
-    if (t->n == 0) {
-        t->head = 0;
-        t->base_seq = c->seq;
-    }
-    if (t->head + t->n == t->cap) {
-        if (t->head > 0) {
-            memmove(t->e, t->e + t->head, t->n * sizeof *t->e);
-            t->head = 0;
-        } else {
-            size_t cap = t->cap ? t->cap * 2 : 16;
-            struct span *v = realloc(t->e, cap * sizeof *v);
-            if (!v)
-                return EL_ENOMEM;
-            t->e = v;
-            t->cap = cap;
-        }
-    }
-    t->e[t->head + t->n++] = (struct span){ c->start_offset, false };
-    t->read_to = c->end_offset;
-    return EL_OK;
-}
-
-static void track_done(tracker *t, uint64_t seq)
-{
-    t->e[t->head + (seq - t->base_seq)].done = true;
-    while (t->n > 0 && t->e[t->head].done) {
-        t->head++;
-        t->n--;
-        t->base_seq++;
-    }
-}
-
 static void ack(net *n, el_item *it, bool release)
 {
     if (release)
@@ -376,7 +326,7 @@ static void ack(net *n, el_item *it, bool release)
     el_chunk *c = it->chunk;
     if (--c->unacked == 0) {
         /* every item acknowledged: the arena goes in one call */
-        track_done(&n->tr[c->input], c->seq);
+        el_watermark_done(&n->tr[c->input], c->seq);
         el_chunk *last = n->chunks[--n->nchunks];
         n->chunks[c->slot] = last;
         last->slot = c->slot;
@@ -392,17 +342,10 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     bool has[r->ninputs ? r->ninputs : 1];
     el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, high, has, r->ninputs);
     for (size_t i = 0; i < r->ninputs; i++) {
-        const tracker *t = &n->tr[i];
+        const el_watermark *w = &n->tr[i];
         el_checkpoint_input *in = &cp->inputs[i];
-        in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
-        if (in->done)
-            in->offset = 0; /* not used: the whole input is done */
-        else if (t->n > 0)
-            in->offset = t->e[t->head].start;
-        else if (t->read_to > r->inputs[i].resume_offset)
-            in->offset = t->read_to;
-        else
-            in->offset = r->inputs[i].resume_offset;
+        in->done = r->inputs[i].resume_done || el_watermark_complete(w);
+        in->offset = in->done ? 0 /* not used */ : el_watermark_offset(w);
         in->rejects_high = high[i];
         in->has_rejects = has[i];
     }
@@ -673,7 +616,12 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
  * updates its input's tracker). */
 static el_err take_chunk(net *n, el_chunk *c)
 {
-    el_err err = track_chunk(&n->tr[c->input], c);
+    el_watermark *w = &n->tr[c->input];
+    el_err err = EL_OK;
+    if (c->eof)
+        el_watermark_eof(w);
+    else
+        err = el_watermark_received(w, c->seq, c->start_offset, c->end_offset);
     if (err || c->eof) {
         el_chunk_free(c);
         return err;
@@ -764,6 +712,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     r->multi = n.multi;
     /* one tracker per input, plus one for the shard directory items */
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
+    for (size_t i = 0; n.tr && i <= r->ninputs; i++)
+        el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
     el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
@@ -935,7 +885,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
         for (size_t i = 0; i <= r->ninputs; i++)
-            free(n.tr[i].e);
+            el_watermark_free(&n.tr[i]);
     free(n.tr);
     free(n.chunks);
     free(n.out);
