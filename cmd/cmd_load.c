@@ -196,10 +196,10 @@ static int check_table(el_ddb *ddb, const el_mapping *m, const el_aws_config *cf
         return cli_exit_code(err) == EXIT_USAGE ? EXIT_USAGE : EXIT_FATAL;
     }
     if (!key_ok(&t.key, m->pk_attr, m->sk_attr)) {
-        cli_error("table %s has key schema (%s %s, %s %s) but the mapping writes (%s S, %s S): "
+        cli_error("table %s has key schema (%s %s, %s%s%s) but the mapping writes (%s S, %s S): "
                   "load into a table created with:\n  %s", m->table, t.key.pk, t.key.pk_type,
-                  t.key.sk[0] ? t.key.sk : "no sort key", t.key.sk_type, m->pk_attr, m->sk_attr,
-                  create);
+                  t.key.sk[0] ? t.key.sk : "no sort key", t.key.sk[0] ? " " : "",
+                  t.key.sk_type, m->pk_attr, m->sk_attr, create);
         return EXIT_USAGE;
     }
     if (!want_index)
