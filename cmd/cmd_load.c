@@ -260,6 +260,12 @@ int cmd_load(int argc, char **argv)
         case O_ALL_ATTRS: a.all_columns = true; a.any_flag = true; break;
         case O_INDEX_NAME: a.index_name = arg; break;
         case O_SOURCE_TABLE: a.source_table = arg; lo.reader.source_table = arg; break;
+        case O_COUNTER: /* counters: shared with `edgeload counters` */
+            if (mapping_opt(&a, &lo.reader, attr_specs, &nattr, id, arg) != 1) {
+                rc = EXIT_FATAL;
+                goto out;
+            }
+            break;
         case O_ATTR:
         case O_CONST: {
             /* remember kind and spec in order: 'a' or 'c' then the text */
@@ -406,6 +412,12 @@ int cmd_load(int argc, char **argv)
                 (unsigned long long)st.duplicates, (unsigned long long)st.rejected,
                 (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
                 rate, st.wcu_consumed);
+        if (st.counter_edges > 0 || st.counters_written > 0)
+            fprintf(stderr, "edgeload: counters: %llu distinct edges counted, %llu duplicate "
+                    "rows counted once, %llu counters set\n",
+                    (unsigned long long)st.counter_edges,
+                    (unsigned long long)st.counter_duplicates,
+                    (unsigned long long)st.counters_written);
         if (st.rejected > 0)
             fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(rej));
         if (lo.checkpoint_path && err)
