@@ -260,6 +260,40 @@ el_err el_counters_add_keys(el_counters *c, const char *key, size_t klen,
     return err;
 }
 
+el_err el_counter_render(const el_counter_spec *cs, const el_row *row, el_buf *out,
+                         size_t *item_len, bool *skip, el_diag *diag)
+{
+    size_t mark = out->len, bad_pk, bad_sk;
+    el_err err = el_template_render(cs->pk, row, out, &bad_pk);
+    size_t pklen = out->len - mark;
+    if (!err)
+        err = el_buf_putc(out, '\0');
+    if (!err)
+        err = el_template_render(cs->sk, row, out, &bad_sk);
+    size_t sklen = out->len - mark - pklen - 1;
+    if (!err)
+        err = el_buf_putc(out, '\0');
+    if (!err)
+        err = el_buf_puts(out, cs->attribute);
+    if (err) {
+        el_buf_truncate(out, mark);
+        return el_diag_set(diag, err, "counter key too long (template '%s')",
+                           el_template_text(cs->pk));
+    }
+    *skip = bad_pk != (size_t)-1 || bad_sk != (size_t)-1 || pklen == 0 || sklen == 0;
+    *item_len = pklen + 1 + sklen;
+    if (*skip) {
+        el_buf_truncate(out, mark);
+        return EL_OK;
+    }
+    if (pklen > EL_DDB_MAX_PK_BYTES || sklen > EL_DDB_MAX_SK_BYTES) {
+        el_buf_truncate(out, mark);
+        return el_diag_set(diag, EL_ELIMIT, "counter key over DynamoDB's key size limit "
+                           "(template '%s')", el_template_text(cs->pk));
+    }
+    return EL_OK;
+}
+
 el_err el_counters_add_row(el_counters *c, const el_source *src, const el_row *row,
                            const char *key, size_t klen, el_buf *scratch, el_diag *diag)
 {
@@ -270,28 +304,14 @@ el_err el_counters_add_row(el_counters *c, const el_source *src, const el_row *r
     if (err || !fresh)
         return err;
     for (size_t i = 0; i < src->ncounters; i++) {
-        const el_counter_spec *cs = &src->counters[i];
-        size_t bad_pk, bad_sk;
+        bool skip;
+        size_t item_len;
         el_buf_reset(scratch);
-        err = el_template_render(cs->pk, row, scratch, &bad_pk);
-        size_t pklen = scratch->len;
-        if (!err)
-            err = el_buf_putc(scratch, '\0');
-        if (!err)
-            err = el_template_render(cs->sk, row, scratch, &bad_sk);
-        size_t sklen = scratch->len - pklen - 1;
-        if (!err)
-            err = el_buf_putc(scratch, '\0');
-        if (!err)
-            err = el_buf_puts(scratch, cs->attribute);
+        err = el_counter_render(&src->counters[i], row, scratch, &item_len, &skip, diag);
         if (err)
-            return el_diag_set(diag, err, "counter key too long (template '%s')",
-                               el_template_text(cs->pk));
-        if (bad_pk != (size_t)-1 || bad_sk != (size_t)-1 || pklen == 0 || sklen == 0)
+            return err;
+        if (skip)
             continue; /* NULL/empty placeholder: this row adds to no such counter */
-        if (pklen > EL_DDB_MAX_PK_BYTES || sklen > EL_DDB_MAX_SK_BYTES)
-            return el_diag_set(diag, EL_ELIMIT, "counter key over DynamoDB's key size limit "
-                               "(template '%s')", el_template_text(cs->pk));
         err = count_key(c, scratch->data, scratch->len);
         if (err)
             return el_diag_set(diag, err, "out of memory counting counters");

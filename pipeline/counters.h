@@ -33,6 +33,7 @@
 #define EL_COUNTERS_H
 
 #include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
@@ -59,6 +60,13 @@ void el_counters_free(el_counters *c);
 el_err el_counters_add_row(el_counters *c, const el_source *src, const el_row *row,
                            const char *key, size_t klen, el_buf *scratch,
                            el_diag *diag) EL_MUST_USE;
+
+/* Renders one counter of a row: appends "PK\0SK\0attribute" to out and sets
+ * *item_len to the bytes of "PK\0SK". *skip is true (and out unchanged) when
+ * a pk/sk placeholder is NULL or empty: the row adds to no such counter.
+ * EL_ELIMIT for keys over DynamoDB's limits, EL_ENOMEM; diag says which. */
+el_err el_counter_render(const el_counter_spec *cs, const el_row *row, el_buf *out,
+                         size_t *item_len, bool *skip, el_diag *diag) EL_MUST_USE;
 
 /* Counts an edge by its rendered counter keys directly (for tests and for
  * callers that render themselves): ckeys[i] is "PK\0SK\0attribute" of
