@@ -20,7 +20,8 @@
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free, realloc */
 #include <string.h>   /* memcmp, strcmp, strlen */
-#include <strings.h>  /* strcasecmp for the op value */
+#include <time.h>     /* clock_gettime: the run id */
+#include <unistd.h>   /* getpid: the run id */
 #include <yajl/yajl_tree.h> /* CancellationReasons, ConsumedCapacity */
 
 #include "common/buf.h"
@@ -58,9 +59,10 @@ void el_incr_row_token(const char *table, char op, const char *key, size_t klen,
     el_buf_free(&b);
 }
 
-void el_incr_txn_token(const uint64_t (*rows)[2], size_t n, unsigned variant, char out[33])
+void el_incr_txn_token(const uint64_t (*rows)[2], size_t n, uint64_t run_id, unsigned variant,
+                       char out[33])
 {
-    uint64_t h[2] = { 0x6564676c6f6164ULL ^ variant, (uint64_t)n };
+    uint64_t h[2] = { 0x6564676c6f6164ULL ^ variant, (uint64_t)n ^ run_id };
     for (size_t i = 0; i < n; i++) {
         unsigned char buf[32];
         for (int k = 0; k < 8; k++) {
@@ -152,6 +154,7 @@ typedef struct ictx {
     uint64_t rng;
     CURLM *multi;
     size_t wire;
+    uint64_t run_id;
 } ictx;
 
 static bool stopped(const ictx *c)
@@ -661,7 +664,7 @@ static el_err build_txn(ictx *c, group *g)
         toks[i][0] = r->rows[g->m[i]].tok[0];
         toks[i][1] = r->rows[g->m[i]].tok[1];
     }
-    el_incr_txn_token((const uint64_t (*)[2])toks, g->n, g->variant, token);
+    el_incr_txn_token((const uint64_t (*)[2])toks, g->n, c->run_id, g->variant, token);
     free(toks);
     err = err ? err : el_buf_printf(b, "],\"ClientRequestToken\":\"%s\","
                                        "\"ReturnConsumedCapacity\":\"TOTAL\"}", token);
@@ -1083,7 +1086,14 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
     double t0 = el_now_ms();
-    ictx c = { .o = o, .st = st, .rng = (uint64_t)t0 ^ 0x1c4eULL };
+    ictx c = { .o = o, .st = st, .rng = (uint64_t)t0 ^ 0x1c4eULL, .run_id = o->run_id };
+    if (!c.run_id) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t seed = ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) ^
+                        ((uint64_t)getpid() << 32);
+        c.run_id = el_rand_next(&seed);
+    }
     el_buf_init(&c.rd.json, (size_t)1 << 40);
     el_buf_init(&c.rd.keys, (size_t)1 << 40);
     el_buf_init(&c.rd.ctext, (size_t)1 << 40);

@@ -27,10 +27,17 @@
  * one transaction per row.
  *
  * Idempotency: every transaction carries a ClientRequestToken derived from
- * its rows (el_incr_row_token: table, op, item key and the row's offset),
- * so a resend after a lost reply is recognised by DynamoDB (it answers
- * success without writing again, for 10 minutes; such answers are counted
- * as "replayed"). Conditions make the counts exact even without it.
+ * its rows (el_incr_row_token: table, op, item key and the row's offset)
+ * and the run's id, so a resend after a lost reply is recognised by
+ * DynamoDB (it answers success without writing again, for 10 minutes; such
+ * answers are counted as "replayed"). The run id is in the token on
+ * purpose: a token that a later run of the same delta would send again is
+ * wrong when the delta touches one key twice. Delta "x: put, x: delete",
+ * run 1 puts and deletes x; run 2, within 10 minutes, puts x again (it is
+ * absent), then sends the delete with run 1's token: DynamoDB replays run
+ * 1's success without deleting, and x and its counters stay one too high
+ * (the integration test caught exactly this). Across runs the conditions
+ * alone keep the counts exact: a row already applied is a duplicate.
  *
  * Order: inputs are applied one after another (entity sources first when
  * the mapping lists them first) and, within an input, rows of the same item
@@ -68,6 +75,7 @@ typedef struct el_incr_opts {
     volatile sig_atomic_t *stop;
     const char *op_column;        /* NULL: every row is a put; else "D" rows delete */
     bool no_grouping;             /* one transaction per row (for comparison) */
+    uint64_t run_id;              /* in every token; 0: made from the clock and pid */
 } el_incr_opts;
 
 typedef struct el_incr_stats {
@@ -99,8 +107,10 @@ void el_incr_row_token(const char *table, char op, const char *key, size_t klen,
                        uint64_t offset, uint64_t out[2]);
 
 /* The ClientRequestToken of a transaction of n rows (their row tokens, in
- * the transaction's order) at resend variant `variant` (0 first; a new
- * variant after a cancellation): 32 lowercase hex digits and a NUL in out. */
-void el_incr_txn_token(const uint64_t (*rows)[2], size_t n, unsigned variant, char out[33]);
+ * the transaction's order) in run run_id at resend variant `variant` (0
+ * first; a new variant after a cancellation): 32 lowercase hex digits and a
+ * NUL in out. */
+void el_incr_txn_token(const uint64_t (*rows)[2], size_t n, uint64_t run_id, unsigned variant,
+                       char out[33]);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_incremental.c - the ClientRequestToken derivation of `load
- * --incremental` (pipeline/incremental.h): deterministic, at most 36
- * characters, and different whenever the transaction could differ.
+ * --incremental` (pipeline/incremental.h): deterministic within a run, at
+ * most 36 characters, and different whenever the transaction could differ
+ * or belongs to another run.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
@@ -41,22 +42,25 @@ static void txn_tokens(void **state)
     el_incr_row_token("G", 'P', KEY, KLEN, 2, rows[1]);
     el_incr_row_token("G", 'D', KEY, KLEN, 3, rows[2]);
     char t1[33], t2[33], t3[33], t4[33], t5[33];
-    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 0, t1);
-    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 0, t2);
+    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 42, 0, t1);
+    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 42, 0, t2);
     assert_string_equal(t1, t2);
     assert_int_equal(strlen(t1), 32);                   /* DynamoDB allows 36 */
     for (size_t i = 0; i < 32; i++)
         assert_true(isxdigit((unsigned char)t1[i]) && !isupper((unsigned char)t1[i]));
-    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 1, t3);  /* resend after a cancel */
+    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 42, 1, t3);  /* resend after a cancel */
     assert_string_not_equal(t1, t3);
-    el_incr_txn_token((const uint64_t (*)[2])rows, 2, 0, t4);  /* fewer rows */
+    el_incr_txn_token((const uint64_t (*)[2])rows, 2, 42, 0, t4);  /* fewer rows */
     assert_string_not_equal(t1, t4);
     uint64_t swapped[3][2];
     memcpy(swapped[0], rows[1], sizeof rows[1]);
     memcpy(swapped[1], rows[0], sizeof rows[0]);
     memcpy(swapped[2], rows[2], sizeof rows[2]);
-    el_incr_txn_token((const uint64_t (*)[2])swapped, 3, 0, t5); /* other order, other body */
+    el_incr_txn_token((const uint64_t (*)[2])swapped, 3, 42, 0, t5); /* other order, other body */
     assert_string_not_equal(t1, t5);
+    char t6[33];
+    el_incr_txn_token((const uint64_t (*)[2])rows, 3, 43, 0, t6); /* another run */
+    assert_string_not_equal(t1, t6);
 }
 
 int main(void)
