@@ -201,7 +201,7 @@ class CountersTest(et.EdgeloadTestCase):
         ck = os.path.join(work, "ck.json")
         args = ["load", *self.endpoint_args(), "--table", table, *FLAGS, "--checkpoint", ck,
                 "--checkpoint-interval", "0.2", "--max-wcu", "4000", "--concurrency", "4",
-                "--quiet", inp]
+                "--progress", "none", inp]
         t0 = time.time()
         proc = subprocess.Popen([self.bin] + args, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
@@ -212,11 +212,20 @@ class CountersTest(et.EdgeloadTestCase):
         written = len(self.table_edges(table))
         self.assertLess(written, len(set(rows)), "the kill came too late to test anything")
         st = os.path.join(work, "st.json")
-        done = self.run_edgeload(*args[:-2], "--stats-json", st, "--resume", inp)
+        done = self.run_edgeload(*args[:-1], "--stats-json", st, "--resume", inp)
         self.assertExit(done, 0, "resumed load")
         edges = set(rows)
         self.assertEqual(self.table_edges(table), edges)
         self.assertCounts(table, edges, "resumed backfill")
+        # a kill during the counter phase leaves a checkpoint with every input
+        # done: --resume must still count every row (and write no item)
+        self.ddb.update_item(TableName=table, Key={"PK": et.S("USER#u3"), "SK": et.S("PROFILE")},
+                             UpdateExpression="SET followerCount = :n",
+                             ExpressionAttributeValues={":n": et.N(1)})
+        again = self.run_edgeload(*args[:-1], "--resume", inp)
+        self.assertExit(again, 0, "resume of a finished checkpoint")
+        self.assertIn(" 0 items written", again.stderr)
+        self.assertCounts(table, edges, "resume after every input was done")
         s = self.stats(st)
         figure("backfill-sigkill-resume", {"rows": len(rows), "edges": len(edges),
                                            "written_before_kill": written,
