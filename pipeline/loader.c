@@ -204,7 +204,7 @@ static void read_one(run *r, size_t idx)
             break;
         }
         if (err == EL_EREJECT) {
-            if (row.offset < in->resume_offset || in->resume_done || r->o->counters_only) {
+            if (row.offset < in->resume_offset || in->resume_done) {
                 err = EL_OK; /* done before the checkpoint */
                 continue;
             }
@@ -232,7 +232,9 @@ static void read_one(run *r, size_t idx)
         size_t jm = c->json.len, km = c->keys.len, size;
         err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
         if (err == EL_EREJECT) {
-            err = skip ? EL_OK : reject_row(r, idx, in, &d, &row);
+            /* rejected before the checkpoint: in the rejects file already */
+            bool before = row.offset < in->resume_offset || in->resume_done;
+            err = before ? EL_OK : reject_row(r, idx, in, &d, &row);
             continue;
         }
         if (!err && r->counters) { /* COUNTERS hook: count the row's edge */
