@@ -21,7 +21,7 @@
 enum {
     O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
     O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_ALL_ATTRS, O_COUNTER,
+    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS, O_COUNTER,
     MAPPING_OPT_END
 };
 
@@ -43,6 +43,8 @@ enum {
     { "delimiter", true, O_DELIMITER },                    \
     { "null", true, O_NULL },                              \
     { "columns", true, O_COLUMNS },                        \
+    { "hot-threshold", true, O_HOT_THRESHOLD },            \
+    { "max-shards", true, O_MAX_SHARDS },                  \
     { "counter", true, O_COUNTER }
 
 /* The mapping flags as given; strings borrowed from argv unless noted. */
@@ -54,10 +56,13 @@ typedef struct mapping_args {
     size_t ninputs;
     char **columns;            /* --columns, owned: free with mapping_args_free_columns */
     size_t ncolumns;
+    long hot_threshold;        /* --hot-threshold: every indexed source; 0 = as mapped */
+    long max_shards;           /* --max-shards: likewise */
 } mapping_args;
 
 /*
- * Builds the mapping from --mapping and/or the single-source flags.
+ * Builds the mapping from --mapping and/or the single-source flags, then
+ * applies --hot-threshold/--max-shards to every source that writes the index.
  * attr_specs[i] is 'a' (--attr), 'c' (--const) or 'k' (--counter
  * PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE) followed by the option's text, in
  * command-line order. Prints the error and returns NULL with *rc

@@ -8,6 +8,8 @@
  * what gives every row its line number and byte offset: a record starts on
  * the line fed while libcsv's state was ROW_NOT_BEGUN.
  *
+ * TSV has no quoting at all (see open).
+ *
  * NULL follows PostgreSQL's CSV convention: an unquoted empty field is NULL,
  * a quoted empty field ("") is the empty string. With --null STRING, a field
  * equal to STRING is NULL and empty fields are empty strings.
@@ -63,6 +65,7 @@ typedef struct csv_rd {
     size_t cur_first;     /* first field of the record in progress */
     uint64_t cur_line, cur_offset;
     bool oom;
+    size_t long_col;      /* 1-based column of a finished field over the limit, 0 = none */
 
     el_value *vals;
     size_t capvals;
@@ -82,6 +85,10 @@ static void on_field(void *s, size_t len, void *ctx)
         r->capflds = cap;
     }
     fld *f = &r->flds[r->nflds++];
+    /* A field finished within one fed segment escapes feed()'s check of the
+     * parser's buffer; catch it here. */
+    if (len > EL_CSV_MAX_FIELD && !r->long_col)
+        r->long_col = r->nflds - r->cur_first;
     f->off = r->data.len;
     f->len = s ? len : 0;
     f->null = s == NULL;
@@ -132,6 +139,21 @@ static void compact(csv_rd *r)
     r->nrecs = r->head = 0;
 }
 
+/* RFC 4180: spaces are part of a field. libcsv trims blanks around
+ * unquoted fields unless told that nothing is a space. */
+static int no_space(unsigned char c)
+{
+    (void)c;
+    return 0;
+}
+
+static el_err field_too_long(csv_rd *r, size_t column, el_diag *diag)
+{
+    return el_diag_at(diag, EL_ELIMIT, r->cur_line, column, r->cur_offset,
+                      "field longer than %u bytes (no DynamoDB item can hold it; "
+                      "unbalanced quote?)", EL_CSV_MAX_FIELD);
+}
+
 /* Feeds the next segment (through the next '\n', or to the chunk's end). */
 static el_err feed(csv_rd *r, el_diag *diag)
 {
@@ -168,11 +190,10 @@ static el_err feed(csv_rd *r, el_diag *diag)
     r->at_line_start = nl != NULL;
     if (nl)
         r->lines_fed++;
+    if (r->long_col)
+        return field_too_long(r, r->long_col, diag);
     if (r->parser.entry_pos > EL_CSV_MAX_FIELD)
-        return el_diag_at(diag, EL_ELIMIT, r->cur_line, r->nflds - r->cur_first + 1,
-                          r->cur_offset,
-                          "field longer than %u bytes (no DynamoDB item can hold it; "
-                          "unbalanced quote?)", EL_CSV_MAX_FIELD);
+        return field_too_long(r, r->nflds - r->cur_first + 1, diag);
     return EL_OK;
 }
 
@@ -191,6 +212,8 @@ static el_err fill_queue(csv_rd *r, el_diag *diag)
             r->finished = true;
             if (r->oom)
                 return el_diag_set(diag, EL_ENOMEM, "out of memory reading CSV");
+            if (r->long_col)
+                return field_too_long(r, r->long_col, diag);
             if (open_quote)
                 return el_diag_at(diag, EL_ETRUNCATED, r->cur_line, r->nflds - r->cur_first,
                                   r->cur_offset,
@@ -339,6 +362,15 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     bool tsv = opts->format == EL_FMT_TSV;
     char delim = opts->delimiter ? opts->delimiter : (tsv ? '\t' : ',');
     csv_set_delim(&r->parser, (unsigned char)delim);
+    /* TSV (IANA text/tab-separated-values, `mysql -B`, psql's unaligned
+     * output) has no quoting: a value may start with '"'. libcsv always has a
+     * quote character, so TSV gets 0xFF, a byte valid UTF-8 never holds. */
+    if (tsv)
+        csv_set_quote(&r->parser, 0xFF);
+    csv_set_space_func(&r->parser, no_space);
+    /* libcsv grows its field buffer linearly by this much (default 128 bytes,
+     * which makes a 400 KB field cost thousands of reallocs). */
+    csv_set_blk_size(&r->parser, READ_CHUNK);
     if (opts->null_string) {
         r->null_string = strdup(opts->null_string);
         r->null_len = strlen(opts->null_string);

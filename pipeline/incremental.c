@@ -30,6 +30,7 @@
 #include "pipeline/chunk.h"
 #include "pipeline/counters.h"
 #include "pipeline/loader.h"
+#include "pipeline/plan.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
 
@@ -155,6 +156,7 @@ typedef struct ictx {
     CURLM *multi;
     size_t wire;
     uint64_t run_id;
+    el_plan *plan;            /* --plan: index shards of hot targets, or NULL */
 } ictx;
 
 static bool stopped(const ictx *c)
@@ -1038,6 +1040,8 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
     el_transform *t;
     if (el_transform_new(c->o->mapping, in->src, &t))
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (c->plan)
+        el_transform_set_plan(t, c->plan, el_plan_find_source(c->plan, in->src->name));
     el_row row;
     bool carry = false, eof = false;
     el_err err = EL_OK;
@@ -1109,6 +1113,8 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
         curl_multi_setopt(c.multi, CURLMOPT_MAXCONNECTS, (long)conc);
         err = open_inputs(&c, diag);
     }
+    if (!err && o->plan_path)
+        err = el_plan_load(o->plan_path, &c.plan, diag);
     for (size_t i = 0; !err && i < c.nin; i++)
         err = apply_input(&c, &c.in[i], diag);
     /* transactions still out (error, interrupt) are dropped: the rows were
@@ -1122,6 +1128,7 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
         free(c.in[i].path);
     }
     free(c.in);
+    el_plan_free(c.plan);
     if (c.multi)
         curl_multi_cleanup(c.multi);
     el_buf_free(&c.body);

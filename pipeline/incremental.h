@@ -76,6 +76,9 @@ typedef struct el_incr_opts {
     const char *op_column;        /* NULL: every row is a put; else "D" rows delete */
     bool no_grouping;             /* one transaction per row (for comparison) */
     uint64_t run_id;              /* in every token; 0: made from the clock and pid */
+    const char *plan_path;        /* shard plan (`edgeload plan --plan-out`) so edges of
+                                     hot targets get the same index shards as the
+                                     backfill; NULL: index keys unsharded */
 } el_incr_opts;
 
 typedef struct el_incr_stats {

@@ -375,19 +375,7 @@ static bool same_columns(const el_schema *a, const el_schema *b)
 
 static el_err open_input(vrun *v, el_source *s, const char *path, el_reader **r, el_diag *diag)
 {
-    el_reader_opts ro = v->o->reader;
-    if (s->format != EL_FMT_AUTO)
-        ro.format = s->format;
-    if (s->delimiter)
-        ro.delimiter = s->delimiter;
-    if (s->null_string)
-        ro.null_string = s->null_string;
-    if (s->columns) {
-        ro.columns = (const char *const *)s->columns;
-        ro.ncolumns = s->ncolumns;
-    }
-    if (s->source_table)
-        ro.source_table = s->source_table;
+    el_reader_opts ro = el_source_reader_opts(s, &v->o->reader);
     el_diag d;
     el_diag_clear(&d);
     el_err err = el_reader_open(path, &ro, r, &d);
