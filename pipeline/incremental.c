@@ -342,7 +342,10 @@ static el_err open_inputs(ictx *c, el_diag *diag)
 
 /* ---- reading a round ---- */
 
-static el_err reject(ictx *c, const input *in, const el_diag *why, const el_row *row)
+/* Records a bad row. EL_ELIMIT past --max-rejects, EL_EIO when the
+ * rejects file cannot be written; diag says which. */
+static el_err reject(ictx *c, const input *in, const el_diag *why, const el_row *row,
+                     el_diag *diag)
 {
     el_diag d;
     el_diag_clear(&d);
@@ -350,7 +353,11 @@ static el_err reject(ictx *c, const input *in, const el_diag *why, const el_row 
     el_diag at = *why;
     at.line = row->line;
     at.offset = row->offset;
-    return el_rejects_row(c->o->rejects, in->path, &at, el_reader_schema(in->reader), row, &d);
+    el_err err = el_rejects_row(c->o->rejects, in->path, &at, el_reader_schema(in->reader), row,
+                                &d);
+    if (err)
+        el_diag_set(diag, err, "%s", d.msg[0] ? d.msg : el_strerror(err));
+    return err;
 }
 
 /* Adds the row just read to the round. *repeat: its key is in the round
@@ -366,10 +373,7 @@ static el_err add_row(ictx *c, input *in, el_transform *t, const el_row *row, bo
     el_err err = el_transform_row(t, row, &r->json, &r->keys, &size, &d);
     (void)size;
     if (err == EL_EREJECT) {
-        err = reject(c, in, &d, row);
-        if (err)
-            return el_diag_set(diag, err, "cannot write the rejects file");
-        return EL_OK;
+        return reject(c, in, &d, row, diag);
     }
     if (err)
         return el_diag_set(diag, err, "%s: %s", in->path, el_strerror(err));
@@ -1059,9 +1063,7 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
                 }
                 if (err == EL_EREJECT) {
                     c->st->rows_read++;
-                    err = reject(c, in, &d, &row);
-                    if (err)
-                        el_diag_set(diag, err, "cannot write the rejects file");
+                    err = reject(c, in, &d, &row, diag);
                     continue;
                 }
                 if (err) {
