@@ -158,25 +158,26 @@ static el_err edge_insert(stripe *s, fp f, bool *fresh)
     return EL_OK;
 }
 
-static centry *ctr_find(stripe *s, uint64_t h, const char *key, size_t len)
+/* The slot of key in s, or SIZE_MAX. */
+static size_t ctr_find(const stripe *s, uint64_t h, const char *key, size_t len)
 {
     if (!s->ctr_cap)
-        return NULL;
+        return SIZE_MAX;
     size_t j = (size_t)(h >> 6) & (s->ctr_cap - 1);
     while (s->ctr[j].hash) {
-        centry *e = &s->ctr[j];
+        const centry *e = &s->ctr[j];
         if (e->hash == h && e->len == len && memcmp(s->arena + e->off, key, len) == 0)
-            return e;
+            return j;
         j = (j + 1) & (s->ctr_cap - 1);
     }
-    return NULL;
+    return SIZE_MAX;
 }
 
 static el_err ctr_add(stripe *s, uint64_t h, const char *key, size_t len, uint64_t n)
 {
-    centry *e = ctr_find(s, h, key, len);
-    if (e) {
-        e->count += n;
+    size_t at = ctr_find(s, h, key, len);
+    if (at != SIZE_MAX) {
+        s->ctr[at].count += n;
         return EL_OK;
     }
     if ((s->nctr + 1) * 4 > s->ctr_cap * 3) {
@@ -365,9 +366,9 @@ uint64_t el_counters_get(const el_counters *c, const char *pk, const char *sk,
     size_t len = a + b + n + 2;
     uint64_t h = key_hash(key, len);
     const stripe *s = &c->s[h % STRIPES];
-    const centry *e = ctr_find((stripe *)s, h, key, len);
+    size_t at = ctr_find(s, h, key, len);
     free(key);
-    return e ? e->count : 0;
+    return at != SIZE_MAX ? s->ctr[at].count : 0;
 }
 
 /* ---- writing ---- */
