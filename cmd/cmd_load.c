@@ -247,11 +247,14 @@ static void write_stats(const char *path, const el_load_stats *st)
     }
     fprintf(f, "{\"rows_read\":%llu,\"items_written\":%llu,\"duplicates\":%llu,"
             "\"rejected\":%llu,\"retries\":%llu,\"throttled\":%llu,\"requests\":%llu,"
-            "\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f}\n",
+            "\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f,\"counters_written\":%llu,"
+            "\"counter_edges\":%llu,\"counter_duplicates\":%llu}\n",
             (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
             (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
             (unsigned long long)st->retries, (unsigned long long)st->throttled,
-            (unsigned long long)st->requests, st->wcu_consumed, st->elapsed_s);
+            (unsigned long long)st->requests, st->wcu_consumed, st->elapsed_s,
+            (unsigned long long)st->counters_written, (unsigned long long)st->counter_edges,
+            (unsigned long long)st->counter_duplicates);
     if (fclose(f) != 0)
         cli_warn("cannot write --stats-json %s", path);
 }

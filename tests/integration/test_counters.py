@@ -153,6 +153,9 @@ class CountersTest(et.EdgeloadTestCase):
             it = self.get_item(table, "USER#u%d" % i, "PROFILE")
             self.assertEqual(it["name"]["S"], "name %d" % i)
         s = self.stats(st)
+        self.assertEqual(s["counter_edges"], len(edges))
+        self.assertEqual(s["counter_duplicates"], len(rows) - len(edges))
+        self.assertEqual(s["counters_written"], len(expected_counts(edges)))
         self.assertIn("%d distinct edges counted, %d duplicate rows" %
                       (len(edges), len(rows) - len(edges)), p.stderr)
         figure("backfill", {"rows": len(rows) + len(users), "edges": len(edges),
