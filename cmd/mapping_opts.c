@@ -165,6 +165,11 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
     el_diag d;
     el_diag_clear(&d);
     *rc = EXIT_USAGE;
+    if (!a->mapping_path && !a->any_flag) {
+        cli_error("no mapping: give --mapping FILE, or --table, --pk and --sk (and --attr...) "
+                  "for one source");
+        return NULL;
+    }
     if (a->mapping_path) {
         if (a->any_flag) {
             cli_error("give the mapping either with --mapping or with --pk/--sk/--attr... "

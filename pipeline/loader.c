@@ -27,6 +27,7 @@
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/fanin.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
 #include "pipeline/counters.h" /* COUNTERS hook: backfill counts (issue 7) */
@@ -1152,91 +1153,17 @@ static el_err resume_from(run *r, el_diag *diag)
     return err;
 }
 
-/* Counts fan-in per unsharded index key over every input of the hot
- * sources: a second pass over seekable files, before anything is written. */
-static el_err count_fan_in(run *r, el_diag *diag)
-{
-    const el_mapping *m = r->o->mapping;
-    el_err err = EL_OK;
-    for (size_t s = 0; !err && s < m->nsources; s++) {
-        el_source *src = m->sources[s];
-        if (!src->index || src->hot_threshold == 0)
-            continue;
-        el_plan_counter *counter = el_plan_counter_new();
-        el_transform *t = NULL;
-        if (!counter || el_transform_new(m, src, &t)) {
-            el_plan_counter_free(counter);
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        }
-        uint64_t rows = 0;
-        for (size_t i = 0; !err && i < r->ninputs; i++) {
-            input_ctx *in = &r->inputs[i];
-            if (in->src != src)
-                continue;
-            if (!el_input_seekable(el_reader_input(in->reader))) {
-                err = el_diag_set(diag, EL_EUSAGE,
-                                  "%s: source '%s' has hot-target sharding, which needs the "
-                                  "fan-in before the first write; standard input cannot be read "
-                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
-                                  "give --plan FILE", in->path, src->name);
-                break;
-            }
-            el_reader *rd;
-            el_diag d;
-            el_diag_clear(&d);
-            err = el_reader_open(in->path, &r->inputs[i].ropts, &rd, &d);
-            if (err) {
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-                break;
-            }
-            el_row row;
-            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
-                if (err == EL_EREJECT)
-                    continue;
-                const char *ipk, *isk;
-                size_t ipk_len, isk_len;
-                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
-                    continue; /* the load rejects this row; it adds no fan-in */
-                rows++;
-                err = el_plan_counter_add(counter, ipk, ipk_len);
-                if (err) {
-                    el_diag_set(diag, err, "out of memory counting fan-in");
-                    break;
-                }
-            }
-            if (err == EL_EOF)
-                err = EL_OK;
-            else if (err && err != EL_ENOMEM)
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-            el_reader_free(rd);
-        }
-        size_t pidx;
-        if (!err)
-            err = el_plan_add_source(r->plan, src->name, rows, src->hot_threshold,
-                                     src->max_shards, &pidx, diag);
-        if (!err)
-            err = el_plan_add_counted(r->plan, pidx, counter, diag);
-        el_transform_free(t);
-        el_plan_counter_free(counter);
-    }
-    return err;
-}
-
 /* The plan: from --plan FILE, or counted now when a source is hot. */
 static el_err prepare_plan(run *r, el_diag *diag)
 {
-    const el_mapping *m = r->o->mapping;
-    if (r->o->plan_path)
-        return el_plan_load(r->o->plan_path, &r->plan, diag);
-    bool hot = false;
-    for (size_t s = 0; s < m->nsources; s++)
-        hot |= m->sources[s]->index && m->sources[s]->hot_threshold > 0;
-    if (!hot)
-        return EL_OK;
-    r->plan = el_plan_new();
-    if (!r->plan)
+    el_fanin_input *in = calloc(r->ninputs ? r->ninputs : 1, sizeof *in);
+    if (!in)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    return count_fan_in(r, diag);
+    for (size_t i = 0; i < r->ninputs; i++)
+        in[i] = (el_fanin_input){ r->inputs[i].path, r->inputs[i].src, r->inputs[i].ropts };
+    el_err err = el_fanin_plan(r->o->mapping, in, r->ninputs, r->o->plan_path, &r->plan, diag);
+    free(in);
+    return err;
 }
 
 /* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,

@@ -614,13 +614,13 @@ static char *long_field_csv(size_t n, bool quoted, size_t *len)
     return t;
 }
 
-static void test_field_over_400k_is_a_limit(void **state)
+static void test_field_over_400k_is_a_reject(void **state)
 {
     (void)state;
     const size_t lim = 400 * 1024;
-    /* sizes around the limit and a little past it, where the field ends in
-     * the same read segment it crosses the limit in */
-    const size_t sizes[] = { lim + 1, lim + 100, lim + 60000, 2 * lim };
+    /* sizes around the limit and past it, where the field ends in the same
+     * read segment it crosses the limit in, or many segments later */
+    const size_t sizes[] = { lim + 1, lim + 100, lim + 60000, 2 * lim, 9 * lim };
     for (size_t q = 0; q < 2; q++) {
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
             size_t len;
@@ -630,12 +630,16 @@ static void test_field_over_400k_is_a_limit(void **state)
             el_diag d;
             el_diag_clear(&d);
             el_err err = el_reader_next(r, &row, &d);
-            if (err != EL_ELIMIT)
-                fail_msg("field of %zu bytes (quoted %zu): got %d, want EL_ELIMIT", sizes[i],
+            if (err != EL_EREJECT)
+                fail_msg("field of %zu bytes (quoted %zu): got %d, want EL_EREJECT", sizes[i],
                          q, err);
             assert_int_equal(d.line, 2);
             assert_int_equal(d.column, 2);
             assert_non_null(strstr(d.msg, "longer than"));
+            assert_non_null(strstr(d.msg, "'b'"));
+            /* the reader goes on with the next row */
+            ROW(r, 3, "ok", "ok");
+            check_eof(r);
             el_reader_free(r);
             free(t);
         }
@@ -655,7 +659,16 @@ static void test_field_over_400k_is_a_limit(void **state)
     t = long_field_csv(lim + 10, false, &len);
     len -= strlen("\nok,ok\n");
     r = open_mem_len("long.csv", t, len, &no_opts);
-    assert_int_equal(el_reader_next(r, &row, &d), EL_ELIMIT);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_EREJECT);
+    check_eof(r);
+    el_reader_free(r);
+    free(t);
+    /* an unbalanced quote over a long rest of the file: bounded, and
+     * reported as a truncated input at the end */
+    t = long_field_csv(3 * lim, true, &len);
+    len -= strlen("\"\nok,ok\n");
+    r = open_mem_len("long.csv", t, len, &no_opts);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_ETRUNCATED);
     el_reader_free(r);
     free(t);
 }
@@ -797,7 +810,7 @@ int main(void)
         cmocka_unit_test(test_unterminated_quote_is_truncation),
         cmocka_unit_test(test_empty_and_header_only),
         cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_field_over_400k_is_a_limit),
+        cmocka_unit_test(test_field_over_400k_is_a_reject),
         cmocka_unit_test(test_format_detection_by_extension),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_compressed_truncated_csv),
