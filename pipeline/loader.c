@@ -1007,19 +1007,6 @@ static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_dia
 
 /* ---- setting up ---- */
 
-static char *resolve_path(const el_mapping *m, const char *path)
-{
-    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
-        return strdup(path);
-    el_buf b;
-    el_buf_init(&b, 1u << 20);
-    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
-        el_buf_free(&b);
-        return NULL;
-    }
-    return el_buf_take(&b);
-}
-
 /* Pairs every input with its source: positional inputs override the
  * mapping's "input" (one per source in order, or all to a single source). */
 static el_err plan_inputs(run *r, el_diag *diag)
@@ -1043,7 +1030,7 @@ static el_err plan_inputs(run *r, el_diag *diag)
                                "source '%s' has no input: give it \"input\" in the mapping or "
                                "name the file on the command line", src->name);
         r->inputs[i].src = src;
-        r->inputs[i].path = o->ninputs ? strdup(path) : resolve_path(m, path);
+        r->inputs[i].path = o->ninputs ? strdup(path) : el_mapping_input_path(m, path);
         if (!r->inputs[i].path)
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
         r->ninputs++;

@@ -17,6 +17,7 @@
 #include <yajl/yajl_tree.h> /* mapping files are small: the tree API is enough */
 
 #include "common/buf.h"
+#include "common/file.h"
 
 #define MAPPING_MAX_BYTES (16u * 1024u * 1024u)
 
@@ -312,6 +313,19 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
     }
     src->bound = schema;
     return EL_OK;
+}
+
+char *el_mapping_input_path(const el_mapping *m, const char *path)
+{
+    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
+        return strdup(path);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
 }
 
 el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *base)
@@ -690,22 +704,16 @@ el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_m
 el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path, strerror(errno));
     el_buf b;
     el_buf_init(&b, MAPPING_MAX_BYTES);
-    char tmp[8192];
-    size_t n;
-    el_err err = EL_OK;
-    while (!err && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        err = el_buf_append(&b, tmp, n);
-    bool io_failed = ferror(f);
-    fclose(f);
-    if (err || io_failed) {
+    int errnum;
+    el_err err = el_read_file(path, &b, &errnum);
+    if (err) {
         el_buf_free(&b);
-        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: %s", path,
-                           io_failed ? "read error" : "larger than 16 MB");
+        if (err == EL_EIO)
+            return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path,
+                               strerror(errnum));
+        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: larger than 16 MB", path);
     }
     char *dir = strdup(path);
     if (!dir) {

@@ -148,6 +148,11 @@ el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
  * are EL_EUSAGE listing the input's columns. */
 el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL_MUST_USE;
 
+/* The path of a source's "input": relative to the mapping file's directory
+ * (absolute paths and "-" as they are). The caller frees it; NULL when out
+ * of memory. */
+char *el_mapping_input_path(const el_mapping *m, const char *input);
+
 /* Reader options for an input of src: the source's own settings (mapping
  * "format", "delimiter", "null", "columns", "source_table") over base (the
  * command line's). Strings are borrowed from both. */

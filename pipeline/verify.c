@@ -352,19 +352,6 @@ static void sleep_ms(double ms)
 
 /* ---- reading the inputs ---- */
 
-static char *resolve_path(const el_mapping *m, const char *path)
-{
-    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
-        return strdup(path);
-    el_buf b;
-    el_buf_init(&b, 1u << 20);
-    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
-        el_buf_free(&b);
-        return NULL;
-    }
-    return el_buf_take(&b);
-}
-
 static bool same_columns(const el_schema *a, const el_schema *b)
 {
     if (a->ncols != b->ncols)
@@ -532,7 +519,7 @@ static el_err read_inputs(vrun *v, el_diag *diag)
     el_err err = paths && fin ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
     for (size_t i = 0; !err && i < n; i++) {
         el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        paths[i] = o->ninputs ? strdup(o->inputs[i]) : resolve_path(m, src->input);
+        paths[i] = o->ninputs ? strdup(o->inputs[i]) : el_mapping_input_path(m, src->input);
         if (!paths[i]) {
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
             break;
