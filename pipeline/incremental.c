@@ -289,34 +289,12 @@ static el_err open_inputs(ictx *c, el_diag *diag)
         if (!path)
             return el_diag_set(diag, EL_EUSAGE, "source '%s' has no input: give it \"input\" "
                                "in the mapping or name the file on the command line", s->name);
-        if (!o->ninputs && m->base_dir && path[0] != '/' && strcmp(path, "-") != 0) {
-            el_buf b;
-            el_buf_init(&b, 1u << 20);
-            if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
-                el_buf_free(&b);
-                return el_diag_set(diag, EL_ENOMEM, "out of memory");
-            }
-            in->path = el_buf_take(&b);
-        } else {
-            in->path = strdup(path);
-        }
+        in->path = o->ninputs ? strdup(path) : el_mapping_input_path(m, path);
         if (!in->path)
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
         in->src = s;
         c->nin++;
-        el_reader_opts ro = o->reader;
-        if (s->format != EL_FMT_AUTO)
-            ro.format = s->format;
-        if (s->delimiter)
-            ro.delimiter = s->delimiter;
-        if (s->null_string)
-            ro.null_string = s->null_string;
-        if (s->columns) {
-            ro.columns = (const char *const *)s->columns;
-            ro.ncolumns = s->ncolumns;
-        }
-        if (s->source_table)
-            ro.source_table = s->source_table;
+        el_reader_opts ro = el_source_reader_opts(s, &o->reader);
         el_diag d;
         el_diag_clear(&d);
         el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
