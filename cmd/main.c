@@ -27,6 +27,7 @@ static void usage(FILE *f)
           "  plan           read only: fan-in report, hot targets, shard plan (--plan-out)\n"
           "  create-table   create the table with PK/SK and the inverted GSI\n"
           "  verify         check that every expected item is in the table (exit 4 if not)\n"
+          "  counters       backfill the mapping's counters only, without rewriting items\n"
           "\n"
           "  edgeload COMMAND --help   options of a command\n"
           "  edgeload --version        version\n"
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
         rc = cmd_plan(argc - 2, argv + 2);
     } else if (strcmp(cmd, "verify") == 0) {
         rc = cmd_verify(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "counters") == 0) {
+        rc = cmd_counters(argc - 2, argv + 2);
     } else if (strcmp(cmd, "create-table") == 0) {
         rc = cmd_create_table(argc - 2, argv + 2);
     } else {

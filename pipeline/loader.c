@@ -30,6 +30,7 @@
 #include "pipeline/fanin.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/counters.h" /* COUNTERS hook: backfill counts (issue 7) */
 #include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
@@ -77,6 +78,7 @@ typedef struct run {
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
     CURLM *multi;               /* network stage's handle, set before `hungry` */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
+    el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -196,7 +198,12 @@ static void read_one(run *r, size_t idx)
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;
     el_input *raw = el_reader_input(in->reader);
-    bool finished = in->resume_done;
+    /* COUNTERS hook: counts need every row, so with counters an input done
+     * by an earlier run is read again, and rows before the resume offset
+     * (or every row, for `edgeload counters`) are counted but not written */
+    el_buf cscratch;
+    el_buf_init(&cscratch, 1u << 20);
+    bool finished = in->resume_done && !r->counters;
     while (!err && !finished && !stopping(r)) {
         el_diag_clear(&d);
         err = el_reader_next(in->reader, &row, &d);
@@ -206,7 +213,7 @@ static void read_one(run *r, size_t idx)
             break;
         }
         if (err == EL_EREJECT) {
-            if (row.offset < in->resume_offset) {
+            if (row.offset < in->resume_offset || in->resume_done) {
                 err = EL_OK; /* done before the checkpoint */
                 continue;
             }
@@ -225,13 +232,31 @@ static void read_one(run *r, size_t idx)
             fail(r, err, &wrapped);
             break;
         }
-        if (row.offset < in->resume_offset)
+        /* COUNTERS hook: skip = written before the checkpoint (or not ours to write) */
+        bool skip = row.offset < in->resume_offset || in->resume_done || r->o->counters_only;
+        if (skip && !r->counters)
             continue; /* written before the checkpoint */
-        atomic_fetch_add(&r->rows_read, 1);
+        if (!skip || r->o->counters_only)
+            atomic_fetch_add(&r->rows_read, 1);
         size_t jm = c->json.len, km = c->keys.len, size;
         err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
         if (err == EL_EREJECT) {
-            err = reject_row(r, idx, in, &d, &row);
+            /* rejected before the checkpoint: in the rejects file already */
+            bool before = row.offset < in->resume_offset || in->resume_done;
+            err = before ? EL_OK : reject_row(r, idx, in, &d, &row);
+            continue;
+        }
+        if (!err && r->counters) { /* COUNTERS hook: count the row's edge */
+            err = el_counters_add_row(r->counters, in->src, &row, c->keys.data + km,
+                                      c->keys.len - km, &cscratch, &d);
+            if (err) {
+                fail(r, err, &d);
+                break;
+            }
+        }
+        if (skip) {
+            el_buf_truncate(&c->json, jm);
+            el_buf_truncate(&c->keys, km);
             continue;
         }
         if (!err) {
@@ -266,6 +291,7 @@ static void read_one(run *r, size_t idx)
     if (!err && c && finished && !stopping(r))
         hand_over(r, &c, idx, true);
     el_chunk_free(c);
+    el_buf_free(&cscratch); /* COUNTERS hook */
     el_transform_free(t);
 }
 
@@ -1142,6 +1168,12 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
             err = resume_from(&r, diag);
     }
     uint64_t rejected_before = atomic_load(&r.rejected);
+    if (!err && o->counters_only && (o->dry_run || o->output_dir || o->checkpoint_path))
+        err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run, --output or "
+                          "--checkpoint");
+    if (!err && !o->dry_run && !o->output_dir && el_mapping_has_counters(o->mapping) &&
+        el_counters_new(o->mapping, &r.counters)) /* COUNTERS hook: before readers start */
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err) {
         r.queue = el_queue_new(QUEUE_CHUNKS);
         if (!r.queue)
@@ -1216,6 +1248,25 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         err = EL_EINTR;
         el_diag_set(diag, err, "interrupted%s", o->checkpoint_path ? "; checkpoint saved" : "");
     }
+    if (!err && r.counters) {
+        /* COUNTERS hook: every item of every source is acknowledged; now the
+         * counts, SET idempotently (entities, edges, then counters) */
+        el_counters_write_opts wo = {
+            .ddb = o->ddb, .table = o->mapping->table, .pk_attr = o->mapping->pk_attr,
+            .sk_attr = o->mapping->sk_attr, .concurrency = o->concurrency,
+            .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop
+        };
+        el_counters_stats cst;
+        err = el_counters_write(r.counters, &wo, &cst, diag);
+        st->counters_written = cst.counters;
+        st->counter_edges = el_counters_edges(r.counters);
+        st->counter_duplicates = el_counters_duplicates(r.counters);
+        st->requests += cst.requests;
+        st->retries += cst.retries;
+        st->throttled += cst.throttled;
+        st->wcu_consumed += cst.wcu_consumed;
+    }
+    el_counters_free(r.counters); /* COUNTERS hook */
     st->rows_read = atomic_load(&r.rows_read);
     st->rejected = atomic_load(&r.rejected) - rejected_before;
     if (o->dry_run)
