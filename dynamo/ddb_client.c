@@ -373,6 +373,23 @@ static void finish(CURL *h, CURLcode code, const xfer *x, el_ddb_result *res)
     }
 }
 
+/* One line a newcomer can act on: where to look after a network failure
+ * (curl's message says what happened). */
+static const char *network_hint(const char *curl_message)
+{
+    if (strstr(curl_message, "resolve"))
+        return " (check --endpoint-url and --region: the host name does not resolve)";
+    if (strstr(curl_message, "SSL") || strstr(curl_message, "TLS") ||
+        strstr(curl_message, "certificate"))
+        return " (TLS failed: an http:// endpoint given as https://, or a certificate the "
+               "system does not trust; see AWS_CA_BUNDLE)";
+    if (strstr(curl_message, "connect"))
+        return " (nothing answers there: is the endpoint right and running?)";
+    if (strstr(curl_message, "imed out"))
+        return " (no answer in time: network or endpoint down?)";
+    return "";
+}
+
 el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
                    el_buf *response, el_ddb_result *res, el_diag *diag)
 {
@@ -397,8 +414,8 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
         el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
         return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
     if (code != CURLE_OK)
-        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
-                           ddb->cfg->endpoint, res->message);
+        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
+                           ddb->cfg->endpoint, res->message, network_hint(res->message));
     return EL_OK;
 }
 
@@ -461,22 +478,9 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
                            ddb->cfg->cred_source ? ddb->cfg->cred_source : "?",
                            res->error_type[0] ? res->error_type : "HTTP error",
                            res->message);
-    if (res->http_status == 0) {
-        /* one line a newcomer can act on: what failed, and where to look */
-        const char *hint = "";
-        if (strstr(res->message, "resolve"))
-            hint = " (check --endpoint-url and --region: the host name does not resolve)";
-        else if (strstr(res->message, "SSL") || strstr(res->message, "TLS") ||
-                 strstr(res->message, "certificate"))
-            hint = " (TLS failed: an http:// endpoint given as https://, or a certificate "
-                   "the system does not trust; see AWS_CA_BUNDLE)";
-        else if (strstr(res->message, "connect"))
-            hint = " (nothing answers there: is the endpoint right and running?)";
-        else if (strstr(res->message, "imed out"))
-            hint = " (no answer in time: network or endpoint down?)";
+    if (res->http_status == 0)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
-                           ddb->cfg->endpoint, res->message, hint);
-    }
+                           ddb->cfg->endpoint, res->message, network_hint(res->message));
     /* a refused request (ValidationException: a bad table name, ...) is
      * the user's to fix, like any other usage error */
     el_err err = res->outcome == EL_DDB_REJECTED ? EL_EUSAGE : EL_ESERVICE;
