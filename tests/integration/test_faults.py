@@ -59,6 +59,37 @@ class FaultTest(EdgeloadTestCase):
               % (ROWS, stats["elapsed_s"], stats["retries"], stats["throttled"],
                  json.dumps(faults, sort_keys=True)), file=sys.stderr)
 
+    def test_continuous_failure_gives_up_with_checkpoint(self):
+        """Only 500s: past --max-retry-time the load stops with exit 1 and a
+        checkpoint, and claims nothing written; the resumed run (faults
+        gone) ends exact."""
+        d = self.tmpdir()
+        path = os.path.join(d, "edges.csv")
+        with open(path, "w") as f:
+            f.write("src,dst\n")
+            for i in range(500):
+                f.write("u%d,t%d\n" % (i % 17, i))
+        table = self.unique_table("giveup")
+        self.create_table_boto(table)
+        ck = os.path.join(d, "ck.json")
+        args = ["load", "--region", "us-east-1", "--table", table, "--pk", "A#{src}",
+                "--sk", "B#{dst}", "--checkpoint", ck, "--progress", "none",
+                "--stats-json", os.path.join(d, "s.json"), path]
+        with faultproxy.ProxyProcess(ENDPOINT, seed=3, http500=1.0) as proxy:
+            proc = self.run_edgeload(*args, "--endpoint-url", proxy.url,
+                                     "--max-retry-time", "2", timeout=120)
+        self.assertExit(proc, 1)
+        self.assertIn("giving up", proc.stderr)
+        self.assertIn("--resume", proc.stderr)
+        self.assertTrue(os.path.exists(ck))
+        with open(os.path.join(d, "s.json")) as f:
+            self.assertEqual(json.load(f)["items_written"], 0)
+        done = self.run_edgeload(*args, "--endpoint-url", ENDPOINT, "--resume")
+        self.assertExit(done, 0)
+        count = sum(p["Count"] for p in self.ddb.get_paginator("scan").paginate(
+            TableName=table, Select="COUNT"))
+        self.assertEqual(count, 500)
+
     def test_bad_rows_of_every_kind(self):
         d = self.tmpdir()
         rows = ["id,target,n,flag"]
