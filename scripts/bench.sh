@@ -171,8 +171,8 @@ ddb_table() {  # ddb_table NAME - a fresh table (dropped first if present)
 }
 ddb_drop() {
   "$PY" - "$1" <<'EOF'
-import sys, boto3
-c = boto3.client("dynamodb")
+import os, sys, boto3
+c = boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
 try:
     c.delete_table(TableName=sys.argv[1])
 except c.exceptions.ResourceNotFoundException:
@@ -181,8 +181,8 @@ EOF
 }
 ddb_count() {
   "$PY" - "$1" <<'EOF'
-import sys, boto3
-c = boto3.client("dynamodb")
+import os, sys, boto3
+c = boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
 n, kw = 0, {"TableName": sys.argv[1], "Select": "COUNT"}
 while True:
     r = c.scan(**kw)

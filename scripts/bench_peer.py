@@ -15,6 +15,7 @@ Endpoint, region and credentials come from the environment (AWS_*).
 """
 import csv
 import json
+import os
 import sys
 from datetime import datetime, timezone
 
@@ -48,7 +49,9 @@ def transform(src, dst):
 
 def load_boto3(src, table_name):
     import boto3
-    table = boto3.resource("dynamodb").Table(table_name)
+    # Debian 12's botocore (1.29) does not read AWS_ENDPOINT_URL_DYNAMODB itself
+    url = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or os.environ.get("AWS_ENDPOINT_URL")
+    table = boto3.resource("dynamodb", endpoint_url=url).Table(table_name)
     n = 0
     with table.batch_writer() as bw:
         for f, t, c in rows(src):
