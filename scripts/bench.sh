@@ -25,6 +25,10 @@
 #                       --quick: 20000)
 #   --throttle-rows N   rows of (5) (default 100000; --quick: 20000)
 #   --hot-threshold N   threshold of (5a) (default 1000)
+#   --throttle-upstream ddb|null  what the proxy of (5) forwards to: DynamoDB
+#                       Local (default), or the null endpoint, to see the
+#                       throttling model without DynamoDB Local's own ceiling
+#                       (counts then checked with the null endpoint's counter)
 #   --quick             the small sizes above (the whole run takes minutes)
 #   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5)
 #   --port P            first of three loopback ports: DynamoDB Local, the
@@ -43,13 +47,14 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= THR_ROWS= QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= THR_ROWS= THR_UP=ddb QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
     --ddb-rows) DDB_ROWS=$2; shift 2 ;;
     --throttle-rows) THR_ROWS=$2; shift 2 ;;
     --hot-threshold) HOT=$2; shift 2 ;;
+    --throttle-upstream) THR_UP=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --port) PORT=$2; shift 2 ;;
@@ -66,6 +71,7 @@ fi
 for v in ROWS DDB_ROWS THR_ROWS HOT PORT; do
   case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
 done
+case $THR_UP in ddb|null) ;; *) el_die "--throttle-upstream must be ddb or null" ;; esac
 want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 WORK=${WORK:-$EL_ROOT/build-bench/bench}
@@ -298,22 +304,35 @@ fi
 if want 5; then
   gen "skewed-$THR_ROWS.csv" "$THR_ROWS" skewed
   gen "uniform-$THR_ROWS.csv" "$THR_ROWS" uniform
-  ddb_start
-  el_say "(5) per-partition throttling (faultproxy --pk-wcu 1000), $THR_ROWS rows"
+  [ "$THR_UP" = ddb ] && ddb_start
+  el_say "(5) per-partition throttling (faultproxy --pk-wcu 1000 -> $THR_UP), $THR_ROWS rows"
   thr() {  # thr CASE NOTE INPUT [ENV=...] -- [EDGELOAD OPTIONS...]
-    local c=$1 note=$2 input=$3 envs=() expect
+    local c=$1 note=$2 input=$3 envs=() expect up=$DDB np=
     shift 3
     while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-    ddb_table "bench_$c"
+    if [ "$THR_UP" = null ]; then
+      rm -f "$SCRATCH/null.$c.count"
+      start_server "nullddb_$c" "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
+        --count-file "$SCRATCH/null.$c.count"
+      np=$SERVER_PID up=http://127.0.0.1:$NULL_PORT
+    else
+      ddb_table "bench_$c"
+    fi
     start_server "proxy_$c" "$PY" "$EL_ROOT/tests/tools/faultproxy.py" --listen "127.0.0.1:$PROXY_PORT" \
-      --upstream "$DDB" --pk-wcu 1000 --stats-file "$SCRATCH/proxy.$c.json"
+      --upstream "$up" --pk-wcu 1000 --stats-file "$SCRATCH/proxy.$c.json"
     local pp=$SERVER_PID
     run_timed "$c" env "${envs[@]}" "$EL" load "${MAP[@]}" --table "bench_$c" \
       --endpoint-url "http://127.0.0.1:$PROXY_PORT" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$input"
     stop_server "$pp"
     expect=$(stat_items "$SCRATCH/stats.$c")
-    check_count "$c" "bench_$c" "$expect"
-    ddb_drop "bench_$c"
+    if [ "$THR_UP" = null ]; then
+      stop_server "$np"
+      T_N[$c]=$(cat "$SCRATCH/null.$c.count")
+      [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the null endpoint got ${T_N[$c]} writes, expected $expect"
+    else
+      check_count "$c" "bench_$c" "$expect"
+      ddb_drop "bench_$c"
+    fi
     T_NOTE[$c]="$note; $("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d requests, %d items withheld, %d throttled batches" % (s["batch_requests"], s["items_withheld"], s["faults"]["pk_throttle"]))' "$SCRATCH/proxy.$c.json")"
   }
   thr thr_on "skewed, sorted, sharding+interleaving on (--hot-threshold $HOT)" \
@@ -357,7 +376,7 @@ EOF
 {
   echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS; wall-clock items/s; CPU = user+sys of the loader process only"
+  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS (proxy -> $THR_UP); wall-clock items/s; CPU = user+sys of the loader process only"
   echo
   echo "| case       |     items |  elapsed |    items/s | CPU µs/it | RSS MB  | what |"
   echo "|------------|-----------|----------|------------|----------|---------|------|"
