@@ -4,7 +4,7 @@
 Writes follows(follower_id, followee_id, created_at) as CSV with a header.
 
   skewed   (default) sorted by follower, as a dump sorted by primary key is.
-           Users: rows/5. Each follower follows the four "celebrities"
+           Followees: rows/5 users (followers are numbered on past them). Each follower follows the four "celebrities"
            u0..u3 with probability 0.80, 0.40, 0.20, 0.10 (so u0 has a
            fan-in of about 0.16 x rows) and 1..6 further users drawn from a
            Zipf(1.0) distribution over all users. No follower follows the
@@ -43,7 +43,7 @@ def skewed(rows, rng):
     follower = 0
     n = 0
     while n < rows:
-        f = follower % users
+        f = follower  # never wraps: a second run of one follower could repeat an edge
         follower += 1
         seen = set()
         for c, p in enumerate(CELEB_P):
