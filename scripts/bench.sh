@@ -159,6 +159,7 @@ run_timed() {
   T_CPU[$c]=$(echo "$u + $s" | bc -l)
   T_RSS[$c]=$m
   ORDER+=("$c")
+  printf '%s\t%s\t%s\t%s\n' "$c" "${T_EL[$c]}" "${T_CPU[$c]}" "$m" >>"$SCRATCH/cases.tsv"
 }
 stat_items() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["items_written"])' "$1"; }
 
