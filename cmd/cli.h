@@ -80,5 +80,6 @@ int cmd_load(int argc, char **argv);
 int cmd_create_table(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_counters(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include "cmd/cli.h"
 #include "cmd/mapping_opts.h"
 #include "cmd/progress.h"
+#include "pipeline/incremental.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
 
@@ -19,7 +20,7 @@ enum {
     O_DRY_RUN = MAPPING_OPT_END, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET,
     O_STATS_JSON, O_MAX_RETRY_TIME, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
     O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL,
-    O_OUTPUT, O_PART_ITEMS, O_PLAN
+    O_OUTPUT, O_PART_ITEMS, O_PLAN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP
 };
 
 static const cli_opt opts[] = {
@@ -41,6 +42,9 @@ static const cli_opt opts[] = {
     { "progress-interval", true, O_PROGRESS_INTERVAL },
     { "output", true, O_OUTPUT },
     { "part-items", true, O_PART_ITEMS },
+    { "incremental", false, O_INCREMENTAL },
+    { "op-column", true, O_OP_COLUMN },
+    { "no-group", false, O_NO_GROUP },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -50,10 +54,10 @@ static void help(void)
     fputs(
 "usage: edgeload load [OPTIONS] [INPUT...]\n"
 "\n"
-"Reads rows from each INPUT (a file, or - for standard input; .zst and .gz are\n"
-"decompressed), turns every row into one item and writes the items with\n"
-"BatchWriteItem (25 items a request, several requests in flight, unprocessed\n"
-"items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
+"Reads rows from each INPUT (a SQL dump, CSV or TSV file, or - for standard\n"
+"input; .zst and .gz are decompressed), turns every row into one item and\n"
+"writes the items with BatchWriteItem (25 items a request, several requests in\n"
+"flight, unprocessed items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
 "source, in order). Relative \"input\" paths are relative to the mapping file.\n"
 "\n"
 "Mapping (a file, or flags for one source):\n"
@@ -71,7 +75,10 @@ static void help(void)
 "  --all-columns            copy every column as an attribute (auto types)\n"
 "\n"
 "Input:\n"
-"  --format FORMAT          auto (default: from the name and first bytes), csv, tsv\n"
+"  --format FORMAT          auto (default: from the name and first bytes), csv,\n"
+"                           tsv, mysql (mysqldump/mariadb-dump), postgres (pg_dump\n"
+"                           plain), sqlite (sqlite3 .dump)\n"
+"  --source-table NAME      the table of a dump that holds several (or schema.name)\n"
 "  --delimiter CHAR         field delimiter (default , for csv, tab for tsv)\n"
 "  --null STRING            a field equal to STRING is NULL (default: an unquoted\n"
 "                           empty field is NULL, a quoted empty field is \"\")\n"
@@ -115,6 +122,22 @@ static void help(void)
 "                           plain (key=value lines), none\n"
 "  --progress-interval SECONDS  seconds between plain lines (default 10)\n"
 "  --quiet                  no progress and no summary line\n"
+"\n"
+"Counters (mapping \"counters\", or --counter PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE,\n"
+"repeatable): by default the counts are computed from the whole input (a\n"
+"duplicate row counts once) and SET with UpdateItem after every item is\n"
+"written; --resume re-reads every input to count, writing only the rest.\n"
+"  --incremental            apply a delta: each row is one TransactWriteItems, a\n"
+"                           Put with attribute_not_exists(PK) plus ADD :1 on its\n"
+"                           counters; an existing item is a duplicate (no count\n"
+"                           changes). Rows sharing a counter item go in one\n"
+"                           transaction (up to 100 actions, one ADD of their sum).\n"
+"                           Rerunning a delta is exact; no --checkpoint needed\n"
+"  --op-column COL          with --incremental: rows whose COL is D are a Delete\n"
+"                           with attribute_exists(PK) plus ADD :-1\n"
+"  --no-group               with --incremental: one transaction per row\n"
+"  (with --incremental, --plan FILE gives new edges of sharded hot targets the\n"
+"  index shards of the backfill's plan; without it their index keys are unsharded)\n"
 "\n"
 "AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
 "  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
@@ -193,10 +216,10 @@ static int check_table(el_ddb *ddb, const el_mapping *m, const el_aws_config *cf
         return cli_exit_code(err) == EXIT_USAGE ? EXIT_USAGE : EXIT_FATAL;
     }
     if (!key_ok(&t.key, m->pk_attr, m->sk_attr)) {
-        cli_error("table %s has key schema (%s %s, %s %s) but the mapping writes (%s S, %s S): "
+        cli_error("table %s has key schema (%s %s, %s%s%s) but the mapping writes (%s S, %s S): "
                   "load into a table created with:\n  %s", m->table, t.key.pk, t.key.pk_type,
-                  t.key.sk[0] ? t.key.sk : "no sort key", t.key.sk_type, m->pk_attr, m->sk_attr,
-                  create);
+                  t.key.sk[0] ? t.key.sk : "no sort key", t.key.sk[0] ? " " : "",
+                  t.key.sk_type, m->pk_attr, m->sk_attr, create);
         return EXIT_USAGE;
     }
     if (!want_index)
@@ -227,13 +250,78 @@ static void write_stats(const char *path, const el_load_stats *st)
     }
     fprintf(f, "{\"rows_read\":%llu,\"items_written\":%llu,\"duplicates\":%llu,"
             "\"rejected\":%llu,\"retries\":%llu,\"throttled\":%llu,\"requests\":%llu,"
-            "\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f}\n",
+            "\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f,\"counters_written\":%llu,"
+            "\"counter_edges\":%llu,\"counter_duplicates\":%llu}\n",
             (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
             (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
             (unsigned long long)st->retries, (unsigned long long)st->throttled,
-            (unsigned long long)st->requests, st->wcu_consumed, st->elapsed_s);
+            (unsigned long long)st->requests, st->wcu_consumed, st->elapsed_s,
+            (unsigned long long)st->counters_written, (unsigned long long)st->counter_edges,
+            (unsigned long long)st->counter_duplicates);
     if (fclose(f) != 0)
         cli_warn("cannot write --stats-json %s", path);
+}
+
+/* `load --incremental`: the delta through pipeline/incremental.h. */
+static int run_incremental(const el_load_opts *lo, const char *op_column, bool no_group,
+                           bool quiet, const char *stats_path)
+{
+    el_incr_opts io = {
+        .mapping = lo->mapping, .reader = lo->reader, .inputs = lo->inputs,
+        .ninputs = lo->ninputs, .ddb = lo->ddb, .rejects = lo->rejects,
+        .concurrency = lo->concurrency, .max_wcu = lo->max_wcu,
+        .max_retry_time_s = lo->max_retry_time_s, .stop = lo->stop, .op_column = op_column,
+        .no_grouping = no_group, .plan_path = lo->plan_path
+    };
+    el_incr_stats st;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_incr_run(&io, &st, &d);
+    if (err)
+        cli_error("%s", d.msg);
+    if (err == EL_EUSAGE || err == EL_ECONFIG)
+        return EXIT_USAGE;
+    int rc = cli_exit_code(err);
+    if (err == EL_ELIMIT || err == EL_EIO)
+        rc = EXIT_FATAL;
+    if (!err && st.rejected > 0)
+        rc = EXIT_REJECTS;
+    if (!quiet)
+        fprintf(stderr,
+                "edgeload: %s%llu rows read: %llu added, %llu deleted, %llu duplicates (item "
+                "existed), %llu already absent, %llu replayed, %llu rejected; %llu "
+                "transactions, %llu retries (%llu conflicts, %llu throttled), %llu splits in "
+                "%.2f s (%.0f rows/s, %.1f WCU)\n",
+                err ? "stopped: " : "", (unsigned long long)st.rows_read,
+                (unsigned long long)st.added, (unsigned long long)st.deleted,
+                (unsigned long long)st.duplicates, (unsigned long long)st.absent,
+                (unsigned long long)st.replayed, (unsigned long long)st.rejected,
+                (unsigned long long)st.transactions, (unsigned long long)st.retries,
+                (unsigned long long)st.conflicts, (unsigned long long)st.throttled,
+                (unsigned long long)st.splits, st.elapsed_s,
+                st.elapsed_s > 0 ? (double)st.rows_read / st.elapsed_s : 0, st.wcu_consumed);
+    if (stats_path) {
+        FILE *f = fopen(stats_path, "w");
+        if (!f) {
+            cli_warn("cannot write --stats-json %s", stats_path);
+        } else {
+            fprintf(f, "{\"rows_read\":%llu,\"added\":%llu,\"deleted\":%llu,"
+                    "\"duplicates\":%llu,\"absent\":%llu,\"replayed\":%llu,"
+                    "\"rejected\":%llu,\"transactions\":%llu,\"requests\":%llu,"
+                    "\"retries\":%llu,\"throttled\":%llu,\"conflicts\":%llu,"
+                    "\"splits\":%llu,\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f}\n",
+                    (unsigned long long)st.rows_read, (unsigned long long)st.added,
+                    (unsigned long long)st.deleted, (unsigned long long)st.duplicates,
+                    (unsigned long long)st.absent, (unsigned long long)st.replayed,
+                    (unsigned long long)st.rejected, (unsigned long long)st.transactions,
+                    (unsigned long long)st.requests, (unsigned long long)st.retries,
+                    (unsigned long long)st.throttled, (unsigned long long)st.conflicts,
+                    (unsigned long long)st.splits, st.wcu_consumed, st.elapsed_s);
+            if (fclose(f) != 0)
+                cli_warn("cannot write --stats-json %s", stats_path);
+        }
+    }
+    return rc;
 }
 
 int cmd_load(int argc, char **argv)
@@ -248,7 +336,8 @@ int cmd_load(int argc, char **argv)
     lo.dry_out = stdout;
     const char *rejects_path = "edgeload-rejects.jsonl", *stats_path = NULL;
     long max_rejects = -1, n;
-    bool quiet = false;
+    bool quiet = false, incremental = false, no_group = false;
+    const char *op_column = NULL;
     progress_mode pmode = PROGRESS_AUTO;
     double pinterval = 10;
     progress prog;
@@ -307,6 +396,9 @@ int cmd_load(int argc, char **argv)
                 goto out;
             break;
         case O_RESUME: lo.resume = true; break;
+        case O_INCREMENTAL: incremental = true; break;
+        case O_OP_COLUMN: op_column = arg; break;
+        case O_NO_GROUP: no_group = true; break;
         case O_MAX_WCU:
             if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
                 goto out;
@@ -334,6 +426,23 @@ int cmd_load(int argc, char **argv)
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
         goto out;
+    if ((op_column || no_group) && !incremental) {
+        cli_error("load: --op-column and --no-group need --incremental");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (incremental && (lo.checkpoint_path || lo.resume || lo.dry_run)) {
+        cli_error("load: --incremental takes no --checkpoint, --resume or --dry-run: an "
+                  "interrupted delta is finished by running it again (conditional writes "
+                  "keep every count exact)");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (incremental && lo.output_dir) {
+        cli_error("load: --incremental writes to DynamoDB, not --output");
+        rc = EXIT_USAGE;
+        goto out;
+    }
     if (lo.output_dir && (lo.dry_run || lo.checkpoint_path || lo.resume)) {
         cli_error("load: --output cannot be combined with %s",
                   lo.dry_run ? "--dry-run" : "--checkpoint or --resume");
@@ -377,6 +486,10 @@ int cmd_load(int argc, char **argv)
     lo.reject_user = &shower;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    if (incremental) {
+        rc = run_incremental(&lo, op_column, no_group, quiet, stats_path);
+        goto out;
+    }
     el_load_stats st;
     el_diag d;
     el_diag_clear(&d);
@@ -402,6 +515,12 @@ int cmd_load(int argc, char **argv)
                 (unsigned long long)st.duplicates, (unsigned long long)st.rejected,
                 (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
                 rate, st.wcu_consumed);
+        if (st.counter_edges > 0 || st.counters_written > 0)
+            fprintf(stderr, "edgeload: counters: %llu distinct edges counted, %llu duplicate "
+                    "rows counted once, %llu counters set\n",
+                    (unsigned long long)st.counter_edges,
+                    (unsigned long long)st.counter_duplicates,
+                    (unsigned long long)st.counters_written);
         if (st.rejected > 0)
             fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(rej));
         if (lo.checkpoint_path && err)

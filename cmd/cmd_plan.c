@@ -85,19 +85,6 @@ typedef struct plan_run {
     el_reader_opts cli_ro;     /* reader options from the command line */
 } plan_run;
 
-static char *resolve_path(const el_mapping *m, const char *path)
-{
-    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
-        return strdup(path);
-    el_buf b;
-    el_buf_init(&b, 1u << 20);
-    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
-        el_buf_free(&b);
-        return NULL;
-    }
-    return el_buf_take(&b);
-}
-
 static void warn_reject(plan_run *r, const char *path, const el_diag *d)
 {
     if (r->warnings++ >= MAX_REJECT_WARNINGS)
@@ -206,7 +193,7 @@ static int count_all(plan_run *r, const char *const *inputs, size_t ninputs)
         src_count *sc = &r->sc[si];
         if (!sc->src->index)
             continue;
-        char *path = ninputs ? strdup(inputs[i]) : resolve_path(m, sc->src->input);
+        char *path = ninputs ? strdup(inputs[i]) : el_mapping_input_path(m, sc->src->input);
         if (!path) {
             cli_error("out of memory");
             return EXIT_FATAL;

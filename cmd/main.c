@@ -17,7 +17,8 @@ static void usage(FILE *f)
 {
     fputs("usage: edgeload COMMAND [OPTIONS] [INPUT...]\n"
           "\n"
-          "Load relational rows (CSV/TSV) into DynamoDB in the adjacency-list shape:\n"
+          "Load relational rows (SQL dumps, CSV, TSV) into DynamoDB in the adjacency-list\n"
+          "shape:\n"
           "one item per row with PK/SK from templates, and the inverted index keys\n"
           "(GSI1PK = SK, GSI1SK = PK) so both directions are one Query.\n"
           "\n"
@@ -26,6 +27,7 @@ static void usage(FILE *f)
           "  plan           read only: fan-in report, hot targets, shard plan (--plan-out)\n"
           "  create-table   create the table with PK/SK and the inverted GSI\n"
           "  verify         check that every expected item is in the table (exit 4 if not)\n"
+          "  counters       backfill the mapping's counters only, without rewriting items\n"
           "\n"
           "  edgeload COMMAND --help   options of a command\n"
           "  edgeload --version        version\n"
@@ -64,6 +66,8 @@ int main(int argc, char **argv)
         rc = cmd_plan(argc - 2, argv + 2);
     } else if (strcmp(cmd, "verify") == 0) {
         rc = cmd_verify(argc - 2, argv + 2);
+    } else if (strcmp(cmd, "counters") == 0) {
+        rc = cmd_counters(argc - 2, argv + 2);
     } else if (strcmp(cmd, "create-table") == 0) {
         rc = cmd_create_table(argc - 2, argv + 2);
     } else {

@@ -79,13 +79,14 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
     case O_INDEX_NAME: a->index_name = arg; return 1;
     case O_SOURCE_TABLE: a->source_table = arg; ro->source_table = arg; return 1;
     case O_ATTR:
-    case O_CONST: {
-        /* remember kind and spec in order: 'a' or 'c' then the text */
+    case O_CONST:
+    case O_COUNTER: {
+        /* remember kind and spec in order: 'a', 'c' or 'k' then the text */
         size_t len = strlen(arg);
         char *s = malloc(len + 2);
         if (!s)
             return -2;
-        s[0] = id == O_ATTR ? 'a' : 'c';
+        s[0] = id == O_ATTR ? 'a' : id == O_CONST ? 'c' : 'k';
         memcpy(s + 1, arg, len + 1);
         attr_specs[(*nattr)++] = s;
         a->any_flag = true;
@@ -131,6 +132,31 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
     }
 }
 
+/* --counter PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE: the templates must not hold
+ * a comma (the attribute is after the last comma, the pk before the first). */
+static bool add_counter_flag(el_source *src, const char *spec)
+{
+    const char *c1 = strchr(spec, ','), *c2 = strrchr(spec, ',');
+    if (!c1 || c1 == c2 || c1 == spec || c2[1] == '\0') {
+        cli_error("--counter needs PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE, not '%s'", spec);
+        return false;
+    }
+    char *pk = strndup(spec, (size_t)(c1 - spec));
+    char *sk = strndup(c1 + 1, (size_t)(c2 - c1 - 1));
+    el_diag d;
+    el_diag_clear(&d);
+    bool ok = pk && sk;
+    if (!ok)
+        cli_error("out of memory");
+    else if (el_source_add_counter(src, pk, sk, c2 + 1, &d)) {
+        cli_error("--counter %s: %s", spec, d.msg);
+        ok = false;
+    }
+    free(pk);
+    free(sk);
+    return ok;
+}
+
 static const char *const key_names[4] = { "pk", "sk", "index_pk", "index_sk" };
 
 el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr, int *rc)
@@ -139,6 +165,11 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
     el_diag d;
     el_diag_clear(&d);
     *rc = EXIT_USAGE;
+    if (!a->mapping_path && !a->any_flag) {
+        cli_error("no mapping: give --mapping FILE, or --table, --pk and --sk (and --attr...) "
+                  "for one source");
+        return NULL;
+    }
     if (a->mapping_path) {
         if (a->any_flag) {
             cli_error("give the mapping either with --mapping or with --pk/--sk/--attr... "
@@ -171,6 +202,13 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
             }
         }
         for (size_t i = 0; i < nattr; i++) {
+            if (attr_specs[i][0] == 'k') {
+                if (!add_counter_flag(src, attr_specs[i] + 1)) {
+                    el_mapping_free(m);
+                    return NULL;
+                }
+                continue;
+            }
             bool is_const = attr_specs[i][0] == 'c';
             const char *spec = attr_specs[i] + 1;
             char *name = NULL, *rest = NULL;

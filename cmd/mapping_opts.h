@@ -21,7 +21,7 @@
 enum {
     O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
     O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS,
+    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS, O_COUNTER,
     MAPPING_OPT_END
 };
 
@@ -44,7 +44,8 @@ enum {
     { "null", true, O_NULL },                              \
     { "columns", true, O_COLUMNS },                        \
     { "hot-threshold", true, O_HOT_THRESHOLD },            \
-    { "max-shards", true, O_MAX_SHARDS }
+    { "max-shards", true, O_MAX_SHARDS },                  \
+    { "counter", true, O_COUNTER }
 
 /* The mapping flags as given; strings borrowed from argv unless noted. */
 typedef struct mapping_args {
@@ -62,8 +63,9 @@ typedef struct mapping_args {
 /*
  * Builds the mapping from --mapping and/or the single-source flags, then
  * applies --hot-threshold/--max-shards to every source that writes the index.
- * attr_specs[i] is 'a' (--attr) or 'c' (--const) followed by the option's
- * text, in command-line order. Prints the error and returns NULL with *rc
+ * attr_specs[i] is 'a' (--attr), 'c' (--const) or 'k' (--counter
+ * PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE) followed by the option's text, in
+ * command-line order. Prints the error and returns NULL with *rc
  * the exit status (2 usage, 1 out of memory); else *rc is 0 and the caller
  * owns the mapping (el_mapping_free).
  */

@@ -461,10 +461,26 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
                            ddb->cfg->cred_source ? ddb->cfg->cred_source : "?",
                            res->error_type[0] ? res->error_type : "HTTP error",
                            res->message);
-    if (res->http_status == 0)
-        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
-                           ddb->cfg->endpoint, res->message);
-    return el_diag_set(diag, EL_ESERVICE, "%s failed: %s%s%s%s%s%s", op,
+    if (res->http_status == 0) {
+        /* one line a newcomer can act on: what failed, and where to look */
+        const char *hint = "";
+        if (strstr(res->message, "resolve"))
+            hint = " (check --endpoint-url and --region: the host name does not resolve)";
+        else if (strstr(res->message, "SSL") || strstr(res->message, "TLS") ||
+                 strstr(res->message, "certificate"))
+            hint = " (TLS failed: an http:// endpoint given as https://, or a certificate "
+                   "the system does not trust; see AWS_CA_BUNDLE)";
+        else if (strstr(res->message, "connect"))
+            hint = " (nothing answers there: is the endpoint right and running?)";
+        else if (strstr(res->message, "imed out"))
+            hint = " (no answer in time: network or endpoint down?)";
+        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
+                           ddb->cfg->endpoint, res->message, hint);
+    }
+    /* a refused request (ValidationException: a bad table name, ...) is
+     * the user's to fix, like any other usage error */
+    el_err err = res->outcome == EL_DDB_REJECTED ? EL_EUSAGE : EL_ESERVICE;
+    return el_diag_set(diag, err, "%s failed: %s%s%s%s%s%s", op,
                        res->error_type[0] ? res->error_type : "",
                        res->error_type[0] ? ": " : "", res->message,
                        res->request_id[0] ? " (request id " : "", res->request_id,

@@ -256,7 +256,7 @@ bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
                     return false;
             }
         }
-        if (h > 24 || mi > 59 || sec > 60) {
+        if (h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi || sec))) {
             *why = "time out of range";
             return false;
         }
@@ -281,6 +281,10 @@ bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
                 if (!digits(s, len, &i, 2, &os))
                     return false;
             }
+        }
+        if (oh > 23 || om > 59 || os > 59) {
+            *why = "time zone offset out of range";
+            return false;
         }
         off = sign * ((int64_t)oh * 3600 + om * 60 + os);
     }

@@ -241,6 +241,10 @@ static bool scan(el_batcher *b, forming *f, bool spread, el_item **superseded,
                 f->bytes - (f->out[dup]->json_len + 64) + it->json_len + 64 > f->max_bytes)
                 break;
             superseded[(*nsuperseded)++] = f->out[dup];
+            if (!it->dup_counted) { /* a repeated row counts once */
+                it->dup_counted = 1;
+                (*blocked_dups)++;
+            }
             f->bytes -= f->out[dup]->json_len + 64;
             f->out[dup] = it;
             f->bytes += it->json_len + 64;

@@ -18,6 +18,7 @@
 #include <yajl/yajl_tree.h> /* reading it back */
 
 #include "common/buf.h"
+#include "common/file.h"
 #include "formats/ddb_value.h"
 
 el_checkpoint *el_checkpoint_new(size_t n)
@@ -144,20 +145,15 @@ static bool get_u64(yajl_val obj, const char *key, uint64_t *out)
 el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return el_diag_set(diag, EL_EUSAGE, "cannot read checkpoint %s: %s", path,
-                           strerror(errno));
     el_buf b;
     el_buf_init(&b, (size_t)64 * 1024 * 1024);
-    char tmp[8192];
-    size_t n;
-    el_err err = EL_OK;
-    while (!err && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        err = el_buf_append(&b, tmp, n);
-    fclose(f);
+    int errnum;
+    el_err err = el_read_file(path, &b, &errnum);
     if (err) {
         el_buf_free(&b);
+        if (err == EL_EIO)
+            return el_diag_set(diag, EL_EUSAGE, "cannot read checkpoint %s: %s", path,
+                               strerror(errnum));
         return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is too large", path);
     }
     char ebuf[256];

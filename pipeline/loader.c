@@ -27,13 +27,16 @@
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/fanin.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/counters.h" /* COUNTERS hook: backfill counts (issue 7) */
 #include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
+#include "pipeline/watermark.h"
 
 #define QUEUE_CHUNKS 32
 #define WINDOW_ITEMS 8192
@@ -75,6 +78,7 @@ typedef struct run {
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
     CURLM *multi;               /* network stage's handle, set before `hungry` */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
+    el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -194,7 +198,12 @@ static void read_one(run *r, size_t idx)
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;
     el_input *raw = el_reader_input(in->reader);
-    bool finished = in->resume_done;
+    /* COUNTERS hook: counts need every row, so with counters an input done
+     * by an earlier run is read again, and rows before the resume offset
+     * (or every row, for `edgeload counters`) are counted but not written */
+    el_buf cscratch;
+    el_buf_init(&cscratch, 1u << 20);
+    bool finished = in->resume_done && !r->counters;
     while (!err && !finished && !stopping(r)) {
         el_diag_clear(&d);
         err = el_reader_next(in->reader, &row, &d);
@@ -204,7 +213,7 @@ static void read_one(run *r, size_t idx)
             break;
         }
         if (err == EL_EREJECT) {
-            if (row.offset < in->resume_offset) {
+            if (row.offset < in->resume_offset || in->resume_done) {
                 err = EL_OK; /* done before the checkpoint */
                 continue;
             }
@@ -223,13 +232,31 @@ static void read_one(run *r, size_t idx)
             fail(r, err, &wrapped);
             break;
         }
-        if (row.offset < in->resume_offset)
+        /* COUNTERS hook: skip = written before the checkpoint (or not ours to write) */
+        bool skip = row.offset < in->resume_offset || in->resume_done || r->o->counters_only;
+        if (skip && !r->counters)
             continue; /* written before the checkpoint */
-        atomic_fetch_add(&r->rows_read, 1);
+        if (!skip || r->o->counters_only)
+            atomic_fetch_add(&r->rows_read, 1);
         size_t jm = c->json.len, km = c->keys.len, size;
         err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
         if (err == EL_EREJECT) {
-            err = reject_row(r, idx, in, &d, &row);
+            /* rejected before the checkpoint: in the rejects file already */
+            bool before = row.offset < in->resume_offset || in->resume_done;
+            err = before ? EL_OK : reject_row(r, idx, in, &d, &row);
+            continue;
+        }
+        if (!err && r->counters) { /* COUNTERS hook: count the row's edge */
+            err = el_counters_add_row(r->counters, in->src, &row, c->keys.data + km,
+                                      c->keys.len - km, &cscratch, &d);
+            if (err) {
+                fail(r, err, &d);
+                break;
+            }
+        }
+        if (skip) {
+            el_buf_truncate(&c->json, jm);
+            el_buf_truncate(&c->keys, km);
             continue;
         }
         if (!err) {
@@ -264,6 +291,7 @@ static void read_one(run *r, size_t idx)
     if (!err && c && finished && !stopping(r))
         hand_over(r, &c, idx, true);
     el_chunk_free(c);
+    el_buf_free(&cscratch); /* COUNTERS hook */
     el_transform_free(t);
 }
 
@@ -297,19 +325,6 @@ typedef struct sendreq {
     size_t slot;             /* index in net.out while on the multi handle */
 } sendreq;
 
-/* Per input: the chunks received in reading order, to know the offset
- * below which everything is acknowledged (the checkpoint's low watermark). */
-typedef struct tracker {
-    struct span {
-        uint64_t start;
-        bool done;
-    } *e;
-    size_t head, n, cap;     /* live spans are e[head .. head+n) */
-    uint64_t base_seq;       /* seq of e[head] */
-    uint64_t read_to;        /* end offset of the last chunk received */
-    bool eof;
-} tracker;
-
 typedef struct net {
     run *r;
     el_batcher *b;
@@ -320,7 +335,7 @@ typedef struct net {
     el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
     size_t nchunks, chunks_cap;
     sendreq *waiting;        /* requests to resend after a backoff */
-    tracker *tr;             /* one per input */
+    el_watermark *tr;        /* one per input, plus the shard directory's */
     el_load_stats *st;
     el_rate rate;
     uint64_t rng;
@@ -330,44 +345,6 @@ typedef struct net {
     el_buf body;
 } net;
 
-static el_err track_chunk(tracker *t, const el_chunk *c)
-{
-    if (c->eof) {
-        t->eof = true;
-        return EL_OK;
-    }
-    if (t->n == 0) {
-        t->head = 0;
-        t->base_seq = c->seq;
-    }
-    if (t->head + t->n == t->cap) {
-        if (t->head > 0) {
-            memmove(t->e, t->e + t->head, t->n * sizeof *t->e);
-            t->head = 0;
-        } else {
-            size_t cap = t->cap ? t->cap * 2 : 16;
-            struct span *v = realloc(t->e, cap * sizeof *v);
-            if (!v)
-                return EL_ENOMEM;
-            t->e = v;
-            t->cap = cap;
-        }
-    }
-    t->e[t->head + t->n++] = (struct span){ c->start_offset, false };
-    t->read_to = c->end_offset;
-    return EL_OK;
-}
-
-static void track_done(tracker *t, uint64_t seq)
-{
-    t->e[t->head + (seq - t->base_seq)].done = true;
-    while (t->n > 0 && t->e[t->head].done) {
-        t->head++;
-        t->n--;
-        t->base_seq++;
-    }
-}
-
 static void ack(net *n, el_item *it, bool release)
 {
     if (release)
@@ -375,7 +352,7 @@ static void ack(net *n, el_item *it, bool release)
     el_chunk *c = it->chunk;
     if (--c->unacked == 0) {
         /* every item acknowledged: the arena goes in one call */
-        track_done(&n->tr[c->input], c->seq);
+        el_watermark_done(&n->tr[c->input], c->seq);
         el_chunk *last = n->chunks[--n->nchunks];
         n->chunks[c->slot] = last;
         last->slot = c->slot;
@@ -391,17 +368,10 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     bool has[r->ninputs ? r->ninputs : 1];
     el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, high, has, r->ninputs);
     for (size_t i = 0; i < r->ninputs; i++) {
-        const tracker *t = &n->tr[i];
+        const el_watermark *w = &n->tr[i];
         el_checkpoint_input *in = &cp->inputs[i];
-        in->done = r->inputs[i].resume_done || (t->eof && t->n == 0);
-        if (in->done)
-            in->offset = 0; /* not used: the whole input is done */
-        else if (t->n > 0)
-            in->offset = t->e[t->head].start;
-        else if (t->read_to > r->inputs[i].resume_offset)
-            in->offset = t->read_to;
-        else
-            in->offset = r->inputs[i].resume_offset;
+        in->done = r->inputs[i].resume_done || el_watermark_complete(w);
+        in->offset = in->done ? 0 /* not used */ : el_watermark_offset(w);
         in->rejects_high = high[i];
         in->has_rejects = has[i];
     }
@@ -672,7 +642,12 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
  * updates its input's tracker). */
 static el_err take_chunk(net *n, el_chunk *c)
 {
-    el_err err = track_chunk(&n->tr[c->input], c);
+    el_watermark *w = &n->tr[c->input];
+    el_err err = EL_OK;
+    if (c->eof)
+        el_watermark_eof(w);
+    else
+        err = el_watermark_received(w, c->seq, c->start_offset, c->end_offset);
     if (err || c->eof) {
         el_chunk_free(c);
         return err;
@@ -732,7 +707,7 @@ static el_err fill_window(net *n, double now, double *wait_ms)
         size_t nsup, blocked;
         size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
                                      batch, sup, &nsup, &blocked);
-        n->st->duplicates += nsup + blocked;
+        n->st->duplicates += blocked;
         for (size_t i = 0; i < nsup; i++)
             ack(n, sup[i], false);
         if (cnt == 0)
@@ -763,6 +738,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     r->multi = n.multi;
     /* one tracker per input, plus one for the shard directory items */
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
+    for (size_t i = 0; n.tr && i <= r->ninputs; i++)
+        el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
     el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
@@ -840,9 +817,11 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         curl_multi_perform(n.multi, &running);
         CURLMsg *msg;
         int left;
+        bool answered = false;
         while (!err && (msg = curl_multi_info_read(n.multi, &left))) {
             if (msg->msg != CURLMSG_DONE)
                 continue;
+            answered = true;
             CURLcode code = msg->data.result;
             el_ddb_req *req = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
@@ -882,6 +861,11 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
+        if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
+            el_queue_done(r->queue))
+            continue; /* all done: the loop's top ends it */
+        if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
+            continue; /* an answer freed a slot: send again before sleeping */
         bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
         if (room && !drain_until && !el_queue_done(r->queue)) {
             atomic_store(&r->hungry, true);
@@ -927,7 +911,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
         for (size_t i = 0; i <= r->ninputs; i++)
-            free(n.tr[i].e);
+            el_watermark_free(&n.tr[i]);
     free(n.tr);
     free(n.chunks);
     free(n.out);
@@ -973,19 +957,6 @@ static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_dia
 
 /* ---- setting up ---- */
 
-static char *resolve_path(const el_mapping *m, const char *path)
-{
-    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
-        return strdup(path);
-    el_buf b;
-    el_buf_init(&b, 1u << 20);
-    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
-        el_buf_free(&b);
-        return NULL;
-    }
-    return el_buf_take(&b);
-}
-
 /* Pairs every input with its source: positional inputs override the
  * mapping's "input" (one per source in order, or all to a single source). */
 static el_err plan_inputs(run *r, el_diag *diag)
@@ -1009,7 +980,7 @@ static el_err plan_inputs(run *r, el_diag *diag)
                                "source '%s' has no input: give it \"input\" in the mapping or "
                                "name the file on the command line", src->name);
         r->inputs[i].src = src;
-        r->inputs[i].path = o->ninputs ? strdup(path) : resolve_path(m, path);
+        r->inputs[i].path = o->ninputs ? strdup(path) : el_mapping_input_path(m, path);
         if (!r->inputs[i].path)
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
         r->ninputs++;
@@ -1119,91 +1090,17 @@ static el_err resume_from(run *r, el_diag *diag)
     return err;
 }
 
-/* Counts fan-in per unsharded index key over every input of the hot
- * sources: a second pass over seekable files, before anything is written. */
-static el_err count_fan_in(run *r, el_diag *diag)
-{
-    const el_mapping *m = r->o->mapping;
-    el_err err = EL_OK;
-    for (size_t s = 0; !err && s < m->nsources; s++) {
-        el_source *src = m->sources[s];
-        if (!src->index || src->hot_threshold == 0)
-            continue;
-        el_plan_counter *counter = el_plan_counter_new();
-        el_transform *t = NULL;
-        if (!counter || el_transform_new(m, src, &t)) {
-            el_plan_counter_free(counter);
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        }
-        uint64_t rows = 0;
-        for (size_t i = 0; !err && i < r->ninputs; i++) {
-            input_ctx *in = &r->inputs[i];
-            if (in->src != src)
-                continue;
-            if (!el_input_seekable(el_reader_input(in->reader))) {
-                err = el_diag_set(diag, EL_EUSAGE,
-                                  "%s: source '%s' has hot-target sharding, which needs the "
-                                  "fan-in before the first write; standard input cannot be read "
-                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
-                                  "give --plan FILE", in->path, src->name);
-                break;
-            }
-            el_reader *rd;
-            el_diag d;
-            el_diag_clear(&d);
-            err = el_reader_open(in->path, &r->inputs[i].ropts, &rd, &d);
-            if (err) {
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-                break;
-            }
-            el_row row;
-            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
-                if (err == EL_EREJECT)
-                    continue;
-                const char *ipk, *isk;
-                size_t ipk_len, isk_len;
-                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
-                    continue; /* the load rejects this row; it adds no fan-in */
-                rows++;
-                err = el_plan_counter_add(counter, ipk, ipk_len);
-                if (err) {
-                    el_diag_set(diag, err, "out of memory counting fan-in");
-                    break;
-                }
-            }
-            if (err == EL_EOF)
-                err = EL_OK;
-            else if (err && err != EL_ENOMEM)
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-            el_reader_free(rd);
-        }
-        size_t pidx;
-        if (!err)
-            err = el_plan_add_source(r->plan, src->name, rows, src->hot_threshold,
-                                     src->max_shards, &pidx, diag);
-        if (!err)
-            err = el_plan_add_counted(r->plan, pidx, counter, diag);
-        el_transform_free(t);
-        el_plan_counter_free(counter);
-    }
-    return err;
-}
-
 /* The plan: from --plan FILE, or counted now when a source is hot. */
 static el_err prepare_plan(run *r, el_diag *diag)
 {
-    const el_mapping *m = r->o->mapping;
-    if (r->o->plan_path)
-        return el_plan_load(r->o->plan_path, &r->plan, diag);
-    bool hot = false;
-    for (size_t s = 0; s < m->nsources; s++)
-        hot |= m->sources[s]->index && m->sources[s]->hot_threshold > 0;
-    if (!hot)
-        return EL_OK;
-    r->plan = el_plan_new();
-    if (!r->plan)
+    el_fanin_input *in = calloc(r->ninputs ? r->ninputs : 1, sizeof *in);
+    if (!in)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    return count_fan_in(r, diag);
+    for (size_t i = 0; i < r->ninputs; i++)
+        in[i] = (el_fanin_input){ r->inputs[i].path, r->inputs[i].src, r->inputs[i].ropts };
+    el_err err = el_fanin_plan(r->o->mapping, in, r->ninputs, r->o->plan_path, &r->plan, diag);
+    free(in);
+    return err;
 }
 
 /* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,
@@ -1271,6 +1168,12 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
             err = resume_from(&r, diag);
     }
     uint64_t rejected_before = atomic_load(&r.rejected);
+    if (!err && o->counters_only && (o->dry_run || o->output_dir || o->checkpoint_path))
+        err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run, --output or "
+                          "--checkpoint");
+    if (!err && !o->dry_run && !o->output_dir && el_mapping_has_counters(o->mapping) &&
+        el_counters_new(o->mapping, &r.counters)) /* COUNTERS hook: before readers start */
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err) {
         r.queue = el_queue_new(QUEUE_CHUNKS);
         if (!r.queue)
@@ -1345,6 +1248,25 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         err = EL_EINTR;
         el_diag_set(diag, err, "interrupted%s", o->checkpoint_path ? "; checkpoint saved" : "");
     }
+    if (!err && r.counters) {
+        /* COUNTERS hook: every item of every source is acknowledged; now the
+         * counts, SET idempotently (entities, edges, then counters) */
+        el_counters_write_opts wo = {
+            .ddb = o->ddb, .table = o->mapping->table, .pk_attr = o->mapping->pk_attr,
+            .sk_attr = o->mapping->sk_attr, .concurrency = o->concurrency,
+            .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop
+        };
+        el_counters_stats cst;
+        err = el_counters_write(r.counters, &wo, &cst, diag);
+        st->counters_written = cst.counters;
+        st->counter_edges = el_counters_edges(r.counters);
+        st->counter_duplicates = el_counters_duplicates(r.counters);
+        st->requests += cst.requests;
+        st->retries += cst.retries;
+        st->throttled += cst.throttled;
+        st->wcu_consumed += cst.wcu_consumed;
+    }
+    el_counters_free(r.counters); /* COUNTERS hook */
     st->rows_read = atomic_load(&r.rows_read);
     st->rejected = atomic_load(&r.rejected) - rejected_before;
     if (o->dry_run)

@@ -41,6 +41,10 @@ typedef struct el_load_stats {
     uint64_t directory_items; /* shard directory items (SPEC §5) among the items */
     double wcu_consumed;      /* sum of ConsumedCapacity */
     double elapsed_s;
+    /* counters (issue 7), 0 without counters in the mapping */
+    uint64_t counters_written;   /* counter attributes SET */
+    uint64_t counter_edges;      /* distinct edges counted */
+    uint64_t counter_duplicates; /* rows whose edge was counted already */
 } el_load_stats;
 
 /* A snapshot for progress reports, taken about once a second by the
@@ -82,6 +86,12 @@ typedef struct el_load_opts {
     void *progress_user;
     el_reject_fn on_reject;       /* may be NULL */
     void *reject_user;
+    /* Counters (issue 7): when the mapping has counters, every row is
+     * counted (rows before a resume offset too: counts need the whole
+     * input) and, after every item is acknowledged, the counters are SET
+     * (pipeline/counters.h). counters_only: count and SET, write no item
+     * (`edgeload counters`). */
+    bool counters_only;
     const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
     uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
 } el_load_opts;

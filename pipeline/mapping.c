@@ -17,6 +17,7 @@
 #include <yajl/yajl_tree.h> /* mapping files are small: the tree API is enough */
 
 #include "common/buf.h"
+#include "common/file.h"
 
 #define MAPPING_MAX_BYTES (16u * 1024u * 1024u)
 
@@ -79,6 +80,12 @@ void el_source_free(el_source *src)
         el_template_free(src->attrs[i].tpl);
     }
     free(src->attrs);
+    for (size_t i = 0; i < src->ncounters; i++) {
+        el_template_free(src->counters[i].pk);
+        el_template_free(src->counters[i].sk);
+        free(src->counters[i].attribute);
+    }
+    free(src->counters);
     free(src);
 }
 
@@ -193,6 +200,41 @@ el_err el_source_add_attr(el_source *src, const char *name, el_attr_kind kind,
     return EL_OK;
 }
 
+el_err el_source_add_counter(el_source *src, const char *pk, const char *sk,
+                             const char *attribute, el_diag *diag)
+{
+    if (!attribute || !attribute[0])
+        return el_diag_set(diag, EL_EUSAGE, "source '%s': a counter needs an attribute name",
+                           src->name);
+    el_counter_spec *v = realloc(src->counters, (src->ncounters + 1) * sizeof *v);
+    if (!v)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    src->counters = v;
+    el_counter_spec *c = &v[src->ncounters];
+    memset(c, 0, sizeof *c);
+    el_err err = el_template_parse(pk, &c->pk, diag);
+    if (!err)
+        err = el_template_parse(sk, &c->sk, diag);
+    if (!err && !(c->attribute = strdup(attribute)))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (err) {
+        el_template_free(c->pk);
+        el_template_free(c->sk);
+        free(c->attribute);
+        return err;
+    }
+    src->ncounters++;
+    return EL_OK;
+}
+
+bool el_mapping_has_counters(const el_mapping *m)
+{
+    for (size_t i = 0; m && i < m->nsources; i++)
+        if (m->sources[i]->ncounters > 0)
+            return true;
+    return false;
+}
+
 el_err el_mapping_check(const el_mapping *m, el_diag *diag)
 {
     if (!m->table || !m->table[0])
@@ -212,6 +254,12 @@ el_err el_mapping_check(const el_mapping *m, el_diag *diag)
                     return el_diag_set(diag, EL_EUSAGE,
                                        "source '%s': attribute '%s' would overwrite a key "
                                        "attribute", s->name, keys[k]);
+        for (size_t a = 0; a < s->ncounters; a++)
+            for (size_t k = 0; k < 4; k++)
+                if (strcmp(s->counters[a].attribute, keys[k]) == 0)
+                    return el_diag_set(diag, EL_EUSAGE,
+                                       "source '%s': counter attribute '%s' is a key attribute",
+                                       s->name, keys[k]);
         if (s->hot_threshold && !s->index)
             return el_diag_set(diag, EL_EUSAGE, "source '%s': hot sharding applies to the "
                                "index partition key, but the source writes no index", s->name);
@@ -256,8 +304,28 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
             }
         }
     }
+    for (size_t i = 0; i < src->ncounters; i++) {
+        el_err err = el_template_bind(src->counters[i].pk, schema, diag);
+        if (!err)
+            err = el_template_bind(src->counters[i].sk, schema, diag);
+        if (err)
+            return err;
+    }
     src->bound = schema;
     return EL_OK;
+}
+
+char *el_mapping_input_path(const el_mapping *m, const char *path)
+{
+    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
+        return strdup(path);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    if (el_buf_printf(&b, "%s/%s", m->base_dir, path)) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
 }
 
 el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *base)
@@ -402,6 +470,45 @@ static el_err parse_hot(jctx *c, el_source *s, yajl_val v)
     return EL_OK;
 }
 
+/* "counters": [{"pk": TPL, "sk": TPL, "attribute": NAME}, ...] */
+static el_err parse_counters(jctx *c, el_source *s, yajl_val v)
+{
+    if (!YAJL_IS_ARRAY(v))
+        return jerr(c, "source '%s': \"counters\" must be a list of {\"pk\", \"sk\", "
+                       "\"attribute\"} objects", s->name);
+    for (size_t i = 0; i < v->u.array.len; i++) {
+        yajl_val o = v->u.array.values[i];
+        if (!YAJL_IS_OBJECT(o))
+            return jerr(c, "source '%s': counter %zu must be an object {\"pk\", \"sk\", "
+                           "\"attribute\"}", s->name, i + 1);
+        const char *f[3] = { NULL, NULL, NULL };
+        static const char *const names[3] = { "pk", "sk", "attribute" };
+        for (size_t j = 0; j < o->u.object.len; j++) {
+            size_t which = 3;
+            for (size_t n = 0; n < 3; n++)
+                if (strcmp(o->u.object.keys[j], names[n]) == 0)
+                    which = n;
+            if (which == 3)
+                return jerr(c, "source '%s': counter %zu has an unknown key \"%s\" (expected "
+                               "pk, sk, attribute)", s->name, i + 1, o->u.object.keys[j]);
+            if (!(f[which] = jstr(o->u.object.values[j])))
+                return jerr(c, "source '%s': counter %zu: \"%s\" must be a string", s->name,
+                            i + 1, names[which]);
+        }
+        for (size_t n = 0; n < 3; n++)
+            if (!f[n])
+                return jerr(c, "source '%s': counter %zu needs \"%s\"", s->name, i + 1,
+                            names[n]);
+        el_diag d;
+        el_diag_clear(&d);
+        el_err err = el_source_add_counter(s, f[0], f[1], f[2], &d);
+        if (err)
+            return el_diag_set(c->diag, err, "source '%s': counter %zu: %s", s->name, i + 1,
+                               d.msg);
+    }
+    return EL_OK;
+}
+
 static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
 {
     if (!YAJL_IS_OBJECT(v)) {
@@ -491,8 +598,7 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
         } else if (strcmp(k, "hot") == 0) {
             err = parse_hot(c, s, x);
         } else if (strcmp(k, "counters") == 0) {
-            err = jerr(c, "source '%s': \"%s\" is not supported by this version of edgeload",
-                       s->name, k);
+            err = parse_counters(c, s, x);
         } else {
             err = jerr(c, "source '%s' has an unknown key \"%s\"", s->name, k);
         }
@@ -598,22 +704,16 @@ el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_m
 el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path, strerror(errno));
     el_buf b;
     el_buf_init(&b, MAPPING_MAX_BYTES);
-    char tmp[8192];
-    size_t n;
-    el_err err = EL_OK;
-    while (!err && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        err = el_buf_append(&b, tmp, n);
-    bool io_failed = ferror(f);
-    fclose(f);
-    if (err || io_failed) {
+    int errnum;
+    el_err err = el_read_file(path, &b, &errnum);
+    if (err) {
         el_buf_free(&b);
-        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: %s", path,
-                           io_failed ? "read error" : "larger than 16 MB");
+        if (err == EL_EIO)
+            return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path,
+                               strerror(errnum));
+        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: larger than 16 MB", path);
     }
     char *dir = strdup(path);
     if (!dir) {

@@ -49,6 +49,16 @@ typedef struct el_attr_spec {
     size_t col;            /* bound column index (EL_ATTR_COLUMN) */
 } el_attr_spec;
 
+/* One counter a source's rows add to (SPEC §7): the counter item's key
+ * templates (bound to the input like the item's keys) and the number
+ * attribute on it. A row whose counter pk or sk renders a NULL or empty
+ * placeholder adds to no counter of that spec; it is not rejected for it
+ * (the item itself is judged by its own keys). */
+typedef struct el_counter_spec {
+    el_template *pk, *sk;
+    char *attribute;
+} el_counter_spec;
+
 typedef struct el_source {
     char *name;            /* for messages and the rejects file */
     char *input;           /* path (relative paths resolved by the loader), may be NULL */
@@ -71,6 +81,10 @@ typedef struct el_source {
      * EL_DEFAULT_MAX_SHARDS when a threshold is given. */
     uint64_t hot_threshold;
     size_t max_shards;
+    /* Counters (SPEC §7, "counters": [{"pk", "sk", "attribute"}], or
+     * --counter PK,SK,ATTRIBUTE): ncounters of them, owned. */
+    el_counter_spec *counters;
+    size_t ncounters;
 } el_source;
 
 #define EL_DEFAULT_MAX_SHARDS 32
@@ -112,18 +126,32 @@ el_err el_source_add_attr(el_source *src, const char *name, el_attr_kind kind,
 el_err el_source_set_key(el_source *src, const char *which, const char *text,
                          el_diag *diag) EL_MUST_USE;
 
+/* Adds a counter (templates parsed here, bound by el_source_bind).
+ * EL_EUSAGE for a bad template or an empty attribute name. */
+el_err el_source_add_counter(el_source *src, const char *pk, const char *sk,
+                             const char *attribute, el_diag *diag) EL_MUST_USE;
+
+/* True when any source of m has counters. */
+bool el_mapping_has_counters(const el_mapping *m);
+
 /* Parses "S", "N", "BOOL", "B", "NULL", "epoch", "auto" (any case). */
 el_err el_attr_type_parse(const char *s, el_attr_type *out) EL_MUST_USE;
 const char *el_attr_type_name(el_attr_type t);
 
 /* Checks what can be checked before reading: a table, pk and sk on every
  * source, no attribute named like a key attribute, names unique, hot
- * settings only on a source with an index and max_shards in 2..65536. */
+ * settings only on a source with an index and max_shards in 2..65536,
+ * counter attributes that are not key attributes. */
 el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
 
 /* Resolves every column reference of src against schema; unknown columns
  * are EL_EUSAGE listing the input's columns. */
 el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL_MUST_USE;
+
+/* The path of a source's "input": relative to the mapping file's directory
+ * (absolute paths and "-" as they are). The caller frees it; NULL when out
+ * of memory. */
+char *el_mapping_input_path(const el_mapping *m, const char *input);
 
 /* Reader options for an input of src: the source's own settings (mapping
  * "format", "delimiter", "null", "columns", "source_table") over base (the

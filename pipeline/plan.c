@@ -30,6 +30,7 @@
 #include <yajl/yajl_tree.h> /* plan files are read whole */
 
 #include "common/buf.h"
+#include "common/file.h"
 #include "common/utf8.h"
 #include "formats/ddb_value.h"
 #include "pipeline/chunk.h"
@@ -874,22 +875,15 @@ el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag)
 el_err el_plan_load(const char *path, el_plan **out, el_diag *diag)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return el_diag_set(diag, EL_EIO, "cannot open plan %s: %s", path, strerror(errno));
     el_buf b;
     el_buf_init(&b, PLAN_FILE_MAX);
-    char tmp[65536];
-    size_t n;
-    el_err err = EL_OK;
-    while (!err && (n = fread(tmp, 1, sizeof tmp, f)) > 0)
-        err = el_buf_append(&b, tmp, n);
-    bool io_failed = ferror(f);
-    fclose(f);
-    if (err || io_failed) {
+    int errnum;
+    el_err err = el_read_file(path, &b, &errnum);
+    if (err) {
         el_buf_free(&b);
-        return el_diag_set(diag, io_failed ? EL_EIO : EL_EUSAGE, "cannot read plan %s: %s",
-                           path, io_failed ? "read error" : "larger than 1 GB");
+        if (err == EL_EIO)
+            return el_diag_set(diag, EL_EIO, "cannot open plan %s: %s", path, strerror(errnum));
+        return el_diag_set(diag, EL_EUSAGE, "cannot read plan %s: larger than 1 GB", path);
     }
     if (memchr(el_buf_str(&b), '\0', b.len)) {
         el_buf_free(&b);

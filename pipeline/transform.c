@@ -319,6 +319,24 @@ el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **
     return EL_OK;
 }
 
+/* "attributes": "*" copies every column, but never over a key attribute or
+ * an attribute the mapping names itself: an item with a name twice is not
+ * one DynamoDB can take (or it would take the column's value as the key). */
+static bool star_skips(const el_transform *t, const char *name)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    if (strcmp(name, m->pk_attr) == 0 || strcmp(name, m->sk_attr) == 0)
+        return true;
+    if (src->index && (strcmp(name, m->index_pk_attr) == 0 ||
+                       strcmp(name, m->index_sk_attr) == 0))
+        return true;
+    for (size_t i = 0; i < src->nattrs; i++)
+        if (strcmp(name, src->attrs[i].name) == 0)
+            return true;
+    return false;
+}
+
 el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
                         size_t *item_size, el_diag *diag)
 {
@@ -361,6 +379,8 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     if (!err && src->all_attrs) {
         for (size_t c = 0; !err && c < row->ncols && c < schema->ncols; c++) {
             const el_value *v = &row->values[c];
+            if (star_skips(t, schema->names[c]))
+                continue;
             err = put_attr(t, row, json, schema->names[c], EL_TYPE_AUTO, schema->types[c], c,
                            v->data, v->len, v->is_null, &first, &sz, diag);
             total += sz;

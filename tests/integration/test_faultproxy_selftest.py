@@ -607,6 +607,29 @@ class NullEndpointTest(unittest.TestCase):
     def test_null_endpoint(self):
         self.run_endpoint()
 
+    def test_python_api_proxy_in_front_of_null_endpoint(self):
+        sys.path.insert(0, TOOLS)
+        sys.dont_write_bytecode = True
+        import faultproxy
+        with faultproxy.NullProcess() as null, \
+                faultproxy.ProxyProcess(null.url, seed=5, partial=1.0, pk_wcu=1000, pk_burst=10) as proxy:
+            c = client(proxy.port)
+            self.addCleanup(c.close)
+            reqs = [put("A%d" % i, "T", "STAR") for i in range(25)]
+            r = c.batch_write_item(RequestItems={"Graph": reqs}, ReturnConsumedCapacity="INDEXES")
+            un = r["UnprocessedItems"]["Graph"]
+            # partial, then at most 10 of the rest under the index key's burst
+            self.assertGreaterEqual(len(un), 15)
+            landed = 25 - len(un)
+            self.assertEqual(null.stats()["items"], landed)
+            self.assertEqual(r["ConsumedCapacity"][0]["Table"]["CapacityUnits"], landed)
+            s = proxy.stats()
+            self.assertEqual(s["items_forwarded"], landed)
+            self.assertEqual(s["items_withheld"], len(un))
+            self.assertEqual(proxy.config(partial=0)["partial"], 0)
+        self.assertEqual(proxy.proc.returncode, 0)
+        self.assertEqual(null.proc.returncode, 0)
+
     def test_null_endpoint_parse_mode(self):
         self.run_endpoint("--parse")
 

@@ -93,6 +93,11 @@ class HotTargetsTest(EdgeloadTestCase):
             stats = json.load(f)
         self.assertEqual(stats["items_written"], len(edges) + len(HOT))
         self.check_table(table, edges)
+        # verify recomputes the same shards and finds every edge where load put it
+        ver = self.run_edgeload("verify", *self.endpoint_args(), "--table", table, *self.KEYS,
+                                "--hot-threshold", str(THRESHOLD), "--sample", "3000",
+                                "--reverse", "5", "--report", os.path.join(d, "v.jsonl"), path)
+        self.assertExit(ver, 0, "edgeload verify")
 
     def test_plan_file_and_stdin(self):
         d = self.tmpdir()

@@ -42,6 +42,7 @@ import signal
 import socket
 import socketserver
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -307,7 +308,7 @@ def item_size(item):
     total = 0
     for k, v in item.items():
         total += len(k) if k.isascii() else len(k.encode("utf-8"))
-        s = v.get("S") if len(v) == 1 else None
+        s = v.get("S") if isinstance(v, dict) and len(v) == 1 else None
         if s is not None and isinstance(s, str):       # fast path: the common string
             total += len(s) if s.isascii() else len(s.encode("utf-8"))
         else:
@@ -316,7 +317,12 @@ def item_size(item):
 
 
 def item_wcu(item):
-    return max(1, math.ceil(item_size(item) / 1024.0))
+    """Write capacity units of a put of item: ceil(size / 1 KB), at least 1."""
+    try:
+        size = item_size(item)
+    except (AttributeError, TypeError, ValueError):      # malformed value: its JSON size
+        size = len(json.dumps(item))
+    return max(1, math.ceil(size / 1024.0))
 
 
 def _scalar_key(v):
@@ -768,8 +774,16 @@ class Handler(socketserver.BaseRequestHandler):
             doc = json.loads(req.body)
             items = doc["RequestItems"]
             assert isinstance(items, dict)
+            for ws in items.values():
+                assert isinstance(ws, list)
+                for w in ws:
+                    assert isinstance(w, dict)
+                    for r in w.values():
+                        assert isinstance(r, dict)
+                        assert isinstance(r.get("Item", r.get("Key", {})), dict)
         except (ValueError, KeyError, TypeError, AssertionError):
-            p.log("BatchWriteItem: unparsable body, relayed as-is")
+            # Malformed: DynamoDB Local answers it (a ValidationException, as the service would).
+            p.log("BatchWriteItem: malformed body, relayed as-is")
             return self.forward(req)[0]
         flat = [(t, w) for t, ws in items.items() for w in ws]
         n = len(flat)
@@ -948,6 +962,93 @@ class Server(socketserver.ThreadingTCPServer):
     def handle_error(self, request, client_address):
         self.proxy.count("client_errors")
         self.proxy.log("handler error: %s", traceback.format_exc().replace("\n", " | "))
+
+
+# --------------------------------------------------- for tests: child process
+
+class ToolProcess:
+    """One of the test tools (this proxy or nullddb.py) run as a child process.
+
+    Starts `python3 SCRIPT --listen 127.0.0.1:0 ARGS...`, waits for its
+    "listening on" line and exposes the port.  Use as a context manager, or
+    call stop().  The child gets SIGTERM on stop and is killed if it does not
+    exit within 10 s.  A separate process keeps the tool off the test's GIL.
+    """
+
+    def __init__(self, script, args, python=None):
+        self.proc = subprocess.Popen([python or sys.executable, script, "--listen", "127.0.0.1:0"] + list(args),
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if " listening on " not in line:
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError("%s did not start: %r" % (os.path.basename(script), line))
+        self.port = int(line.split(" listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def _http(self, path, body=None):
+        import urllib.request
+        req = urllib.request.Request(self.url + path, method="POST" if body is not None else "GET",
+                                     data=json.dumps(body).encode() if body is not None else None)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def stats(self):
+        """The counters (GET /__stats)."""
+        return self._http("/__stats")
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class ProxyProcess(ToolProcess):
+    """faultproxy.py as a child process: ProxyProcess(upstream, throttle=0.1, seed=7, ...).
+
+    Keyword options are the command-line options with '_' for '-'
+    (lost_reply=0.01, pk_wcu=1000, stats_file=PATH, ...).
+    """
+
+    def __init__(self, upstream="http://127.0.0.1:8000", python=None, **options):
+        args = ["--upstream", upstream]
+        for k, v in options.items():
+            args += ["--" + k.replace("_", "-"), str(v)]
+        ToolProcess.__init__(self, os.path.abspath(__file__), args, python)
+
+    def config(self, **changes):
+        """Changes rates/settings at run time (POST /__config); returns the new settings."""
+        return self._http("/__config", changes) if changes else self._http("/__config")
+
+    def reset_stats(self):
+        return self._http("/__stats/reset", {})
+
+
+class NullProcess(ToolProcess):
+    """nullddb.py (next to this file) as a child process: NullProcess(count_file=PATH, workers=2)."""
+
+    def __init__(self, python=None, **options):
+        args = []
+        for k, v in options.items():
+            if v is True:
+                args.append("--" + k.replace("_", "-"))
+            elif v not in (False, None):
+                args += ["--" + k.replace("_", "-"), str(v)]
+        ToolProcess.__init__(self, os.path.join(os.path.dirname(os.path.abspath(__file__)), "nullddb.py"),
+                             args, python)
 
 
 def parse_args(argv):

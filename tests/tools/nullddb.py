@@ -3,8 +3,9 @@
 
 DESIGN
   Used to measure a loader's own CPU per item: the server must cost as
-  little as possible per request.  It is a raw asyncio.Protocol (no
-  http.server, no header objects): data_received scans the buffer for
+  little as possible per request.  It is a raw asyncio.BufferedProtocol
+  (no http.server, no header objects, no allocation per read: the socket
+  is read into one reusable buffer per connection) that scans for
   complete requests (pipelining allowed), finds Content-Length and
   X-Amz-Target by a byte search in the lower-cased head, counts the writes
   of a BatchWriteItem by counting '"PutRequest":' and '"DeleteRequest":' in
@@ -255,13 +256,17 @@ class State:
         return b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
 
 
-class Conn(asyncio.Protocol):
-    __slots__ = ("st", "t", "buf", "sent_continue")
+class Conn(asyncio.BufferedProtocol):
+    """One connection: reads straight into a reusable buffer (no allocation per read)."""
+
+    __slots__ = ("st", "t", "ba", "n", "sent_continue")
+    INITIAL = 256 * 1024
 
     def __init__(self, st):
         self.st = st
         self.t = None
-        self.buf = b""
+        self.ba = bytearray(self.INITIAL)
+        self.n = 0                      # valid bytes at the start of ba
         self.sent_continue = False
 
     def connection_made(self, transport):
@@ -273,22 +278,26 @@ class Conn(asyncio.Protocol):
             except OSError:
                 pass
 
-    def data_received(self, data):
-        if self.buf:
-            data = self.buf + data
+    def get_buffer(self, sizehint):
+        if len(self.ba) - self.n < 65536:           # a large request: grow (no view is alive here)
+            self.ba.extend(bytes(len(self.ba)))
+        return memoryview(self.ba)[self.n:]
+
+    def buffer_updated(self, nbytes):
+        data = self.ba
+        n = self.n + nbytes
         pos = 0
         out = []
         close = False
         st = self.st
-        n = len(data)
         while True:
-            he = data.find(b"\r\n\r\n", pos)
+            he = data.find(b"\r\n\r\n", pos, n)
             if he < 0:
                 if n - pos > 65536:
                     self.t.close()
                     return
                 break
-            head = data[pos:he].lower()
+            head = bytes(data[pos:he]).lower()
             i = head.find(b"\ncontent-length:")
             if i >= 0:
                 j = head.find(b"\r", i + 16)
@@ -306,7 +315,7 @@ class Conn(asyncio.Protocol):
                     self.sent_continue = True
                 break
             self.sent_continue = False
-            body = data[he + 4:end]
+            body = bytes(data[he + 4:end])
             i = head.find(b"\nx-amz-target:")
             if i >= 0:
                 j = head.find(b"\r", i)
@@ -316,12 +325,16 @@ class Conn(asyncio.Protocol):
                 sp = head.find(b" ")
                 sp2 = head.find(b" ", sp + 1)
                 out.append(st.control(head[:sp], head[sp + 1:sp2]))
+            pos = end
             if b"\nconnection: close" in head:
                 close = True
-                pos = end
                 break
-            pos = end
-        self.buf = data[pos:] if pos < n else b""
+        if pos:
+            rest = n - pos
+            if rest:
+                data[0:rest] = data[pos:n]          # same length: allowed while a view is alive
+            n = rest
+        self.n = n
         if out:
             self.t.write(b"".join(out) if len(out) > 1 else out[0])
             st.publish()

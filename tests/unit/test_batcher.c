@@ -151,7 +151,7 @@ static void test_duplicate_in_batch_later_row_wins(void **state)
     assert_int_equal(f.nsup, 2);
     assert_ptr_equal(f.sup[0], &c->items[0]);
     assert_ptr_equal(f.sup[1], &c->items[2]);
-    assert_int_equal(f.blocked, 0);
+    assert_int_equal(f.blocked, 2); /* rows 2 and 4 repeat "A": each counted once */
     assert_int_equal(el_batcher_pending(b), 0);
     /* the batch's keys are held; a release frees them */
     for (size_t i = 0; i < f.n; i++)
@@ -718,9 +718,43 @@ static void test_interleave_keeps_row_order_of_a_key(void **state)
     el_chunk_free(c);
 }
 
+static void test_duplicates_counted_once_per_row(void **state)
+{
+    (void)state;
+    /* A1 in flight; A2 and A3 wait (blocked), then meet in one batch where
+     * A3 replaces A2: two repeated rows, counted twice, not three times */
+    const char *const keys[] = { "A", "A", "A" };
+    el_chunk *c = make_chunk(3, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    size_t dups = 0;
+    /* the first batch takes A1 then A2, A3 supersede within it: form with
+     * room for one item so A1 goes alone */
+    form(b, 0, 1, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    dups += f.blocked;
+    el_item *a1 = f.out[0];
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    dups += f.blocked;
+    el_batcher_release(b, a1);
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[2]);
+    assert_int_equal(f.nsup, 1);
+    dups += f.blocked;
+    assert_int_equal(dups, 2);
+    el_batcher_release(b, f.out[0]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duplicates_counted_once_per_row),
         cmocka_unit_test(test_interleave_spreads_sorted_input),
         cmocka_unit_test(test_interleave_first_batches_have_distinct_keys),
         cmocka_unit_test(test_interleave_index_keys_too),

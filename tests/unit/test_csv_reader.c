@@ -263,6 +263,14 @@ static void test_delimiter_and_tsv(void **state)
     assert_int_equal(el_reader_format(r), EL_FMT_TSV);
     ROW(r, 2, " 1", "2 ");
     el_reader_free(r);
+
+    /* TSV has no quoting: quotes are data, a row is a line */
+    r = open_mem("q.tsv", "a\tb\n\"x\ty\"z\n\"open\tend\nlast\trow\n", &no_opts);
+    ROW(r, 2, "\"x", "y\"z");
+    ROW(r, 3, "\"open", "end");
+    ROW(r, 4, "last", "row");
+    check_eof(r);
+    el_reader_free(r);
 }
 
 static void test_null_rules(void **state)
@@ -398,6 +406,140 @@ static void test_many_rows_across_read_chunks(void **state)
     free(text);
 }
 
+static void test_long_multiline_field_across_chunks(void **state)
+{
+    (void)state;
+    /* a 300 KB quoted field with 3000 embedded newlines spans several of the
+     * reader's 64 KB segments; the rows after it keep exact lines/offsets */
+    size_t n = 300 * 1024;
+    char *t = malloc(n + 256);
+    assert_non_null(t);
+    size_t k = (size_t)snprintf(t, 64, "a,b\nfirst,\"");
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)('a' + i % 26);
+        if (i % 100 == 99) {
+            c = '\n';
+            nl++;
+        }
+        t[k++] = c;
+    }
+    size_t second = k + 2;   /* after the closing quote and newline */
+    k += (size_t)snprintf(t + k, 64, "\"\nx,y\n");
+    el_reader *r = open_mem_len("m.csv", t, k, &no_opts);
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 2);
+    assert_int_equal(row.values[1].len, n);
+    assert_memory_equal(row.values[1].data, t + 11, n);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 3 + nl);
+    assert_int_equal(row.offset, second);
+    check_value(&row, 0, "x");
+    check_eof(r);
+    el_reader_free(r);
+    free(t);
+}
+
+/* A tiny deterministic generator for the round-trip test. */
+static uint64_t rt_state = 0x9e3779b97f4a7c15ull;
+
+static unsigned rt_next(unsigned n)
+{
+    rt_state ^= rt_state << 13;
+    rt_state ^= rt_state >> 7;
+    rt_state ^= rt_state << 17;
+    return (unsigned)(rt_state % n);
+}
+
+static void test_random_round_trip(void **state)
+{
+    (void)state;
+    /* random rows of awkward values, written the way RFC 4180 writers do
+     * (quote when needed, NULL as an unquoted empty field, "" as quoted
+     * empty), must read back exactly, with exact lines and offsets */
+    enum { ROWS = 2000, COLS = 4 };
+    static const char *const atoms[] = { "a", "Z", "0", " ", ",", "\"", "\n", "\r\n", "\t",
+                                         "\xc3\xa9", "\xf0\x9f\x98\x80", "\\N", "x y", ";" };
+    const size_t natoms = sizeof atoms / sizeof *atoms;
+    size_t cap = 4u << 20;
+    char *text = malloc(cap);
+    char *vals = malloc(cap);
+    assert_non_null(text);
+    assert_non_null(vals);
+    size_t tlen = (size_t)snprintf(text, cap, "c0,c1,c2,c3\r\n");
+    size_t vlen = 0;
+    static size_t voff[ROWS][COLS], vsz[ROWS][COLS];
+    static bool vnull[ROWS][COLS];
+    static uint64_t lines[ROWS], offs[ROWS];
+    uint64_t line = 2;
+    for (size_t r = 0; r < ROWS; r++) {
+        lines[r] = line;
+        offs[r] = tlen;
+        for (size_t c = 0; c < COLS; c++) {
+            size_t n = rt_next(5);
+            voff[r][c] = vlen;
+            vnull[r][c] = n == 0 && rt_next(2) == 0;
+            for (size_t k = 0; k < n; k++) {
+                const char *a = atoms[rt_next((unsigned)natoms)];
+                memcpy(vals + vlen, a, strlen(a));
+                vlen += strlen(a);
+            }
+            vsz[r][c] = vlen - voff[r][c];
+            const char *v = vals + voff[r][c];
+            size_t len = vsz[r][c];
+            bool quote = !vnull[r][c] && (len == 0 || memchr(v, ',', len) || memchr(v, '"', len) ||
+                                          memchr(v, '\n', len) || memchr(v, '\r', len));
+            if (c)
+                text[tlen++] = ',';
+            if (quote)
+                text[tlen++] = '"';
+            for (size_t k = 0; k < len; k++) {
+                if (v[k] == '"')
+                    text[tlen++] = '"';
+                if (v[k] == '\n')
+                    line++;
+                text[tlen++] = v[k];
+            }
+            if (quote)
+                text[tlen++] = '"';
+        }
+        /* a row of one NULL would be a blank line, which readers skip */
+        text[tlen++] = '\r';
+        text[tlen++] = '\n';
+        line++;
+        assert_true(tlen + 4096 < cap && vlen + 4096 < cap);
+    }
+    el_reader *rd = open_mem_len("rt.csv", text, tlen, &no_opts);
+    for (size_t r = 0; r < ROWS; r++) {
+        el_row row;
+        el_diag d;
+        el_err err = el_reader_next(rd, &row, &d);
+        if (err != EL_OK)
+            fail_msg("row %zu: error %d: %s", r, err, d.msg);
+        assert_int_equal(row.ncols, COLS);
+        if (row.line != lines[r] || row.offset != offs[r])
+            fail_msg("row %zu: line %llu offset %llu, want %llu %llu", r,
+                     (unsigned long long)row.line, (unsigned long long)row.offset,
+                     (unsigned long long)lines[r], (unsigned long long)offs[r]);
+        for (size_t c = 0; c < COLS; c++) {
+            const el_value *v = &row.values[c];
+            if (vnull[r][c]) {
+                assert_true(v->is_null);
+                continue;
+            }
+            assert_false(v->is_null);
+            if (v->len != vsz[r][c] || memcmp(v->data, vals + voff[r][c], v->len) != 0)
+                fail_msg("row %zu col %zu differs", r, c);
+        }
+    }
+    check_eof(rd);
+    el_reader_free(rd);
+    free(text);
+    free(vals);
+}
+
 static void test_unterminated_quote_is_truncation(void **state)
 {
     (void)state;
@@ -472,13 +614,13 @@ static char *long_field_csv(size_t n, bool quoted, size_t *len)
     return t;
 }
 
-static void test_field_over_400k_is_a_limit(void **state)
+static void test_field_over_400k_is_a_reject(void **state)
 {
     (void)state;
     const size_t lim = 400 * 1024;
-    /* sizes around the limit and a little past it, where the field ends in
-     * the same read segment it crosses the limit in */
-    const size_t sizes[] = { lim + 1, lim + 100, lim + 60000, 2 * lim };
+    /* sizes around the limit and past it, where the field ends in the same
+     * read segment it crosses the limit in, or many segments later */
+    const size_t sizes[] = { lim + 1, lim + 100, lim + 60000, 2 * lim, 9 * lim };
     for (size_t q = 0; q < 2; q++) {
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
             size_t len;
@@ -488,12 +630,16 @@ static void test_field_over_400k_is_a_limit(void **state)
             el_diag d;
             el_diag_clear(&d);
             el_err err = el_reader_next(r, &row, &d);
-            if (err != EL_ELIMIT)
-                fail_msg("field of %zu bytes (quoted %zu): got %d, want EL_ELIMIT", sizes[i],
+            if (err != EL_EREJECT)
+                fail_msg("field of %zu bytes (quoted %zu): got %d, want EL_EREJECT", sizes[i],
                          q, err);
             assert_int_equal(d.line, 2);
             assert_int_equal(d.column, 2);
             assert_non_null(strstr(d.msg, "longer than"));
+            assert_non_null(strstr(d.msg, "'b'"));
+            /* the reader goes on with the next row */
+            ROW(r, 3, "ok", "ok");
+            check_eof(r);
             el_reader_free(r);
             free(t);
         }
@@ -513,7 +659,16 @@ static void test_field_over_400k_is_a_limit(void **state)
     t = long_field_csv(lim + 10, false, &len);
     len -= strlen("\nok,ok\n");
     r = open_mem_len("long.csv", t, len, &no_opts);
-    assert_int_equal(el_reader_next(r, &row, &d), EL_ELIMIT);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_EREJECT);
+    check_eof(r);
+    el_reader_free(r);
+    free(t);
+    /* an unbalanced quote over a long rest of the file: bounded, and
+     * reported as a truncated input at the end */
+    t = long_field_csv(3 * lim, true, &len);
+    len -= strlen("\"\nok,ok\n");
+    r = open_mem_len("long.csv", t, len, &no_opts);
+    assert_int_equal(el_reader_next(r, &row, &d), EL_ETRUNCATED);
     el_reader_free(r);
     free(t);
 }
@@ -650,10 +805,12 @@ int main(void)
         cmocka_unit_test(test_wrong_column_counts_reject_and_go_on),
         cmocka_unit_test(test_line_numbers_and_offsets),
         cmocka_unit_test(test_many_rows_across_read_chunks),
+        cmocka_unit_test(test_long_multiline_field_across_chunks),
+        cmocka_unit_test(test_random_round_trip),
         cmocka_unit_test(test_unterminated_quote_is_truncation),
         cmocka_unit_test(test_empty_and_header_only),
         cmocka_unit_test(test_bad_headers),
-        cmocka_unit_test(test_field_over_400k_is_a_limit),
+        cmocka_unit_test(test_field_over_400k_is_a_reject),
         cmocka_unit_test(test_format_detection_by_extension),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_compressed_truncated_csv),

@@ -10,6 +10,7 @@
 #include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* strlen */
+#include <time.h>    /* timegm as a reference */
 
 #include "formats/ddb_value.h"
 
@@ -396,6 +397,11 @@ static void test_epoch_zones(void **state)
     /* PostgreSQL prints seconds in old zones' offsets: +00:53:28 */
     epoch_is("1900-01-01 00:53:28+00:53:28", -2208988800LL);
     epoch_bad("2024-06-20T16:13:20+5");
+    epoch_bad("2024-06-20T16:13:20+24");
+    epoch_bad("2024-06-20T16:13:20+05:60");
+    epoch_bad("2024-06-20T16:13:20+0575");
+    epoch_is("2024-06-20T16:13:20+14:00", 1718900000 - 14 * 3600);
+    epoch_is("2024-06-20T16:13:20-12:00", 1718900000 + 12 * 3600);
     epoch_bad("2024-06-20T16:13:20+");
     epoch_bad("2024-06-20T16:13:20Q");
 }
@@ -439,6 +445,10 @@ static void test_epoch_invalid_dates(void **state)
     epoch_bad("2024-06-20 25:00:00");
     epoch_bad("2024-06-20 12:60:00");
     epoch_bad("2024-06-20 12:00:61");
+    epoch_is("2024-06-20 24:00:00", 1718928000);     /* ISO 8601's end of day */
+    epoch_is("2016-12-31 23:59:60Z", 1483228800);    /* a leap second */
+    epoch_bad("2024-06-20 24:30:00");
+    epoch_bad("2024-06-20 24:00:01");
     epoch_bad("");
     epoch_bad("-");
     epoch_bad("abc");
@@ -465,6 +475,51 @@ static void test_epoch_bare_integers(void **state)
     epoch_bad("+5");
     epoch_bad("5 ");
     epoch_bad(" 5");
+}
+
+static void test_epoch_matches_timegm(void **state)
+{
+    (void)state;
+    /* every day from 1900 to 2100 at a varying time and zone, against the C
+     * library's own UTC conversion */
+    uint64_t rs = 88172645463325252ull;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    for (int y = 1900; y <= 2100; y++) {
+        for (int m = 1; m <= 12; m++) {
+            for (int d = 1; d <= 31; d++) {
+                memset(&tm, 0, sizeof tm);
+                tm.tm_year = y - 1900;
+                tm.tm_mon = m - 1;
+                tm.tm_mday = d;
+                rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+                int hh = (int)(rs % 24), mi = (int)((rs >> 8) % 60), ss = (int)((rs >> 16) % 60);
+                tm.tm_hour = hh;
+                tm.tm_min = mi;
+                tm.tm_sec = ss;
+                int offmin = (int)((rs >> 24) % (2 * 14 * 60 + 1)) - 14 * 60;
+                time_t want = timegm(&tm);
+                char txt[64];
+                snprintf(txt, sizeof txt, "%04d-%02d-%02d%c%02d:%02d:%02d%c%02d:%02d", y, m, d,
+                         (rs >> 40) & 1 ? 'T' : ' ', hh, mi, ss, offmin < 0 ? '-' : '+',
+                         abs(offmin) / 60,
+                         abs(offmin) % 60);
+                int64_t got;
+                const char *why;
+                bool ok = el_epoch_parse(txt, strlen(txt), &got, &why);
+                if (tm.tm_mday != d) {          /* timegm normalised a day that does not exist */
+                    if (ok)
+                        fail_msg("'%s' accepted", txt);
+                    continue;
+                }
+                if (!ok)
+                    fail_msg("'%s' refused: %s", txt, why);
+                if (got != (int64_t)want - (int64_t)offmin * 60)
+                    fail_msg("'%s': %lld, want %lld", txt, (long long)got,
+                             (long long)want - (long long)offmin * 60);
+            }
+        }
+    }
 }
 
 /* ---- booleans ---- */
@@ -514,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_epoch_leap_days),
         cmocka_unit_test(test_epoch_invalid_dates),
         cmocka_unit_test(test_epoch_bare_integers),
+        cmocka_unit_test(test_epoch_matches_timegm),
         cmocka_unit_test(test_bool_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

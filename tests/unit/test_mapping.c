@@ -127,13 +127,21 @@ static void test_spec_example(void **state)
     el_mapping_free(NULL);
 }
 
-static void test_counters_not_supported(void **state)
+static void test_counters(void **state)
 {
     (void)state;
-    /* "hot" is supported: see test_mapping_hot.c */
+    /* "hot" is in test_mapping_hot.c; counting in test_counters.c */
+    el_mapping *m = parse_ok("{\"table\":\"T\",\"sources\":[{\"name\":\"s1\","
+                             "\"pk\":\"A#{a}\",\"sk\":\"B#{b}\",\"counters\":[{\"pk\":"
+                             "\"USER#{b}\",\"sk\":\"PROFILE\",\"attribute\":\"followerCount\"}]}]}");
+    assert_int_equal(m->sources[0]->ncounters, 1);
+    assert_string_equal(el_template_text(m->sources[0]->counters[0].pk), "USER#{b}");
+    assert_string_equal(el_template_text(m->sources[0]->counters[0].sk), "PROFILE");
+    assert_string_equal(m->sources[0]->counters[0].attribute, "followerCount");
+    assert_true(el_mapping_has_counters(m));
+    el_mapping_free(m);
     source_bad("\"pk\":\"A#{a}\",\"sk\":\"B#{b}\",\"counters\":[{\"pk\":\"USER#{b}\","
-               "\"sk\":\"PROFILE\",\"attribute\":\"followerCount\"}]",
-               "\"counters\"", "not supported");
+               "\"attribute\":\"followerCount\"}]", "counter 1", "\"sk\"");
 }
 
 static void test_value_types(void **state)
@@ -459,7 +467,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spec_example),
-        cmocka_unit_test(test_counters_not_supported),
+        cmocka_unit_test(test_counters),
         cmocka_unit_test(test_value_types),
         cmocka_unit_test(test_source_options),
         cmocka_unit_test(test_unknown_keys_are_named),

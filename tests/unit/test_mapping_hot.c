@@ -1,7 +1,7 @@
 /*
  * test_mapping_hot.c - the "hot" key of a mapping source (SPEC §2, §5):
- * defaults, bounds, the errors a user sees, and that "counters" is still
- * refused. (mapping.c's other keys are tested in test_mapping.c.)
+ * defaults, bounds, and the errors a user sees. (mapping.c's other keys
+ * are tested in test_mapping.c, counters in test_counters.c.)
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
@@ -113,10 +113,10 @@ static void hot_needs_an_index(void **state)
     expect_error(",\"hot\":{\"threshold\":100},\"index\":false", "writes no index");
 }
 
-static void counters_still_refused(void **state)
+static void counters_must_be_a_list(void **state)
 {
     (void)state;
-    expect_error(",\"counters\":[]", "\"counters\" is not supported");
+    expect_error(",\"counters\":{}", "\"counters\" must be a list");
 }
 
 static void check_on_flag_built_mapping(void **state)
@@ -155,7 +155,7 @@ int main(void)
         cmocka_unit_test(hot_with_explicit_index_keys),
         cmocka_unit_test(bad_hot),
         cmocka_unit_test(hot_needs_an_index),
-        cmocka_unit_test(counters_still_refused),
+        cmocka_unit_test(counters_must_be_a_list),
         cmocka_unit_test(check_on_flag_built_mapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -361,6 +361,46 @@ static void test_auto_types_from_schema(void **state)
     fx_close(&f);
 }
 
+static void test_star_never_repeats_a_name(void **state)
+{
+    (void)state;
+    /* columns named like the key attributes, the index's, or an attribute
+     * the mapping gives itself are not copied a second time */
+    static char *names[] = { "id", "PK", "SK", "GSI1PK", "note", "other" };
+    static el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT,
+                                  EL_COL_TEXT, EL_COL_TEXT };
+    fx f;
+    fx_open(&f,
+            "{\"table\":\"T\",\"sources\":[{\"pk\":\"U#{id}\",\"sk\":\"P\",\"attributes\":\"*\"},"
+            "{\"name\":\"x\",\"pk\":\"A\",\"sk\":\"B\"}]}",
+            6, names, types);
+    expect_item(&f, 6, V("1", "x", "y", "z", "n", "o"),
+                "{\"PK\":{\"S\":\"U#1\"},\"SK\":{\"S\":\"P\"},\"GSI1PK\":{\"S\":\"P\"},"
+                "\"GSI1SK\":{\"S\":\"U#1\"},\"id\":{\"S\":\"1\"},\"note\":{\"S\":\"n\"},"
+                "\"other\":{\"S\":\"o\"}}",
+                "U#1", "P");
+    fx_close(&f);
+    /* an explicit attribute wins over the column copy; without an index its
+     * attribute names are free */
+    el_diag d;
+    el_mapping *m;
+    const char *json =
+        "{\"table\":\"T\",\"sources\":[{\"pk\":\"U#{id}\",\"sk\":\"P\",\"index\":false,"
+        "\"attributes\":\"*\"}]}";
+    assert_int_equal(el_mapping_parse(json, strlen(json), NULL, &m, &d), EL_OK);
+    assert_int_equal(el_source_add_attr(m->sources[0], "note", EL_ATTR_VALUE, "fixed",
+                                        EL_TYPE_S, &d), EL_OK);
+    f.m = m;
+    f.schema = (el_schema){ 6, names, types, NULL };
+    assert_int_equal(el_source_bind(m->sources[0], &f.schema, &d), EL_OK);
+    assert_int_equal(el_transform_new(m, m->sources[0], &f.t), EL_OK);
+    expect_item(&f, 6, V("1", "x", "y", "z", "n", "o"),
+                "{\"PK\":{\"S\":\"U#1\"},\"SK\":{\"S\":\"P\"},\"id\":{\"S\":\"1\"},"
+                "\"GSI1PK\":{\"S\":\"z\"},\"other\":{\"S\":\"o\"},\"note\":{\"S\":\"fixed\"}}",
+                "U#1", "P");
+    fx_close(&f);
+}
+
 static void test_item_over_400k_rejects(void **state)
 {
     (void)state;
@@ -483,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8_rejects),
         cmocka_unit_test(test_bool_and_binary),
         cmocka_unit_test(test_auto_types_from_schema),
+        cmocka_unit_test(test_star_never_repeats_a_name),
         cmocka_unit_test(test_item_over_400k_rejects),
         cmocka_unit_test(test_key_length_limits),
         cmocka_unit_test(test_buffers_append_and_are_restored_on_reject),
