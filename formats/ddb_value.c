@@ -8,7 +8,7 @@
  */
 #include "formats/ddb_value.h"
 
-#include <string.h>  /* strlen */
+#include <string.h>  /* memcpy, strlen */
 
 el_err el_json_put_string(el_buf *out, const char *s, size_t len)
 {
@@ -18,8 +18,21 @@ el_err el_json_put_string(el_buf *out, const char *s, size_t len)
     if (err)
         return err;
     out->data[out->len++] = '"';
+    /* Most values need no escape at all: copy them into the room just
+     * reserved, without a call per byte run. */
+    size_t i = 0;
+    while (i < len && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+        i++;
+    if (i == len) {
+        if (len)
+            memcpy(out->data + out->len, s, len);
+        out->len += len;
+        out->data[out->len++] = '"';
+        out->data[out->len] = '\0';
+        return EL_OK;
+    }
     size_t run = 0; /* start of the current run of bytes needing no escape */
-    for (size_t i = 0; i < len; i++) {
+    for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\')
             continue;

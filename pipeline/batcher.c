@@ -10,7 +10,7 @@
  */
 #include "pipeline/batcher.h"
 
-#include <stdlib.h>  /* calloc, free */
+#include <stdlib.h>  /* calloc, free, getenv */
 #include <string.h>  /* memcmp, memmove */
 
 /* A batch scans at most this many window entries: blocked items near the
@@ -31,6 +31,7 @@ struct el_batcher {
     size_t nretry, retry_cap;
     uint64_t tmp[SCAN_LIMIT];  /* keys held only during one spreading scan */
     size_t ntmp;
+    bool spread;  /* false only for scripts/bench.sh's "interleaving off" run */
 };
 
 el_batcher *el_batcher_new(size_t window_max)
@@ -39,6 +40,9 @@ el_batcher *el_batcher_new(size_t window_max)
     if (!b)
         return NULL;
     b->max = window_max ? window_max : 1;
+    /* Benchmark switch (docs/PERFORMANCE.md), not a user option: the
+     * batches then take the window in input order. */
+    b->spread = getenv("EDGELOAD_BENCH_NO_INTERLEAVE") == NULL;
     b->held_cap = 1024;
     b->held = calloc(b->held_cap, sizeof *b->held);
     b->win_cap = b->max * 2;
@@ -298,7 +302,7 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
      * offers (DynamoDB's guidance for uploads: sorted input must not hit
      * one partition at a time); then, if room is left, fill it with what
      * was passed over, since only keys already in the batch are waiting. */
-    bool passed = scan(b, &f, true, superseded, nsuperseded, blocked_dups);
+    bool passed = scan(b, &f, b->spread, superseded, nsuperseded, blocked_dups);
     while (b->ntmp)
         release_hash(b, b->tmp[--b->ntmp]);
     if (passed && f.n < max_items)

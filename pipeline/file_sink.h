@@ -24,7 +24,7 @@ typedef struct el_file_sink_opts {
     const char *dir;            /* created if missing */
     uint64_t part_max_items;    /* 0 = default (4,000,000) */
     uint64_t part_max_bytes;    /* uncompressed; 0 = default (1 GiB) */
-    int zstd_level;             /* 0 = default (3) */
+    int zstd_level;             /* 0 = default (1) */
     const char *table;          /* recorded in the manifest */
 } el_file_sink_opts;
 

@@ -1,0 +1,402 @@
+#!/usr/bin/env bash
+# scripts/bench.sh [--rows N] [--quick] [OPTIONS] - edgeload's benchmark
+# (issues 4 and 5), printed as one table with ratios against the peers.
+#
+#   (1) CSV -> `load --output DIR` rows/s: 1 file and the same rows split in
+#       nproc files, --threads 1 and --threads nproc; a plain Python csv+json
+#       script writing the same DynamoDB JSON lines (uncompressed) as the peer
+#   (2) loads into DynamoDB Local: edgeload, boto3 batch_writer, AWS SDK for
+#       JavaScript v3 (BatchWriteCommand, 16 batches in flight) - items/s,
+#       the loader's own CPU us per item (user+sys, /usr/bin/time), peak RSS,
+#       item count checked with a Scan (Select=COUNT) of a fresh table each
+#   (3) edgeload against the null endpoint (tests/tools/nullddb.py)
+#   (4) edgeload's peak RSS at two input sizes (N and 4N rows, --output)
+#   (5) issue 5: tests/tools/faultproxy.py's per-partition throttling model
+#       (1,000 WCU/s per table PK and per index PK) in front of DynamoDB
+#       Local, the skewed graph sorted by follower loaded (a) with sharding
+#       (--hot-threshold) and interleaving, (b) with both off
+#       (EDGELOAD_BENCH_NO_INTERLEAVE=1, no --hot-threshold), and (c) the
+#       same number of rows spread uniformly over keys
+#
+# Options:
+#   --rows N            rows for (1), (3) and the smaller size of (4)
+#                       (default 1000000; --quick: 200000)
+#   --ddb-rows N        rows loaded into DynamoDB Local in (2) (default 100000;
+#                       --quick: 20000)
+#   --throttle-rows N   rows of (5) (default 100000; --quick: 20000)
+#   --hot-threshold N   threshold of (5a) (default 1000)
+#   --throttle-upstream ddb|null  what the proxy of (5) forwards to: DynamoDB
+#                       Local (default), or the null endpoint, to see the
+#                       throttling model without DynamoDB Local's own ceiling
+#                       (counts then checked with the null endpoint's counter)
+#   --quick             the small sizes above (the whole run takes minutes)
+#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5)
+#   --port P            first of three loopback ports: DynamoDB Local, the
+#                       null endpoint, the proxy (default 8900: P, P+1, P+2)
+#   --work DIR          data and scratch directory (default build-bench/bench;
+#                       generated inputs are kept there and reused)
+#
+# Its own DynamoDB Local is started on --port (and stopped at exit), so a
+# shared instance's other traffic does not skew the figures. edgeload is built
+# in build-bench (Release). The SDK v3 peer is installed with npm into
+# ${XDG_CACHE_HOME:-~/.cache}/edgeload/bench-node, outside the repository.
+# The table goes to standard output and to WORK/results.md.
+set -euo pipefail
+EL_PROG=bench
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+PY=/usr/bin/python3
+NPROC=$(nproc)
+ROWS= DDB_ROWS= THR_ROWS= THR_UP=ddb QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rows) ROWS=$2; shift 2 ;;
+    --ddb-rows) DDB_ROWS=$2; shift 2 ;;
+    --throttle-rows) THR_ROWS=$2; shift 2 ;;
+    --hot-threshold) HOT=$2; shift 2 ;;
+    --throttle-upstream) THR_UP=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --only) ONLY=$2; shift 2 ;;
+    --port) PORT=$2; shift 2 ;;
+    --work) WORK=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) el_die "unknown option '$1' (see --help)" ;;
+  esac
+done
+if [ $QUICK = 1 ]; then
+  : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${THR_ROWS:=20000}"
+else
+  : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${THR_ROWS:=100000}"
+fi
+for v in ROWS DDB_ROWS THR_ROWS HOT PORT; do
+  case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
+done
+case $THR_UP in ddb|null) ;; *) el_die "--throttle-upstream must be ddb or null" ;; esac
+want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+WORK=${WORK:-$EL_ROOT/build-bench/bench}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+DATA=$WORK/data
+SCRATCH=$WORK/scratch
+mkdir -p "$DATA"
+rm -rf "$SCRATCH"; mkdir -p "$SCRATCH"
+RESULTS=$WORK/results.md
+NODE_DIR=$EL_CACHE_DIR/bench-node
+
+el_say "building edgeload (Release) in build-bench"
+el_build build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
+EL=$EL_ROOT/build-bench/edgeload
+[ -x "$EL" ] || el_die "no edgeload binary in build-bench"
+
+DDB_PORT=$PORT NULL_PORT=$((PORT + 1)) PROXY_PORT=$((PORT + 2))
+export EDGELOAD_DDB_PORT=$DDB_PORT
+el_use_local_aws
+DDB=$(el_ddb_endpoint)
+MAP=(--pk 'ACTOR#{follower_id}' --sk 'TARGET#{followee_id}'
+     --attr createdAt=created_at:epoch --const edgeType=FOLLOWS)
+
+# ---- processes we start; stopped by pid at exit -----------------------------
+PIDS=() STARTED_DDB=0
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ $STARTED_DDB = 1 ]; then "$EL_ROOT/scripts/ddb-local.sh" stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_server NAME CMD... - runs a tests/tools server in the background and
+# waits for its "listening" line. Sets SERVER_PID.
+start_server() {
+  local name=$1 log=$SCRATCH/$1.log i; shift
+  "$@" >"$log" 2>&1 &
+  SERVER_PID=$!
+  PIDS+=("$SERVER_PID")
+  for i in $(seq 100); do
+    grep -q listening "$log" 2>/dev/null && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log" >&2; el_die "$name exited"; }
+    sleep 0.1
+  done
+  el_die "$name did not start (see $log)"
+}
+stop_server() {  # stop_server PID
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+  local keep=() p
+  for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  PIDS=("${keep[@]}")
+}
+
+# ---- inputs ------------------------------------------------------------------
+# gen NAME ROWS SHAPE [SPLIT] - generated once, kept in DATA
+gen() {
+  local out=$DATA/$1 rows=$2 shape=$3 split=${4:-0} probe
+  probe=$out; [ "$split" -gt 0 ] && probe=$out.$((split - 1))
+  if [ ! -s "$probe" ]; then
+    el_say "generating $1 ($rows rows, $shape${4:+, $split files})"
+    "$PY" "$EL_ROOT/scripts/bench_gen.py" --rows "$rows" --shape "$shape" --split "$split" "$out"
+  fi
+}
+
+# ---- measuring ---------------------------------------------------------------
+# Each case leaves: elapsed s, CPU s (user+sys), peak RSS KB, item count.
+declare -A T_EL T_CPU T_RSS T_N T_NOTE
+ORDER=()
+
+# run_timed CASE CMD... - runs CMD under /usr/bin/time; fails the bench if it fails
+run_timed() {
+  local c=$1 tf=$SCRATCH/time.$1 t0 t1; shift
+  t0=$(date +%s.%N)
+  if ! /usr/bin/time -f '%U %S %M' -o "$tf" "$@" >"$SCRATCH/out.$c" 2>"$SCRATCH/err.$c"; then
+    cat "$SCRATCH/err.$c" >&2
+    el_die "case '$c' failed: $*"
+  fi
+  t1=$(date +%s.%N)
+  read -r u s m < <(tail -n1 "$tf")
+  T_EL[$c]=$(echo "$t1 - $t0" | bc -l)
+  T_CPU[$c]=$(echo "$u + $s" | bc -l)
+  T_RSS[$c]=$m
+  ORDER+=("$c")
+  printf '%s\t%s\t%s\t%s\n' "$c" "${T_EL[$c]}" "${T_CPU[$c]}" "$m" >>"$SCRATCH/cases.tsv"
+}
+stat_items() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["items_written"])' "$1"; }
+
+# ---- DynamoDB Local helpers --------------------------------------------------
+ddb_start() {
+  [ $STARTED_DDB = 1 ] && return 0
+  if "$EL_ROOT/scripts/ddb-local.sh" status >/dev/null 2>&1; then
+    el_die "something already answers on port $DDB_PORT; pick another --port"
+  fi
+  "$EL_ROOT/scripts/ddb-local.sh" start >/dev/null
+  STARTED_DDB=1
+}
+ddb_table() {  # ddb_table NAME - a fresh table (dropped first if present)
+  ddb_drop "$1"
+  "$EL" create-table --table "$1" --endpoint-url "$DDB" >/dev/null
+}
+ddb_drop() {
+  "$PY" - "$1" <<'EOF'
+import os, sys, boto3
+c = boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
+try:
+    c.delete_table(TableName=sys.argv[1])
+except c.exceptions.ResourceNotFoundException:
+    pass
+EOF
+}
+ddb_count() {
+  "$PY" - "$1" <<'EOF'
+import os, sys, boto3
+c = boto3.client("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
+n, kw = 0, {"TableName": sys.argv[1], "Select": "COUNT"}
+while True:
+    r = c.scan(**kw)
+    n += r["Count"]
+    if "LastEvaluatedKey" not in r:
+        break
+    kw["ExclusiveStartKey"] = r["LastEvaluatedKey"]
+print(n)
+EOF
+}
+# check_count CASE TABLE EXPECTED
+check_count() {
+  local got
+  got=$(ddb_count "$2")
+  T_N[$1]=$got
+  [ "$got" = "$3" ] || el_die "case '$1': the table holds $got items, expected $3"
+}
+
+node_peer_install() {
+  command -v node >/dev/null 2>&1 || el_apt_install nodejs npm
+  if [ ! -d "$NODE_DIR/node_modules/@aws-sdk/lib-dynamodb" ]; then
+    el_say "installing @aws-sdk/client-dynamodb and @aws-sdk/lib-dynamodb into $NODE_DIR"
+    mkdir -p "$NODE_DIR"
+    [ -f "$NODE_DIR/package.json" ] || echo '{"name":"edgeload-bench-node","private":true}' >"$NODE_DIR/package.json"
+    (cd "$NODE_DIR" && npm install --silent --no-audit --no-fund \
+      @aws-sdk/client-dynamodb@3 @aws-sdk/lib-dynamodb@3 >/dev/null) ||
+      el_die "npm install failed"
+  fi
+}
+
+# ======================= (1) CSV -> --output ==================================
+if want 1; then
+  gen "skewed-$ROWS.csv" "$ROWS" skewed
+  gen "skewed-$ROWS-split$NPROC.csv" "$ROWS" skewed "$NPROC"
+  one=$DATA/skewed-$ROWS.csv
+  split=(); for k in $(seq 0 $((NPROC - 1))); do split+=("$DATA/skewed-$ROWS-split$NPROC.csv.$k"); done
+  cat "$one" >/dev/null; cat "${split[@]}" >/dev/null  # page cache
+  out1() {  # out1 CASE THREADS NOTE FILES...
+    local c=$1 th=$2 note=$3; shift 3
+    rm -rf "$SCRATCH/out"
+    run_timed "$c" "$EL" load "${MAP[@]}" --table Graph --output "$SCRATCH/out" \
+      --threads "$th" --quiet --stats-json "$SCRATCH/stats.$c" "$@"
+    T_N[$c]=$(stat_items "$SCRATCH/stats.$c")
+    T_NOTE[$c]=$note
+    [ "${T_N[$c]}" = "$ROWS" ] || el_die "case '$c' wrote ${T_N[$c]} items, expected $ROWS"
+    rm -rf "$SCRATCH/out"
+  }
+  el_say "(1) CSV -> --output, $ROWS rows"
+  out1 out_1f_t1 1 "1 file, --threads 1, zstd parts" "$one"
+  out1 out_1f_tN "$NPROC" "1 file, --threads $NPROC (one file is read by one thread)" "$one"
+  out1 out_Nf_t1 1 "$NPROC files, --threads 1" "${split[@]}"
+  out1 out_Nf_tN "$NPROC" "$NPROC files, --threads $NPROC" "${split[@]}"
+  run_timed out_py "$PY" "$EL_ROOT/scripts/bench_peer.py" transform "$one" "$SCRATCH/py.json"
+  T_N[out_py]=$(tail -n1 "$SCRATCH/out.out_py")
+  T_NOTE[out_py]="Python csv+json, 1 file, uncompressed JSON lines"
+  rm -f "$SCRATCH/py.json"
+fi
+
+# ======================= (2) DynamoDB Local ===================================
+if want 2; then
+  gen "skewed-$DDB_ROWS.csv" "$DDB_ROWS" skewed
+  in=$DATA/skewed-$DDB_ROWS.csv
+  ddb_start
+  node_peer_install
+  el_say "(2) loads into DynamoDB Local (127.0.0.1:$DDB_PORT), $DDB_ROWS rows each"
+  ddb_table bench_el
+  run_timed ddb_el "$EL" load "${MAP[@]}" --table bench_el --endpoint-url "$DDB" --quiet "$in"
+  T_NOTE[ddb_el]="edgeload, --concurrency 16 (default)"
+  check_count ddb_el bench_el "$DDB_ROWS"; ddb_drop bench_el
+  ddb_table bench_boto3
+  run_timed ddb_boto3 "$PY" "$EL_ROOT/scripts/bench_peer.py" boto3 "$in" bench_boto3
+  T_NOTE[ddb_boto3]="boto3 Table.batch_writer()"
+  check_count ddb_boto3 bench_boto3 "$DDB_ROWS"; ddb_drop bench_boto3
+  ddb_table bench_sdk
+  run_timed ddb_sdk env NODE_PATH="$NODE_DIR/node_modules" node "$EL_ROOT/scripts/bench_peer_sdkv3.cjs" "$in" bench_sdk
+  T_NOTE[ddb_sdk]="SDK v3 BatchWriteCommand, 16 in flight"
+  check_count ddb_sdk bench_sdk "$DDB_ROWS"; ddb_drop bench_sdk
+fi
+
+# ======================= (3) null endpoint ====================================
+if want 3; then
+  gen "skewed-$ROWS.csv" "$ROWS" skewed
+  el_say "(3) edgeload against the null endpoint, $ROWS rows"
+  start_server nullddb "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
+    --count-file "$SCRATCH/null.count"
+  np=$SERVER_PID
+  run_timed null_el "$EL" load "${MAP[@]}" --table Graph --endpoint-url "http://127.0.0.1:$NULL_PORT" \
+    --quiet --stats-json "$SCRATCH/stats.null" "$DATA/skewed-$ROWS.csv"
+  stop_server "$np"
+  T_N[null_el]=$(cat "$SCRATCH/null.count")
+  T_NOTE[null_el]="edgeload -> nullddb.py (1 worker, same 2 cores)"
+  [ "${T_N[null_el]}" = "$ROWS" ] || el_die "the null endpoint received ${T_N[null_el]} writes, expected $ROWS"
+fi
+
+# ======================= (4) RSS at two sizes =================================
+if want 4; then
+  big=$((ROWS * 4))
+  gen "skewed-$ROWS.csv" "$ROWS" skewed
+  gen "skewed-$big.csv" "$big" skewed
+  el_say "(4) peak RSS, --output, $ROWS and $big rows"
+  for n in "$ROWS" "$big"; do
+    c=rss_$n
+    rm -rf "$SCRATCH/out"
+    run_timed "$c" "$EL" load "${MAP[@]}" --table Graph --output "$SCRATCH/out" --quiet \
+      --stats-json "$SCRATCH/stats.$c" "$DATA/skewed-$n.csv"
+    T_N[$c]=$(stat_items "$SCRATCH/stats.$c")
+    T_NOTE[$c]="--output, $n rows, --threads $NPROC"
+    rm -rf "$SCRATCH/out"
+  done
+fi
+
+# ======================= (5) issue 5: throttling model ========================
+if want 5; then
+  gen "skewed-$THR_ROWS.csv" "$THR_ROWS" skewed
+  gen "uniform-$THR_ROWS.csv" "$THR_ROWS" uniform
+  [ "$THR_UP" = ddb ] && ddb_start
+  el_say "(5) per-partition throttling (faultproxy --pk-wcu 1000 -> $THR_UP), $THR_ROWS rows"
+  thr() {  # thr CASE NOTE INPUT [ENV=...] -- [EDGELOAD OPTIONS...]
+    local c=$1 note=$2 input=$3 envs=() expect up=$DDB np=
+    shift 3
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    if [ "$THR_UP" = null ]; then
+      rm -f "$SCRATCH/null.$c.count"
+      start_server "nullddb_$c" "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
+        --count-file "$SCRATCH/null.$c.count"
+      np=$SERVER_PID up=http://127.0.0.1:$NULL_PORT
+    else
+      ddb_table "bench_$c"
+    fi
+    start_server "proxy_$c" "$PY" "$EL_ROOT/tests/tools/faultproxy.py" --listen "127.0.0.1:$PROXY_PORT" \
+      --upstream "$up" --pk-wcu 1000 --stats-file "$SCRATCH/proxy.$c.json"
+    local pp=$SERVER_PID
+    run_timed "$c" env "${envs[@]}" "$EL" load "${MAP[@]}" --table "bench_$c" \
+      --endpoint-url "http://127.0.0.1:$PROXY_PORT" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$input"
+    stop_server "$pp"
+    expect=$(stat_items "$SCRATCH/stats.$c")
+    if [ "$THR_UP" = null ]; then
+      stop_server "$np"
+      T_N[$c]=$(cat "$SCRATCH/null.$c.count")
+      [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the null endpoint got ${T_N[$c]} writes, expected $expect"
+    else
+      check_count "$c" "bench_$c" "$expect"
+      ddb_drop "bench_$c"
+    fi
+    T_NOTE[$c]="$note; $("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d requests, %d items withheld, %d throttled batches" % (s["batch_requests"], s["items_withheld"], s["faults"]["pk_throttle"]))' "$SCRATCH/proxy.$c.json")"
+  }
+  thr thr_on "skewed, sorted, sharding+interleaving on (--hot-threshold $HOT)" \
+    "$DATA/skewed-$THR_ROWS.csv" -- --hot-threshold "$HOT"
+  thr thr_off "skewed, sorted, sharding and interleaving off" \
+    "$DATA/skewed-$THR_ROWS.csv" EDGELOAD_BENCH_NO_INTERLEAVE=1 --
+  thr thr_uni "uniform keys, no sharding, interleaving on" \
+    "$DATA/uniform-$THR_ROWS.csv" --
+fi
+
+# ======================= the table ============================================
+fmt_row() {  # CASE
+  local c=$1
+  "$PY" - "$c" "${T_N[$c]}" "${T_EL[$c]}" "${T_CPU[$c]}" "${T_RSS[$c]}" "${T_NOTE[$c]:-}" <<'EOF'
+import sys
+c, n, el, cpu, rss, note = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+print("| %-10s | %9d | %8.2f | %10.0f | %8.2f | %7.0f | %s |" % (c, n, el, n / el, cpu * 1e6 / n, rss / 1024, note))
+EOF
+}
+ratio() {  # ratio LABEL A B  (items/s of A over items/s of B; equal item counts)
+  [ -n "${T_EL[$2]:-}" ] && [ -n "${T_EL[$3]:-}" ] || return 0
+  "$PY" - "$1" "${T_N[$2]}" "${T_EL[$2]}" "${T_N[$3]}" "${T_EL[$3]}" <<'EOF'
+import sys
+label = sys.argv[1]
+a = int(sys.argv[2]) / float(sys.argv[3]); b = int(sys.argv[4]) / float(sys.argv[5])
+print("- %s: %.2fx" % (label, a / b))
+EOF
+}
+tratio() {  # tratio LABEL A B  (elapsed of A over elapsed of B)
+  [ -n "${T_EL[$2]:-}" ] && [ -n "${T_EL[$3]:-}" ] || return 0
+  echo "- $1: $(echo "scale=2; ${T_EL[$2]} / ${T_EL[$3]}" | bc -l)"
+}
+cpu_ratio() {  # cpu_ratio LABEL A B  (CPU per item of B over A)
+  [ -n "${T_EL[$2]:-}" ] && [ -n "${T_EL[$3]:-}" ] || return 0
+  "$PY" - "$1" "${T_N[$2]}" "${T_CPU[$2]}" "${T_N[$3]}" "${T_CPU[$3]}" <<'EOF'
+import sys
+a = float(sys.argv[3]) / int(sys.argv[2]); b = float(sys.argv[5]) / int(sys.argv[4])
+print("- %s: %.1fx less CPU per item" % (sys.argv[1], b / a))
+EOF
+}
+{
+  echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS (proxy -> $THR_UP); wall-clock items/s; CPU = user+sys of the loader process only"
+  echo
+  echo "| case       |     items |  elapsed |    items/s | CPU µs/it | RSS MB  | what |"
+  echo "|------------|-----------|----------|------------|----------|---------|------|"
+  for c in "${ORDER[@]}"; do fmt_row "$c"; done
+  echo
+  echo "Ratios (items/s unless said):"
+  ratio "CSV->output, 1 file: --threads $NPROC vs --threads 1" out_1f_tN out_1f_t1
+  ratio "CSV->output, $NPROC files: --threads $NPROC vs --threads 1" out_Nf_tN out_Nf_t1
+  ratio "CSV->output, $NPROC files --threads $NPROC vs 1 file --threads 1" out_Nf_tN out_1f_t1
+  ratio "CSV->output: edgeload --threads 1 vs Python csv+json" out_1f_t1 out_py
+  cpu_ratio "CSV->output: edgeload --threads 1 vs Python csv+json" out_1f_t1 out_py
+  ratio "DynamoDB Local: edgeload vs boto3 batch_writer" ddb_el ddb_boto3
+  ratio "DynamoDB Local: edgeload vs SDK v3" ddb_el ddb_sdk
+  cpu_ratio "DynamoDB Local: edgeload vs boto3 batch_writer" ddb_el ddb_boto3
+  cpu_ratio "DynamoDB Local: edgeload vs SDK v3" ddb_el ddb_sdk
+  if [ -n "${T_RSS[rss_$ROWS]:-}" ] && [ -n "${T_RSS[rss_$((ROWS * 4))]:-}" ]; then
+    echo "- peak RSS $((ROWS * 4)) rows / $ROWS rows: $(echo "scale=3; ${T_RSS[rss_$((ROWS * 4))]} / ${T_RSS[rss_$ROWS]}" | bc -l)"
+  fi
+  tratio "issue 5: elapsed, both off / sharding+interleaving on (target >= 10)" thr_off thr_on
+  tratio "issue 5: elapsed, sharding+interleaving on / uniform keys (target <= 1.5)" thr_on thr_uni
+} | tee "$RESULTS"
+el_say "table written to $RESULTS"
