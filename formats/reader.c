@@ -10,7 +10,9 @@
 #include "formats/reader.h"
 
 #include <stdlib.h>  /* calloc, free */
-#include <string.h>  /* strcmp, strlen, memmem */
+#include <string.h>  /* strcmp, strlen */
+
+#include "formats/sql_lex.h"  /* el_sql_sniff: which dump tool wrote the first bytes */
 
 struct el_reader {
     const el_reader_ops *ops;
@@ -91,25 +93,6 @@ static el_format from_name(const char *name)
     return EL_FMT_AUTO;
 }
 
-static bool has(const unsigned char *p, size_t n, const char *needle)
-{
-    return memmem(p, n, needle, strlen(needle)) != NULL;
-}
-
-/* Which dump tool wrote these first bytes, if any. */
-static el_format sniff(const unsigned char *p, size_t n)
-{
-    if (has(p, n, "-- MySQL dump") || has(p, n, "-- MariaDB dump") || has(p, n, "/*!40101") ||
-        has(p, n, "/*M!999999"))
-        return EL_FMT_MYSQL;
-    if (has(p, n, "-- PostgreSQL database dump") || has(p, n, "SET statement_timeout") ||
-        has(p, n, "pg_catalog.set_config"))
-        return EL_FMT_POSTGRES;
-    if (has(p, n, "PRAGMA foreign_keys=") || has(p, n, "BEGIN TRANSACTION;"))
-        return EL_FMT_SQLITE;
-    return EL_FMT_AUTO;
-}
-
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
                             el_diag *diag)
 {
@@ -126,7 +109,7 @@ el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader 
             el_input_free(in);
             return err;
         }
-        o.format = sniff(p, got);
+        o.format = el_sql_sniff(p, got);
         if (o.format == EL_FMT_AUTO)
             o.format = EL_FMT_CSV;
     }
