@@ -1167,7 +1167,6 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         else
             err = resume_from(&r, diag);
     }
-    uint64_t rejected_before = atomic_load(&r.rejected);
     if (!err && o->counters_only && (o->dry_run || o->output_dir || o->checkpoint_path))
         err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run, --output or "
                           "--checkpoint");
@@ -1268,7 +1267,9 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     el_counters_free(r.counters); /* COUNTERS hook */
     st->rows_read = atomic_load(&r.rows_read);
-    st->rejected = atomic_load(&r.rejected) - rejected_before;
+    /* a resumed run counts the rejects of the runs before it: the job as a
+     * whole had them, and its exit status (3) must say so */
+    st->rejected = atomic_load(&r.rejected);
     if (o->dry_run)
         st->items_written = st->rows_read - st->rejected;
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;

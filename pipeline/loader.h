@@ -34,7 +34,7 @@ typedef struct el_load_stats {
     uint64_t rows_read;
     uint64_t items_written;   /* acknowledged by DynamoDB (or printed in dry-run) */
     uint64_t duplicates;      /* rows superseded by a later row of the same key */
-    uint64_t rejected;        /* rows in the rejects file */
+    uint64_t rejected;        /* rows in the rejects file (after --resume: of the whole job) */
     uint64_t retries;         /* items or requests sent again */
     uint64_t throttled;       /* throttling answers */
     uint64_t requests;        /* requests sent, retries included */
