@@ -70,7 +70,7 @@ typedef struct run {
     pthread_mutex_t mu;         /* guards err/diag and dry-run output */
     el_err err;
     el_diag diag;
-    atomic_uint_fast64_t rows_read, rejected;
+    atomic_uint_fast64_t rows_read;
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
@@ -107,7 +107,6 @@ static el_err reject_row(run *r, size_t idx, input_ctx *in, const el_diag *why,
 {
     el_diag d;
     el_diag_clear(&d);
-    atomic_fetch_add(&r->rejected, 1);
     el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
                                      el_reader_schema(in->reader), row, &d);
     if (r->o->on_reject) {
@@ -366,7 +365,8 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     el_checkpoint *cp = n->cp;
     uint64_t high[r->ninputs ? r->ninputs : 1];
     bool has[r->ninputs ? r->ninputs : 1];
-    el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, high, has, r->ninputs);
+    el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, &cp->rejected, high, has,
+                        r->ninputs);
     for (size_t i = 0; i < r->ninputs; i++) {
         const el_watermark *w = &n->tr[i];
         el_checkpoint_input *in = &cp->inputs[i];
@@ -376,7 +376,6 @@ static el_err write_checkpoint(net *n, el_diag *diag)
         in->has_rejects = has[i];
     }
     cp->items_written = r->base_written + n->st->items_written;
-    cp->rejected = atomic_load(&r->rejected);
     return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
 }
 
@@ -388,7 +387,7 @@ static void report_run(run *r, const el_load_stats *st, int window, bool final)
         return;
     el_progress p = { .st = *st, .window = window, .final = final };
     p.st.rows_read = atomic_load(&r->rows_read);
-    p.st.rejected = atomic_load(&r->rejected);
+    p.st.rejected = el_rejects_count(r->o->rejects);
     p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
     for (size_t i = 0; i < r->ninputs; i++) {
         p.bytes_done += atomic_load(&r->inputs[i].raw_read);
@@ -573,7 +572,6 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
         char reason[700];
         snprintf(reason, sizeof reason, "DynamoDB refused the item: %s: %s", res->error_type,
                  res->message);
-        atomic_fetch_add(&n->r->rejected, 1);
         size_t idx = it->chunk->input;
         const char *path = idx < n->r->ninputs ? n->r->inputs[idx].path : "<shard directory>";
         err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, path, it->line, reason,
@@ -1084,8 +1082,8 @@ static el_err resume_from(run *r, el_diag *diag)
         has[i] = cp->inputs[i].has_rejects;
     }
     r->base_written = cp->items_written;
-    atomic_store(&r->rejected, cp->rejected);
-    err = el_rejects_restore(r->o->rejects, cp->rejects_bytes, high, has, r->ninputs, diag);
+    err = el_rejects_restore(r->o->rejects, cp->rejects_bytes, cp->rejected, high, has,
+                             r->ninputs, diag);
     el_checkpoint_free(cp);
     return err;
 }
@@ -1267,9 +1265,10 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     el_counters_free(r.counters); /* COUNTERS hook */
     st->rows_read = atomic_load(&r.rows_read);
-    /* a resumed run counts the rejects of the runs before it: the job as a
-     * whole had them, and its exit status (3) must say so */
-    st->rejected = atomic_load(&r.rejected);
+    /* the rows in the rejects file: after --resume those of the runs before
+     * too (the job as a whole had them, and its exit status, 3, says so),
+     * each once however often a row was met */
+    st->rejected = el_rejects_count(o->rejects);
     if (o->dry_run)
         st->items_written = st->rows_read - st->rejected;
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;

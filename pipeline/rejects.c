@@ -138,10 +138,12 @@ el_err el_rejects_track(el_rejects *r, size_t n)
     return EL_OK;
 }
 
-void el_rejects_snapshot(el_rejects *r, uint64_t *bytes, uint64_t *high, bool *has, size_t n)
+void el_rejects_snapshot(el_rejects *r, uint64_t *bytes, uint64_t *count, uint64_t *high,
+                         bool *has, size_t n)
 {
     pthread_mutex_lock(&r->mu);
     *bytes = r->bytes;
+    *count = r->count;
     for (size_t i = 0; i < n; i++) {
         bool restored = i < r->ntrack && r->has_skip[i];
         bool own = i < r->ntrack && r->has[i];
@@ -153,8 +155,8 @@ void el_rejects_snapshot(el_rejects *r, uint64_t *bytes, uint64_t *high, bool *h
     pthread_mutex_unlock(&r->mu);
 }
 
-el_err el_rejects_restore(el_rejects *r, uint64_t bytes, const uint64_t *high, const bool *has,
-                          size_t n, el_diag *diag)
+el_err el_rejects_restore(el_rejects *r, uint64_t bytes, uint64_t count, const uint64_t *high,
+                          const bool *has, size_t n, el_diag *diag)
 {
     pthread_mutex_lock(&r->mu);
     el_err err = EL_OK;
@@ -167,6 +169,7 @@ el_err el_rejects_restore(el_rejects *r, uint64_t bytes, const uint64_t *high, c
         err = el_diag_set(diag, EL_EIO, "cannot cut rejects file %s back to %llu bytes: %s",
                           r->path, (unsigned long long)bytes, strerror(errno));
     r->bytes = bytes;
+    r->count = count;
     r->append = true;
     for (size_t i = 0; i < n && i < r->ntrack; i++) {
         r->skip[i] = high[i];

@@ -38,7 +38,8 @@ el_err el_rejects_item(el_rejects *r, const char *input, uint64_t line, const ch
  * Resuming (checkpoint.h): the rejects of each input are tracked by row
  * offset. el_rejects_track(r, n) enables tracking for inputs 0..n-1;
  * el_rejects_row_from / el_rejects_item_from record which input a reject
- * belongs to. el_rejects_snapshot reads, under the lock, the file length and
+ * belongs to. el_rejects_snapshot reads, under the lock, the file length, the
+ * rows it holds and
  * each input's highest rejected offset (has[i] false: none yet).
  * el_rejects_restore cuts the file back to `bytes` and skips, from then on,
  * rejects of input i at offsets <= high[i] (they are in the file already).
@@ -50,8 +51,10 @@ el_err el_rejects_row_from(el_rejects *r, size_t input_idx, const char *input,
 el_err el_rejects_item_from(el_rejects *r, size_t input_idx, uint64_t offset, const char *input,
                             uint64_t line, const char *reason, const char *item_json,
                             size_t item_len, el_diag *diag) EL_MUST_USE;
-void el_rejects_snapshot(el_rejects *r, uint64_t *bytes, uint64_t *high, bool *has, size_t n);
-el_err el_rejects_restore(el_rejects *r, uint64_t bytes, const uint64_t *high, const bool *has,
+void el_rejects_snapshot(el_rejects *r, uint64_t *bytes, uint64_t *count, uint64_t *high,
+                         bool *has, size_t n);
+el_err el_rejects_restore(el_rejects *r, uint64_t bytes, uint64_t count, const uint64_t *high,
+                          const bool *has,
                           size_t n, el_diag *diag) EL_MUST_USE;
 
 uint64_t el_rejects_count(el_rejects *r);
