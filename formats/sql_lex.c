@@ -1,0 +1,993 @@
+/*
+ * sql_lex.c - streaming SQL tokenizer for dump files (see sql_lex.h).
+ *
+ * DESIGN: the lexer owns one fixed read block and pulls the input through it;
+ * a token never has to fit in the block, because decoded text goes straight
+ * into the caller's capped el_buf in runs (one append per run of ordinary
+ * bytes, not per byte: this loop is the hot path of a multi-gigabyte load).
+ * Look-ahead is bounded (a dollar-quote tag, a DELIMITER, a comment marker),
+ * so the block only ever has to be compacted, never grown. Everything that
+ * differs between dialects is a branch on lex->dialect here rather than a
+ * copy of the loop per dialect.
+ */
+#include "formats/sql_lex.h"
+
+#include <stdlib.h>  /* calloc, malloc, free */
+#include <string.h>  /* memcmp, memmove, memchr, strlen */
+
+#define LEX_BLOCK ((size_t)64 * 1024)
+#define LEX_MAX_LOOKAHEAD 80 /* longest dollar tag / marker we look at */
+
+struct el_sql_lex {
+    el_input *in;            /* not owned */
+    el_sql_dialect dialect;
+    unsigned char *buf;      /* LEX_BLOCK bytes */
+    size_t pos, len;         /* unread bytes are buf[pos..len) */
+    bool eof;                /* the input has no more bytes */
+    el_err ioerr;            /* sticky input error */
+    el_diag iodiag;
+    uint64_t base;           /* stream offset of buf[0] */
+    uint64_t line;           /* line of buf[pos] */
+    char delim[16];          /* mysql statement terminator */
+    size_t delim_len;
+    bool stmt_start;         /* no token of the current statement yet */
+    bool header, trailer;    /* dump-tool header / trailer comment seen */
+    bool pg_backslash;       /* standard_conforming_strings = off */
+};
+
+el_err el_sql_lex_new(el_input *in, el_sql_dialect dialect, el_sql_lex **out)
+{
+    *out = NULL;
+    el_sql_lex *lex = calloc(1, sizeof *lex);
+    if (!lex)
+        return EL_ENOMEM;
+    lex->buf = malloc(LEX_BLOCK);
+    if (!lex->buf) {
+        el_sql_lex_free(lex);
+        return EL_ENOMEM;
+    }
+    lex->in = in;
+    lex->dialect = dialect;
+    lex->line = 1;
+    lex->delim[0] = ';';
+    lex->delim_len = 1;
+    lex->stmt_start = true;
+    *out = lex;
+    return EL_OK;
+}
+
+void el_sql_lex_free(el_sql_lex *lex)
+{
+    if (!lex)
+        return;
+    free(lex->buf);
+    free(lex);
+}
+
+void el_sql_lex_set_standard_strings(el_sql_lex *lex, bool on) { lex->pg_backslash = !on; }
+uint64_t el_sql_lex_line(const el_sql_lex *lex) { return lex->line; }
+uint64_t el_sql_lex_offset(const el_sql_lex *lex) { return lex->base + lex->pos; }
+bool el_sql_lex_saw_header(const el_sql_lex *lex) { return lex->header; }
+bool el_sql_lex_saw_trailer(const el_sql_lex *lex) { return lex->trailer; }
+
+bool el_sql_word_is(const char *word, const char *keyword)
+{
+    for (; *word && *keyword; word++, keyword++) {
+        unsigned char a = (unsigned char)*word, b = (unsigned char)*keyword;
+        if (a >= 'A' && a <= 'Z')
+            a = (unsigned char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z')
+            b = (unsigned char)(b - 'A' + 'a');
+        if (a != b)
+            return false;
+    }
+    return *word == '\0' && *keyword == '\0';
+}
+
+static el_err io_error(el_sql_lex *lex, el_diag *diag)
+{
+    if (diag)
+        *diag = lex->iodiag;
+    return lex->ioerr;
+}
+
+/* Makes at least n bytes available at pos unless the input ends first. */
+static el_err fill(el_sql_lex *lex, size_t n, el_diag *diag)
+{
+    if (lex->len - lex->pos >= n)
+        return EL_OK;
+    if (lex->ioerr)
+        return io_error(lex, diag);
+    if (lex->eof)
+        return EL_OK;
+    if (lex->pos > 0) {
+        memmove(lex->buf, lex->buf + lex->pos, lex->len - lex->pos);
+        lex->base += lex->pos;
+        lex->len -= lex->pos;
+        lex->pos = 0;
+    }
+    while (lex->len < n && !lex->eof) {
+        size_t got = 0;
+        el_diag_clear(&lex->iodiag);
+        el_err err = el_input_read(lex->in, lex->buf + lex->len, LEX_BLOCK - lex->len, &got,
+                                   &lex->iodiag);
+        if (err) {
+            lex->ioerr = err;
+            return io_error(lex, diag);
+        }
+        if (got == 0)
+            lex->eof = true;
+        lex->len += got;
+    }
+    return EL_OK;
+}
+
+static size_t avail(const el_sql_lex *lex) { return lex->len - lex->pos; }
+
+/* Byte `ahead` positions on, or -1 past the end. */
+static el_err peek(el_sql_lex *lex, size_t ahead, int *c, el_diag *diag)
+{
+    el_err err = fill(lex, ahead + 1, diag);
+    if (err) {
+        *c = -1;
+        return err;
+    }
+    *c = avail(lex) > ahead ? lex->buf[lex->pos + ahead] : -1;
+    return EL_OK;
+}
+
+/* Consumes n available bytes, counting newlines. */
+static void advance(el_sql_lex *lex, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lex->buf[lex->pos + i] == '\n')
+            lex->line++;
+    lex->pos += n;
+}
+
+el_err el_sql_lex_getc(el_sql_lex *lex, int *c, el_diag *diag)
+{
+    el_err err = peek(lex, 0, c, diag);
+    if (!err && *c >= 0)
+        advance(lex, 1);
+    return err;
+}
+
+el_err el_sql_lex_peekc(el_sql_lex *lex, size_t ahead, int *c, el_diag *diag)
+{
+    if (ahead >= 16)
+        ahead = 15;
+    return peek(lex, ahead, c, diag);
+}
+
+/* Appends decoded bytes; a full buffer marks the token, ENOMEM is fatal. */
+static el_err put(el_buf *dst, el_sql_tok *tok, const void *p, size_t n)
+{
+    if (!dst || tok->overflow || n == 0)
+        return EL_OK;
+    size_t room = dst->max > dst->len ? dst->max - dst->len - 1 : 0;
+    if (n > room) {
+        tok->overflow = true; /* keep what fits, for the rejects file */
+        return room ? el_buf_append(dst, p, room) : EL_OK;
+    }
+    return el_buf_append(dst, p, n);
+}
+
+static el_err put1(el_buf *dst, el_sql_tok *tok, int c)
+{
+    char ch = (char)c;
+    return put(dst, tok, &ch, 1);
+}
+
+el_err el_sql_put_utf8(el_buf *dst, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        return EL_EPARSE;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xC0 | (cp >> 6));
+        u[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xE0 | (cp >> 12));
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else if (cp <= 0x10FFFF) {
+        u[0] = (char)(0xF0 | (cp >> 18));
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        u[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    } else {
+        return EL_EPARSE;
+    }
+    return el_buf_append(dst, u, n);
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static bool is_space(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static bool is_word_char(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c >= 0x80;
+}
+
+static bool is_digit(int c) { return c >= '0' && c <= '9'; }
+
+static el_err unterminated(el_sql_lex *lex, const el_sql_tok *tok, const char *what,
+                           el_diag *diag)
+{
+    if (lex->ioerr)
+        return io_error(lex, diag);
+    return el_diag_at(diag, EL_ETRUNCATED, tok->line, 0, tok->offset,
+                      "unterminated %s starting at line %llu (input ends inside it)", what,
+                      (unsigned long long)tok->line);
+}
+
+/* ---- comments and whitespace ---- */
+
+static void check_marker(el_sql_lex *lex)
+{
+    static const char *const headers[] = {"-- MySQL dump", "-- MariaDB dump",
+                                          "-- PostgreSQL database dump"};
+    static const char *const trailers[] = {"-- Dump completed",
+                                           "-- PostgreSQL database dump complete"};
+    const char *p = (const char *)lex->buf + lex->pos;
+    size_t n = avail(lex);
+    for (size_t i = 0; i < sizeof trailers / sizeof *trailers; i++) {
+        size_t k = strlen(trailers[i]);
+        if (n >= k && memcmp(p, trailers[i], k) == 0) {
+            lex->trailer = true;
+            return;
+        }
+    }
+    for (size_t i = 0; i < sizeof headers / sizeof *headers; i++) {
+        size_t k = strlen(headers[i]);
+        if (n >= k && memcmp(p, headers[i], k) == 0)
+            lex->header = true;
+    }
+}
+
+/* Consumes to the end of the line, the newline included. */
+static el_err skip_line(el_sql_lex *lex, el_diag *diag)
+{
+    for (;;) {
+        el_err err = fill(lex, 1, diag);
+        if (err)
+            return err;
+        if (avail(lex) == 0)
+            return EL_OK;
+        const unsigned char *p = lex->buf + lex->pos;
+        const unsigned char *nl = memchr(p, '\n', avail(lex));
+        if (nl) {
+            lex->pos += (size_t)(nl - p) + 1;
+            lex->line++;
+            return EL_OK;
+        }
+        lex->pos = lex->len;
+    }
+}
+
+static el_err skip_block_comment(el_sql_lex *lex, el_diag *diag)
+{
+    el_sql_tok start = {.line = lex->line, .offset = el_sql_lex_offset(lex)};
+    int depth = 0;
+    advance(lex, 2);
+    depth = 1;
+    for (;;) {
+        int c, c1;
+        el_err err = peek(lex, 1, &c1, diag);
+        if (err)
+            return err;
+        c = avail(lex) ? lex->buf[lex->pos] : -1;
+        if (c < 0)
+            return unterminated(lex, &start, "comment", diag);
+        if (c == '*' && c1 == '/') {
+            advance(lex, 2);
+            if (--depth == 0)
+                return EL_OK;
+        } else if (c == '/' && c1 == '*' && lex->dialect == EL_SQL_POSTGRES) {
+            advance(lex, 2);
+            depth++;
+        } else {
+            advance(lex, 1);
+        }
+    }
+}
+
+static el_err skip_space(el_sql_lex *lex, el_diag *diag)
+{
+    for (;;) {
+        int c, c1;
+        el_err err = peek(lex, 2, &c1, diag); /* makes up to 3 bytes available */
+        if (err)
+            return err;
+        size_t n = avail(lex);
+        if (n == 0)
+            return EL_OK;
+        c = lex->buf[lex->pos];
+        c1 = n > 1 ? lex->buf[lex->pos + 1] : -1;
+        int c2 = n > 2 ? lex->buf[lex->pos + 2] : -1;
+        if (is_space(c)) {
+            advance(lex, 1);
+        } else if (c == '-' && c1 == '-' &&
+                   (lex->dialect != EL_SQL_MYSQL || c2 < 0 || c2 <= ' ')) {
+            err = fill(lex, LEX_MAX_LOOKAHEAD, diag);
+            if (err)
+                return err;
+            check_marker(lex);
+            err = skip_line(lex, diag);
+            if (err)
+                return err;
+        } else if (c == '#' && lex->dialect == EL_SQL_MYSQL) {
+            err = skip_line(lex, diag);
+            if (err)
+                return err;
+        } else if (c == '/' && c1 == '*') {
+            err = skip_block_comment(lex, diag);
+            if (err)
+                return err;
+        } else if (c == '\\' && lex->dialect == EL_SQL_POSTGRES && lex->stmt_start) {
+            err = skip_line(lex, diag); /* psql meta-command: \connect, \restrict */
+            if (err)
+                return err;
+        } else {
+            return EL_OK;
+        }
+    }
+}
+
+/* ---- literals ---- */
+
+/* Decodes one backslash escape whose backslash is already consumed.
+ * mysql: \0 \' \" \b \n \r \t \Z \\, \% and \_ keep their backslash, any
+ * other byte stands for itself. postgres E'': \b \f \n \r \t \v, octal,
+ * \xh[h], \uXXXX, \UXXXXXXXX, any other byte stands for itself. */
+static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, const char *what,
+                     el_diag *diag)
+{
+    int c;
+    el_err err = peek(lex, 0, &c, diag);
+    if (err)
+        return err;
+    if (c < 0)
+        return unterminated(lex, tok, what, diag);
+    advance(lex, 1);
+    if (lex->dialect == EL_SQL_MYSQL) {
+        switch (c) {
+        case '0': return put1(dst, tok, 0);
+        case 'b': return put1(dst, tok, '\b');
+        case 'n': return put1(dst, tok, '\n');
+        case 'r': return put1(dst, tok, '\r');
+        case 't': return put1(dst, tok, '\t');
+        case 'Z': return put1(dst, tok, 0x1A);
+        case '%': return put(dst, tok, "\\%", 2);
+        case '_': return put(dst, tok, "\\_", 2);
+        default: return put1(dst, tok, c);
+        }
+    }
+    switch (c) {
+    case 'b': return put1(dst, tok, '\b');
+    case 'f': return put1(dst, tok, '\f');
+    case 'n': return put1(dst, tok, '\n');
+    case 'r': return put1(dst, tok, '\r');
+    case 't': return put1(dst, tok, '\t');
+    case 'v': return put1(dst, tok, '\v');
+    default: break;
+    }
+    if (c >= '0' && c <= '7') {
+        int v = c - '0';
+        for (int i = 0; i < 2; i++) {
+            int d;
+            if ((err = peek(lex, 0, &d, diag)))
+                return err;
+            if (d < '0' || d > '7')
+                break;
+            v = v * 8 + (d - '0');
+            advance(lex, 1);
+        }
+        return put1(dst, tok, v & 0xFF);
+    }
+    if (c == 'x') {
+        int v = -1;
+        for (int i = 0; i < 2; i++) {
+            int d;
+            if ((err = peek(lex, 0, &d, diag)))
+                return err;
+            if (hexval(d) < 0)
+                break;
+            v = (v < 0 ? 0 : v * 16) + hexval(d);
+            advance(lex, 1);
+        }
+        return v < 0 ? put1(dst, tok, 'x') : put1(dst, tok, v);
+    }
+    if (c == 'u' || c == 'U') {
+        int ndig = c == 'u' ? 4 : 8;
+        uint32_t cp = 0;
+        for (int i = 0; i < ndig; i++) {
+            int d;
+            if ((err = peek(lex, 0, &d, diag)))
+                return err;
+            if (hexval(d) < 0) {
+                tok->invalid = true;
+                return EL_OK;
+            }
+            cp = cp * 16 + (uint32_t)hexval(d);
+            advance(lex, 1);
+        }
+        if (!dst || tok->overflow)
+            return EL_OK;
+        err = el_sql_put_utf8(dst, cp);
+        if (err == EL_ELIMIT) {
+            tok->overflow = true;
+            return EL_OK;
+        }
+        if (err == EL_EPARSE) {
+            tok->invalid = true;
+            return EL_OK;
+        }
+        return err;
+    }
+    return put1(dst, tok, c);
+}
+
+/* A quoted run ending at an unescaped q ("qq" stands for q). Used for
+ * strings and for quoted identifiers alike. */
+static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool esc,
+                     const char *what, el_diag *diag)
+{
+    advance(lex, 1); /* opening quote */
+    for (;;) {
+        el_err err = fill(lex, 1, diag);
+        if (err)
+            return err;
+        if (avail(lex) == 0)
+            return unterminated(lex, tok, what, diag);
+        const unsigned char *p = lex->buf + lex->pos;
+        size_t n = avail(lex), i = 0;
+        while (i < n && p[i] != q && p[i] != '\n' && !(esc && p[i] == '\\'))
+            i++;
+        if ((err = put(dst, tok, p, i)))
+            return err;
+        lex->pos += i;
+        if (i == n)
+            continue;
+        int c = p[i];
+        if (c == '\n') {
+            if ((err = put1(dst, tok, '\n')))
+                return err;
+            advance(lex, 1);
+        } else if (c == '\\') {
+            advance(lex, 1);
+            if ((err = escape(lex, tok, dst, what, diag)))
+                return err;
+        } else {
+            int c1;
+            if ((err = peek(lex, 1, &c1, diag)))
+                return err;
+            if (c1 == q) {
+                if ((err = put1(dst, tok, q)))
+                    return err;
+                advance(lex, 2);
+            } else {
+                advance(lex, 1);
+                return EL_OK;
+            }
+        }
+    }
+}
+
+/* X'..': pairs of hex digits to bytes. A bad digit or an odd count makes the
+ * literal invalid (tok->invalid) but the token is consumed to its quote. */
+static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
+{
+    advance(lex, 2); /* X' */
+    int hi = -1;
+    for (;;) {
+        int c;
+        el_err err = peek(lex, 0, &c, diag);
+        if (err)
+            return err;
+        if (c < 0)
+            return unterminated(lex, tok, "hex literal", diag);
+        advance(lex, 1);
+        if (c == '\'') {
+            if (hi >= 0)
+                tok->invalid = true;
+            return EL_OK;
+        }
+        int v = hexval(c);
+        if (v < 0) {
+            tok->invalid = true;
+            continue;
+        }
+        if (hi < 0) {
+            hi = v;
+        } else {
+            if ((err = put1(dst, tok, hi * 16 + v)))
+                return err;
+            hi = -1;
+        }
+    }
+}
+
+/* 0x..: like X'..' but unquoted, and an odd count means a leading zero. */
+static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
+{
+    advance(lex, 2); /* 0x */
+    size_t start = dst ? dst->len : 0;
+    int hi = -1;
+    for (;;) {
+        int c;
+        el_err err = peek(lex, 0, &c, diag);
+        if (err)
+            return err;
+        int v = hexval(c);
+        if (v < 0)
+            break;
+        advance(lex, 1);
+        if (hi < 0) {
+            hi = v;
+        } else {
+            if ((err = put1(dst, tok, hi * 16 + v)))
+                return err;
+            hi = -1;
+        }
+    }
+    if (hi >= 0 && dst && !tok->overflow) {
+        /* odd digit count: shift the bytes of this literal right by a nibble */
+        size_t n = dst->len - start;
+        el_err err = put1(dst, tok, 0);
+        if (err || tok->overflow)
+            return err;
+        unsigned char *b = (unsigned char *)dst->data + start;
+        unsigned prev = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned cur = b[i];
+            b[i] = (unsigned char)((prev << 4) | (cur >> 4));
+            prev = cur & 0x0F;
+        }
+        b[n] = (unsigned char)((prev << 4) | (unsigned)hi);
+    }
+    return EL_OK;
+}
+
+/* b'0101' (quoted) or 0b0101: the value as decimal text; more than 64
+ * significant bits makes the literal invalid. */
+static el_err bits(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, bool quoted_form, el_diag *diag)
+{
+    advance(lex, 2); /* b' or 0b */
+    uint64_t v = 0;
+    for (;;) {
+        int c;
+        el_err err = peek(lex, 0, &c, diag);
+        if (err)
+            return err;
+        if (quoted_form && c < 0)
+            return unterminated(lex, tok, "bit literal", diag);
+        if (quoted_form && c == '\'') {
+            advance(lex, 1);
+            break;
+        }
+        if (c != '0' && c != '1') {
+            if (!quoted_form)
+                break;
+            tok->invalid = true;
+            advance(lex, 1);
+            continue;
+        }
+        advance(lex, 1);
+        if (v >> 63)
+            tok->invalid = true;
+        v = v * 2 + (uint64_t)(c - '0');
+    }
+    char text[24];
+    size_t n = 0;
+    do {
+        text[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n / 2; i++) {
+        char t = text[i];
+        text[i] = text[n - 1 - i];
+        text[n - 1 - i] = t;
+    }
+    return put(dst, tok, text, n);
+}
+
+static el_err number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
+{
+    bool seen_dot = false;
+    for (;;) {
+        int c;
+        el_err err = peek(lex, 0, &c, diag);
+        if (err)
+            return err;
+        if (is_digit(c) || (c == '.' && !seen_dot)) {
+            seen_dot |= c == '.';
+            if ((err = put1(dst, tok, c)))
+                return err;
+            advance(lex, 1);
+            continue;
+        }
+        if (c == 'e' || c == 'E') {
+            int c2;
+            if ((err = peek(lex, 2, &c2, diag)))
+                return err;
+            int c1 = avail(lex) > 1 ? lex->buf[lex->pos + 1] : -1;
+            size_t k = is_digit(c1) ? 1 : ((c1 == '+' || c1 == '-') && is_digit(c2)) ? 2 : 0;
+            if (k == 0)
+                return EL_OK;
+            if ((err = put(dst, tok, lex->buf + lex->pos, k)))
+                return err;
+            advance(lex, k);
+            for (;;) {
+                if ((err = peek(lex, 0, &c, diag)))
+                    return err;
+                if (!is_digit(c))
+                    return EL_OK;
+                if ((err = put1(dst, tok, c)))
+                    return err;
+                advance(lex, 1);
+            }
+        }
+        return EL_OK;
+    }
+}
+
+/* $tag$ ... $tag$ (postgres). *is_dollar false: not a dollar quote. */
+static el_err dollar(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, bool *is_dollar,
+                     el_diag *diag)
+{
+    *is_dollar = false;
+    el_err err = fill(lex, LEX_MAX_LOOKAHEAD, diag);
+    if (err)
+        return err;
+    const unsigned char *p = lex->buf + lex->pos;
+    size_t n = avail(lex), i = 1;
+    while (i < n && i < LEX_MAX_LOOKAHEAD - 1 && p[i] != '$' && is_word_char(p[i]))
+        i++;
+    if (i >= n || p[i] != '$' || (i > 1 && is_digit(p[1])))
+        return EL_OK;
+    *is_dollar = true;
+    char tag[LEX_MAX_LOOKAHEAD];
+    size_t taglen = i + 1;
+    memcpy(tag, p, taglen);
+    advance(lex, taglen);
+    for (;;) {
+        if ((err = fill(lex, taglen, diag)))
+            return err;
+        if (avail(lex) == 0)
+            return unterminated(lex, tok, "dollar-quoted string", diag);
+        p = lex->buf + lex->pos;
+        n = avail(lex);
+        size_t k = 0;
+        while (k < n && p[k] != '$')
+            k++;
+        if (k > 0) {
+            if ((err = put(dst, tok, p, k)))
+                return err;
+            advance(lex, k);
+            continue;
+        }
+        if (n >= taglen && memcmp(p, tag, taglen) == 0) {
+            advance(lex, taglen);
+            return EL_OK;
+        }
+        if ((err = put1(dst, tok, '$')))
+            return err;
+        advance(lex, 1);
+    }
+}
+
+/* DELIMITER xx (mysql client command): the rest of the line. */
+static el_err delimiter_command(el_sql_lex *lex, el_diag *diag)
+{
+    char d[sizeof lex->delim];
+    size_t n = 0;
+    int c;
+    el_err err;
+    for (;;) {
+        if ((err = peek(lex, 0, &c, diag)))
+            return err;
+        if (c != ' ' && c != '\t')
+            break;
+        advance(lex, 1);
+    }
+    for (;;) {
+        if ((err = peek(lex, 0, &c, diag)))
+            return err;
+        if (c < 0 || is_space(c))
+            break;
+        if (n < sizeof d - 1)
+            d[n++] = (char)c;
+        advance(lex, 1);
+    }
+    if (n > 0) {
+        memcpy(lex->delim, d, n);
+        lex->delim_len = n;
+    }
+    if (c != '\n' && c >= 0)
+        return skip_line(lex, diag);
+    return EL_OK;
+}
+
+el_err el_sql_lex_next(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
+{
+    el_err err;
+again:
+    tok->kind = EL_TOK_EOF;
+    tok->punct = 0;
+    tok->overflow = false;
+    tok->invalid = false;
+    if ((err = skip_space(lex, diag)))
+        return err;
+    tok->line = lex->line;
+    tok->offset = el_sql_lex_offset(lex);
+    if ((err = fill(lex, sizeof lex->delim, diag)))
+        return err;
+    size_t n = avail(lex);
+    if (n == 0)
+        return EL_OK;
+    const unsigned char *p = lex->buf + lex->pos;
+    int c = p[0];
+    int c1 = n > 1 ? p[1] : -1;
+    if (n >= lex->delim_len && memcmp(p, lex->delim, lex->delim_len) == 0) {
+        advance(lex, lex->delim_len);
+        tok->kind = EL_TOK_END;
+        lex->stmt_start = true;
+        return EL_OK;
+    }
+    bool was_start = lex->stmt_start;
+    lex->stmt_start = false;
+    bool mysql = lex->dialect == EL_SQL_MYSQL;
+
+    if (c == '\'') {
+        tok->kind = EL_TOK_STRING;
+        return quoted(lex, tok, dst, '\'', mysql || lex->pg_backslash, "string", diag);
+    }
+    if (c == '"') {
+        tok->kind = mysql ? EL_TOK_STRING : EL_TOK_QIDENT;
+        return quoted(lex, tok, dst, '"', mysql, mysql ? "string" : "identifier", diag);
+    }
+    if (c == '`') {
+        tok->kind = EL_TOK_QIDENT;
+        return quoted(lex, tok, dst, '`', false, "identifier", diag);
+    }
+    if (c == '[' && lex->dialect == EL_SQL_SQLITE) {
+        tok->kind = EL_TOK_QIDENT;
+        advance(lex, 1);
+        for (;;) {
+            if ((err = peek(lex, 0, &c, diag)))
+                return err;
+            if (c < 0)
+                return unterminated(lex, tok, "identifier", diag);
+            advance(lex, 1);
+            if (c == ']')
+                return EL_OK;
+            if ((err = put1(dst, tok, c)))
+                return err;
+        }
+    }
+    if ((c == 'x' || c == 'X') && c1 == '\'') {
+        tok->kind = EL_TOK_HEX;
+        return hex_string(lex, tok, dst, diag);
+    }
+    if ((c == 'b' || c == 'B') && c1 == '\'' && mysql) {
+        tok->kind = EL_TOK_BITS;
+        return bits(lex, tok, dst, true, diag);
+    }
+    if ((c == 'b' || c == 'B') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
+        tok->kind = EL_TOK_STRING; /* a bit string stays the text of its bits */
+        advance(lex, 1);
+        return quoted(lex, tok, dst, '\'', false, "string", diag);
+    }
+    if ((c == 'e' || c == 'E') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
+        tok->kind = EL_TOK_STRING;
+        advance(lex, 1);
+        return quoted(lex, tok, dst, '\'', true, "string", diag);
+    }
+    if ((c == 'n' || c == 'N') && c1 == '\'' && lex->dialect != EL_SQL_SQLITE) {
+        tok->kind = EL_TOK_STRING;
+        advance(lex, 1);
+        return quoted(lex, tok, dst, '\'', mysql, "string", diag);
+    }
+    if (mysql && c == '0' && (c1 == 'x' || c1 == 'b')) {
+        int c2 = n > 2 ? p[2] : -1;
+        if (c1 == 'x' && hexval(c2) >= 0) {
+            tok->kind = EL_TOK_HEX;
+            return hex_number(lex, tok, dst, diag);
+        }
+        if (c1 == 'b' && (c2 == '0' || c2 == '1')) {
+            tok->kind = EL_TOK_BITS;
+            return bits(lex, tok, dst, false, diag);
+        }
+    }
+    if (is_digit(c) || (c == '.' && is_digit(c1))) {
+        tok->kind = EL_TOK_NUMBER;
+        return number(lex, tok, dst, diag);
+    }
+    if (c == '$' && lex->dialect == EL_SQL_POSTGRES) {
+        bool is_dollar;
+        tok->kind = EL_TOK_STRING;
+        if ((err = dollar(lex, tok, dst, &is_dollar, diag)))
+            return err;
+        if (is_dollar)
+            return EL_OK;
+    }
+    if (is_word_char(c) && c != '$') {
+        char word[16];
+        size_t wn = 0;
+        bool long_word = false;
+        tok->kind = EL_TOK_WORD;
+        for (;;) {
+            if ((err = fill(lex, 1, diag)))
+                return err;
+            p = lex->buf + lex->pos;
+            n = avail(lex);
+            size_t i = 0;
+            while (i < n && is_word_char(p[i]))
+                i++;
+            for (size_t k = 0; k < i; k++) {
+                if (wn < sizeof word - 1)
+                    word[wn++] = (char)p[k];
+                else
+                    long_word = true;
+            }
+            if ((err = put(dst, tok, p, i)))
+                return err;
+            lex->pos += i;
+            if (i < n || n == 0)
+                break;
+        }
+        word[wn] = '\0';
+        if (mysql && was_start && !long_word && el_sql_word_is(word, "delimiter")) {
+            if (dst)
+                el_buf_truncate(dst, dst->len >= 9 ? dst->len - 9 : 0);
+            if ((err = delimiter_command(lex, diag)))
+                return err;
+            lex->stmt_start = true;
+            goto again;
+        }
+        return EL_OK;
+    }
+    tok->kind = EL_TOK_PUNCT;
+    tok->punct = (char)c;
+    advance(lex, 1);
+    return EL_OK;
+}
+
+el_err el_sql_lex_skip_statement(el_sql_lex *lex, bool *saw_eof, el_diag *diag)
+{
+    el_sql_tok tok;
+    for (;;) {
+        el_err err = el_sql_lex_next(lex, &tok, NULL, diag);
+        if (err)
+            return err;
+        if (tok.kind == EL_TOK_END || tok.kind == EL_TOK_EOF) {
+            *saw_eof = tok.kind == EL_TOK_EOF;
+            return EL_OK;
+        }
+    }
+}
+
+el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bool *overflow,
+                             el_diag *diag)
+{
+    bool stop[256] = {false};
+    for (const unsigned char *s = (const unsigned char *)stops; *s; s++)
+        stop[*s] = true;
+    for (;;) {
+        el_err err = fill(lex, 1, diag);
+        if (err)
+            return err;
+        size_t n = avail(lex), i = 0;
+        if (n == 0)
+            return EL_OK;
+        const unsigned char *p = lex->buf + lex->pos;
+        while (i < n && !stop[p[i]])
+            i++;
+        if (dst && !*overflow && i > 0) {
+            size_t room = dst->max > dst->len ? dst->max - dst->len - 1 : 0;
+            err = el_buf_append(dst, p, i < room ? i : room);
+            if (err)
+                return err;
+            *overflow = i > room;
+        }
+        advance(lex, i);
+        if (i < n)
+            return EL_OK;
+    }
+}
+
+/* ---- sniffing ---- */
+
+static bool has(const unsigned char *h, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    if (k > n)
+        return false;
+    for (size_t i = 0; i + k <= n; i++)
+        if (h[i] == (unsigned char)needle[0] && memcmp(h + i, needle, k) == 0)
+            return true;
+    return false;
+}
+
+/* True when the first statement-ish word (after comments) is a SQL keyword. */
+static bool starts_like_sql(const unsigned char *h, size_t n)
+{
+    static const char *const kw[] = {"CREATE ", "INSERT ", "DROP ", "SET ", "BEGIN",
+                                     "PRAGMA ", "LOCK ", "COPY ", "START ", "USE "};
+    size_t i = 0;
+    while (i < n) {
+        if (is_space(h[i])) {
+            i++;
+        } else if (i + 1 < n && h[i] == '-' && h[i + 1] == '-') {
+            while (i < n && h[i] != '\n')
+                i++;
+        } else if (i + 1 < n && h[i] == '/' && h[i + 1] == '*') {
+            i += 2;
+            while (i + 1 < n && !(h[i] == '*' && h[i + 1] == '/'))
+                i++;
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    for (size_t k = 0; k < sizeof kw / sizeof *kw; k++) {
+        size_t len = strlen(kw[k]);
+        if (i + len <= n) {
+            size_t j = 0;
+            while (j < len && (h[i + j] & 0xDF) == (kw[k][j] & 0xDF))
+                j++;
+            if (j == len)
+                return true;
+        }
+    }
+    return false;
+}
+
+el_format el_sql_sniff(const unsigned char *head, size_t n)
+{
+    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) {
+        head += 3;
+        n -= 3;
+    }
+    if (has(head, n, "-- MySQL dump") || has(head, n, "-- MariaDB dump") ||
+        has(head, n, "/*!40101 SET") || has(head, n, "/*M!999999"))
+        return EL_FMT_MYSQL;
+    if (has(head, n, "-- PostgreSQL database dump") ||
+        has(head, n, "SET standard_conforming_strings") ||
+        has(head, n, "pg_catalog.set_config(") || has(head, n, " FROM stdin;"))
+        return EL_FMT_POSTGRES;
+    if (has(head, n, "BEGIN TRANSACTION;") || has(head, n, "PRAGMA foreign_keys=OFF;"))
+        return EL_FMT_SQLITE;
+    if (!starts_like_sql(head, n))
+        return EL_FMT_AUTO;
+    if (has(head, n, "`") || has(head, n, "ENGINE="))
+        return EL_FMT_MYSQL;
+    if (has(head, n, "::") || has(head, n, "public.") || has(head, n, "OWNER TO"))
+        return EL_FMT_POSTGRES;
+    if (has(head, n, " VALUES("))
+        return EL_FMT_SQLITE;
+    return EL_FMT_MYSQL;
+}

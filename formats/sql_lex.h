@@ -1,0 +1,143 @@
+/*
+ * sql_lex.h - the SQL literal lexer shared by the mysql, postgres and sqlite
+ * dump readers, and the dump sniffer behind `--format auto`.
+ *
+ * The lexer turns a dump into tokens one at a time, straight from an
+ * el_input, holding only a fixed read block: strings, quoted identifiers,
+ * hex/bit literals and numbers are decoded into a caller-given el_buf (so a
+ * value lands directly in its column's buffer), comments and whitespace are
+ * skipped, and the end of each statement is a token of its own. Where the
+ * dialects disagree (backslash escapes, what "..." means, `#` comments,
+ * nested comments, dollar quoting, E'' strings, DELIMITER) the dialect given
+ * at creation decides:
+ *
+ *   mysql     '..' and ".." strings with backslash escapes and quote
+ *             doubling; `..` identifiers; 0x.. / X'..' hex, 0b.. / b'..'
+ *             bits; -- and # comments; conditional comments ("/" "*!40101
+ *             ..." and MariaDB's "*M!") are skipped like any block comment
+ *             (dumps put no rows in them); DELIMITER lines change the
+ *             statement terminator (stored procedure bodies).
+ *   postgres  '..' strings with doubling only; E'..' with backslash escapes;
+ *             $tag$..$tag$ bodies; ".." identifiers; nested block comments;
+ *             psql meta-command lines (\connect, \restrict) skipped.
+ *   sqlite    '..' strings with doubling; "..", [..] and `..` identifiers;
+ *             X'..' blobs.
+ *
+ * Value size: when a decoded token would not fit in its buffer (the buffer's
+ * own cap), the lexer still consumes the whole token, stores what fitted and
+ * sets tok.overflow, so the caller can reject the row and go on.
+ *
+ * Positions: line is 1-based, offset counts bytes of the decompressed
+ * stream; tok.line/tok.offset are where the token starts.
+ */
+#ifndef EL_SQL_LEX_H
+#define EL_SQL_LEX_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "formats/input.h"
+#include "formats/reader.h"
+
+/* The largest decoded value a dump reader accepts: one DynamoDB item. */
+#define EL_SQL_VALUE_MAX ((size_t)400 * 1024)
+
+typedef enum el_sql_dialect {
+    EL_SQL_MYSQL = 0,
+    EL_SQL_POSTGRES,
+    EL_SQL_SQLITE
+} el_sql_dialect;
+
+typedef enum el_sql_tok_kind {
+    EL_TOK_EOF = 0, /* end of input between statements */
+    EL_TOK_END,     /* statement terminator (';' or the DELIMITER) */
+    EL_TOK_WORD,    /* bare word: keyword or unquoted identifier; text in dst */
+    EL_TOK_QIDENT,  /* quoted identifier, decoded, in dst */
+    EL_TOK_STRING,  /* string literal, decoded, in dst */
+    EL_TOK_NUMBER,  /* unsigned number as written (digits, '.', exponent) */
+    EL_TOK_HEX,     /* 0x.. or X'..': the raw bytes, in dst */
+    EL_TOK_BITS,    /* 0b.. or b'..': its value as decimal text, in dst */
+    EL_TOK_PUNCT    /* any other single byte, in tok.punct */
+} el_sql_tok_kind;
+
+typedef struct el_sql_tok {
+    el_sql_tok_kind kind;
+    char punct;       /* EL_TOK_PUNCT: the byte */
+    bool overflow;    /* the decoded text did not fit in dst (rest dropped) */
+    bool invalid;     /* malformed literal (bad hex digit, bit overflow, bad
+                         \u escape): consumed to its end but unusable */
+    uint64_t line;    /* where the token starts */
+    uint64_t offset;
+} el_sql_tok;
+
+typedef struct el_sql_lex el_sql_lex;
+
+/* Creates a lexer reading `in` (not owned: it must outlive the lexer).
+ * EL_ENOMEM on failure, *out NULL. Free with el_sql_lex_free (NULL ok). */
+el_err el_sql_lex_new(el_input *in, el_sql_dialect dialect, el_sql_lex **out) EL_MUST_USE;
+void el_sql_lex_free(el_sql_lex *lex);
+
+/*
+ * Reads the next token. Its text (for the kinds that have one) is appended
+ * to dst; dst may be NULL to discard it (skipping a statement). Returns
+ * EL_OK, EL_ETRUNCATED when the input ends inside a string, identifier or
+ * comment (diag names where it started), EL_EPARSE for a malformed literal
+ * (bad hex digit), or the input's own error (EL_EIO, EL_ETRUNCATED).
+ */
+el_err el_sql_lex_next(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag) EL_MUST_USE;
+
+/* Consumes tokens, storing nothing, up to and including the end of the
+ * current statement (or EOF). *saw_eof tells which. */
+el_err el_sql_lex_skip_statement(el_sql_lex *lex, bool *saw_eof, el_diag *diag) EL_MUST_USE;
+
+/*
+ * Raw byte access for line formats embedded in a dump (COPY ... FROM stdin).
+ * getc consumes one byte; peekc looks at the byte `ahead` positions on
+ * (0..15) without consuming. Both give -1 at the end of input; an input error
+ * is returned as well (then *c is -1).
+ */
+el_err el_sql_lex_getc(el_sql_lex *lex, int *c, el_diag *diag) EL_MUST_USE;
+el_err el_sql_lex_peekc(el_sql_lex *lex, size_t ahead, int *c, el_diag *diag) EL_MUST_USE;
+
+/* Consumes bytes up to (not including) the first byte that is in `stops`
+ * (or the end of input), appending them to dst (NULL: discard). When dst's
+ * cap is reached *overflow is set and the rest of the run is dropped.
+ * Newlines consumed here are counted like any other. */
+el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bool *overflow,
+                             el_diag *diag) EL_MUST_USE;
+
+/* postgres: `SET standard_conforming_strings = off` (old pg_dump output)
+ * makes plain '..' strings take backslash escapes like E'..'. On by default. */
+void el_sql_lex_set_standard_strings(el_sql_lex *lex, bool on);
+
+/* Current position: the line of the next byte (1-based) and its offset. */
+uint64_t el_sql_lex_line(const el_sql_lex *lex);
+uint64_t el_sql_lex_offset(const el_sql_lex *lex);
+
+/* True when a dump-tool header comment ("-- MySQL dump", "-- MariaDB dump",
+ * "-- PostgreSQL database dump") was seen, and when its matching trailer
+ * ("-- Dump completed", "-- PostgreSQL database dump complete") was: a dump
+ * with a header and no trailer was cut short. */
+bool el_sql_lex_saw_header(const el_sql_lex *lex);
+bool el_sql_lex_saw_trailer(const el_sql_lex *lex);
+
+/* Case-insensitive comparison of a NUL-terminated word with a keyword. */
+bool el_sql_word_is(const char *word, const char *keyword);
+
+/* Appends the UTF-8 encoding of code point cp to dst; EL_EPARSE when cp is
+ * not a Unicode scalar value, else el_buf's errors. */
+el_err el_sql_put_utf8(el_buf *dst, uint32_t cp) EL_MUST_USE;
+
+/*
+ * Decides from the first bytes of a decompressed stream whether it is a
+ * mysqldump/mariadb-dump, pg_dump or sqlite3 .dump script. Returns
+ * EL_FMT_MYSQL, EL_FMT_POSTGRES or EL_FMT_SQLITE, or EL_FMT_AUTO when the
+ * bytes do not look like any of them (the caller then tries CSV). Pure:
+ * looks at head[0..n) only; 4 KB of head is plenty.
+ */
+el_format el_sql_sniff(const unsigned char *head, size_t n);
+
+#endif
