@@ -17,6 +17,7 @@
 #include <unistd.h>     /* write, fsync, close */
 #include <yajl/yajl_tree.h> /* reading it back */
 
+#include "common/json_guard.h"
 #include "common/buf.h"
 #include "formats/ddb_value.h"
 
@@ -149,7 +150,7 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
         return el_diag_set(diag, EL_EUSAGE, "cannot read checkpoint %s: %s", path,
                            strerror(errno));
     el_buf b;
-    el_buf_init(&b, (size_t)64 * 1024 * 1024);
+    el_buf_init(&b, EL_CHECKPOINT_MAX_BYTES);
     char tmp[8192];
     size_t n;
     el_err err = EL_OK;
@@ -160,9 +161,31 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
         el_buf_free(&b);
         return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is too large", path);
     }
-    char ebuf[256];
-    yajl_val root = yajl_tree_parse(el_buf_str(&b), ebuf, sizeof ebuf);
+    err = el_checkpoint_parse(el_buf_str(&b), b.len, path, out, diag);
     el_buf_free(&b);
+    return err;
+}
+
+el_err el_checkpoint_parse(const char *text, size_t len, const char *name,
+                           el_checkpoint **out, el_diag *diag)
+{
+    *out = NULL;
+    if (len > EL_CHECKPOINT_MAX_BYTES)
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is too large", name);
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(text, len, EL_JSON_MAX_DEPTH, 0, &g))
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", name, g.msg);
+    /* yajl's tree wants a NUL-terminated string */
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory reading checkpoint %s", name);
+    if (len)
+        memcpy(copy, text, len);
+    copy[len] = '\0';
+    char ebuf[256];
+    yajl_val root = yajl_tree_parse(copy, ebuf, sizeof ebuf);
+    free(copy);
     const char *why = NULL;
     el_checkpoint *cp = NULL;
     const char *ip[] = { "inputs", NULL }, *jp[] = { "job", NULL };
@@ -200,7 +223,7 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
     yajl_tree_free(root);
     if (why) {
         el_checkpoint_free(cp);
-        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", path, why);
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", name, why);
     }
     *out = cp;
     return EL_OK;
