@@ -19,7 +19,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgeload_test import edgeload_bin  # noqa: E402
+from edgeload_test import assert_no_sanitizer_report, edgeload_bin  # noqa: E402
 
 TIME = "/usr/bin/time"  # GNU time (Debian package "time")
 MB = 1024 * 1024
@@ -89,6 +89,7 @@ class Hostile(unittest.TestCase):
                 writer.join(10)
         with open(err_path, "rb") as f:
             stderr = f.read().decode("utf-8", "replace")
+        assert_no_sanitizer_report(stderr)
         with open(rss_path) as f:
             rss = int(f.read().split()[-1])
         print("  %s: exit %d, peak RSS %d KB, %.1f s" % (self.id().split(".")[-1],
