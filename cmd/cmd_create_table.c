@@ -118,7 +118,7 @@ int cmd_create_table(int argc, char **argv)
     el_err err = el_ddb_create_table(ddb, &ct, &d);
     if (err) {
         cli_error("%s", d.msg);
-        rc = err == EL_ETABLE ? EXIT_USAGE : EXIT_FATAL;
+        rc = cli_exit_code(err);
     } else {
         if (ct.index_name)
             fprintf(stderr, "edgeload: created table %s (%s, %s) with index %s (%s, %s), "

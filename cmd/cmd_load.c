@@ -18,7 +18,8 @@
 enum {
     O_DRY_RUN = MAPPING_OPT_END, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET,
     O_STATS_JSON, O_MAX_RETRY_TIME, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
-    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL
+    O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL,
+    O_OUTPUT, O_PART_ITEMS, O_PLAN
 };
 
 static const cli_opt opts[] = {
@@ -32,11 +33,14 @@ static const cli_opt opts[] = {
     { "stats-json", true, O_STATS_JSON },
     { "max-retry-time", true, O_MAX_RETRY_TIME },
     { "checkpoint", true, O_CHECKPOINT },
+    { "plan", true, O_PLAN },
     { "checkpoint-interval", true, O_CHECKPOINT_INTERVAL },
     { "resume", false, O_RESUME },
     { "max-wcu", true, O_MAX_WCU },
     { "progress", true, O_PROGRESS },
     { "progress-interval", true, O_PROGRESS_INTERVAL },
+    { "output", true, O_OUTPUT },
+    { "part-items", true, O_PART_ITEMS },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -46,10 +50,10 @@ static void help(void)
     fputs(
 "usage: edgeload load [OPTIONS] [INPUT...]\n"
 "\n"
-"Reads rows from each INPUT (a file, or - for standard input; .zst and .gz are\n"
-"decompressed), turns every row into one item and writes the items with\n"
-"BatchWriteItem (25 items a request, several requests in flight, unprocessed\n"
-"items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
+"Reads rows from each INPUT (a SQL dump, CSV or TSV file, or - for standard\n"
+"input; .zst and .gz are decompressed), turns every row into one item and\n"
+"writes the items with BatchWriteItem (25 items a request, several requests in\n"
+"flight, unprocessed items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
 "source, in order). Relative \"input\" paths are relative to the mapping file.\n"
 "\n"
 "Mapping (a file, or flags for one source):\n"
@@ -67,14 +71,35 @@ static void help(void)
 "  --all-columns            copy every column as an attribute (auto types)\n"
 "\n"
 "Input:\n"
-"  --format FORMAT          auto (default: from the name and first bytes), csv, tsv\n"
+"  --format FORMAT          auto (default: from the name and first bytes), csv,\n"
+"                           tsv, mysql (mysqldump/mariadb-dump), postgres (pg_dump\n"
+"                           plain), sqlite (sqlite3 .dump)\n"
+"  --source-table NAME      the table of a dump that holds several (or schema.name)\n"
 "  --delimiter CHAR         field delimiter (default , for csv, tab for tsv)\n"
 "  --null STRING            a field equal to STRING is NULL (default: an unquoted\n"
 "                           empty field is NULL, a quoted empty field is \"\")\n"
 "  --columns A,B,C          the file has no header row; these are its columns\n"
 "\n"
+"Hot targets (SPEC 5: a target whose fan-in reaches the threshold gets\n"
+"N = min(max-shards, ceil(fan-in / threshold)) index partitions KEY#0..KEY#N-1,\n"
+"shard = FNV-1a-64(index sort key) mod N, and a directory item PK=KEY, SK=#SHARDS):\n"
+"  --hot-threshold N        fan-in at which a target is sharded (every source with\n"
+"                           an index; default: the mapping's \"hot\", else none)\n"
+"  --max-shards N           most shards per target (default 32)\n"
+"  --plan FILE              shard counts from 'edgeload plan --plan-out FILE'\n"
+"                           (needed for standard input; without it, hot sources\n"
+"                           are read twice: a counting pass, then the load)\n"
+"\n"
 "Run:\n"
 "  --dry-run                print the items as DynamoDB JSON lines, write nothing\n"
+"  --output DIR             write the items to files for DynamoDB's import from S3\n"
+"                           instead of calling DynamoDB: DIR/data/part-NNNNN.json.zst\n"
+"                           (DynamoDB JSON lines, zstd) and DIR/manifest.json, written\n"
+"                           last; DIR must not hold the output of another run.\n"
+"                           Import with the S3 prefix of DIR/data/ (format\n"
+"                           DYNAMODB_JSON, compression ZSTD)\n"
+"  --part-items N           items per part file (default 4000000; a part also ends\n"
+"                           at 1 GiB of uncompressed JSON)\n"
 "  --rejects FILE           rejected rows as JSON lines (default\n"
 "                           edgeload-rejects.jsonl, created on the first reject)\n"
 "  --max-rejects N          abort when more than N rows are rejected (default: no limit)\n"
@@ -250,58 +275,13 @@ int cmd_load(int argc, char **argv)
         case -2: goto out;
         case 0: a.inputs[a.ninputs++] = arg; break;
         case O_HELP: help(); rc = 0; goto out;
-        case O_MAPPING: a.mapping_path = arg; break;
-        case O_TABLE: a.table = arg; break;
-        case O_PK: a.keys[0] = arg; a.any_flag = true; break;
-        case O_SK: a.keys[1] = arg; a.any_flag = true; break;
-        case O_INDEX_PK: a.keys[2] = arg; a.any_flag = true; break;
-        case O_INDEX_SK: a.keys[3] = arg; a.any_flag = true; break;
-        case O_NO_INDEX: a.no_index = true; a.any_flag = true; break;
-        case O_ALL_ATTRS: a.all_columns = true; a.any_flag = true; break;
-        case O_INDEX_NAME: a.index_name = arg; break;
-        case O_SOURCE_TABLE: a.source_table = arg; lo.reader.source_table = arg; break;
-        case O_ATTR:
-        case O_CONST: {
-            /* remember kind and spec in order: 'a' or 'c' then the text */
-            size_t len = strlen(arg);
-            char *s = malloc(len + 2);
-            if (!s) {
-                rc = EXIT_FATAL;
-                goto out;
-            }
-            s[0] = id == O_ATTR ? 'a' : 'c';
-            memcpy(s + 1, arg, len + 1);
-            attr_specs[nattr++] = s;
-            a.any_flag = true;
-            break;
-        }
-        case O_FORMAT:
-            if (el_format_parse(arg, &lo.reader.format)) {
-                cli_error("--format must be auto, csv, tsv, mysql, postgres or sqlite, not '%s'",
-                          arg);
-                goto out;
-            }
-            break;
-        case O_DELIMITER:
-            if (strcmp(arg, "\\t") == 0 || strcmp(arg, "tab") == 0)
-                arg = "\t";
-            if (strlen(arg) != 1) {
-                cli_error("--delimiter must be one character (or \\t), not '%s'", arg);
-                goto out;
-            }
-            lo.reader.delimiter = arg[0];
-            break;
-        case O_NULL: lo.reader.null_string = arg; break;
-        case O_COLUMNS:
-            a.columns = split_columns(arg, &a.ncolumns);
-            if (!a.columns) {
-                rc = EXIT_FATAL;
-                goto out;
-            }
-            lo.reader.columns = (const char *const *)a.columns;
-            lo.reader.ncolumns = a.ncolumns;
-            break;
         case O_DRY_RUN: lo.dry_run = true; break;
+        case O_OUTPUT: lo.output_dir = arg; break;
+        case O_PART_ITEMS:
+            if (!cli_parse_long("part-items", arg, 1, &n))
+                goto out;
+            lo.output_part_items = (uint64_t)n;
+            break;
         case O_REJECTS: rejects_path = arg; break;
         case O_MAX_REJECTS:
             if (!cli_parse_long("max-rejects", arg, 0, &max_rejects))
@@ -324,6 +304,7 @@ int cmd_load(int argc, char **argv)
                 goto out;
             break;
         case O_CHECKPOINT: lo.checkpoint_path = arg; break;
+        case O_PLAN: lo.plan_path = arg; break;
         case O_CHECKPOINT_INTERVAL:
             if (!cli_parse_double("checkpoint-interval", arg, 0.1, &lo.checkpoint_interval_s))
                 goto out;
@@ -343,13 +324,31 @@ int cmd_load(int argc, char **argv)
             if (!cli_parse_double("progress-interval", arg, 0.1, &pinterval))
                 goto out;
             break;
-        default: cli_aws_opt(&aws, id, arg); break;
+        default:
+            if (cli_aws_opt(&aws, id, arg))
+                break;
+            switch (mapping_opt(&a, &lo.reader, attr_specs, &nattr, id, arg)) {
+            case -2: rc = EXIT_FATAL; goto out;
+            case 1: break;
+            default: goto out;
+            }
         }
     }
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
         goto out;
-    if (!lo.dry_run) {
+    if (lo.output_dir && (lo.dry_run || lo.checkpoint_path || lo.resume)) {
+        cli_error("load: --output cannot be combined with %s",
+                  lo.dry_run ? "--dry-run" : "--checkpoint or --resume");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (lo.output_part_items && !lo.output_dir) {
+        cli_error("load: --part-items needs --output DIR");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!lo.dry_run && !lo.output_dir) {
         rc = EXIT_USAGE;
         if (!cli_connect(&aws, &cfg, &ddb))
             goto out;
@@ -418,9 +417,7 @@ out:
     for (size_t i = 0; i < nattr; i++)
         free(attr_specs[i]);
     free(attr_specs);
-    for (size_t i = 0; i < a.ncolumns; i++)
-        free(a.columns[i]);
-    free(a.columns);
+    mapping_args_free_columns(&a);
     free(a.inputs);
     el_rejects_free(rej);
     el_mapping_free(m);

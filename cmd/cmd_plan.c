@@ -16,19 +16,17 @@
 #include <string.h>    /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/mapping_opts.h"
 #include "common/buf.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
-enum { O_HELP = 1, O_MAPPING, O_HOT_THRESHOLD, O_MAX_SHARDS, O_PLAN_OUT, O_TOP, O_QUIET };
+enum { O_PLAN_OUT = MAPPING_OPT_END, O_TOP, O_QUIET };
 
 static const cli_opt opts[] = {
-    { "help", false, O_HELP },
-    { "mapping", true, O_MAPPING },
-    { "hot-threshold", true, O_HOT_THRESHOLD },
-    { "max-shards", true, O_MAX_SHARDS },
+    CLI_MAPPING_OPTS,
     { "plan-out", true, O_PLAN_OUT },
     { "top", true, O_TOP },
     { "quiet", false, O_QUIET },
@@ -84,6 +82,7 @@ typedef struct plan_run {
     el_mapping *m;
     src_count *sc;             /* one per mapping source */
     uint64_t warnings;
+    el_reader_opts cli_ro;     /* reader options from the command line */
 } plan_run;
 
 static char *resolve_path(const el_mapping *m, const char *path)
@@ -113,15 +112,7 @@ static void warn_reject(plan_run *r, const char *path, const el_diag *d)
 static int count_input(plan_run *r, src_count *sc, const char *path)
 {
     el_source *s = sc->src;
-    el_reader_opts ro = { 0 };
-    ro.format = s->format;
-    ro.delimiter = s->delimiter;
-    ro.null_string = s->null_string;
-    if (s->columns) {
-        ro.columns = (const char *const *)s->columns;
-        ro.ncolumns = s->ncolumns;
-    }
-    ro.source_table = s->source_table;
+    el_reader_opts ro = el_source_reader_opts(s, &r->cli_ro);
     el_reader *rd;
     el_diag d;
     el_diag_clear(&d);
@@ -346,17 +337,21 @@ int cmd_plan(int argc, char **argv)
 {
     cli_parser p;
     cli_parser_init(&p, "plan", argc, argv, opts);
-    const char *mapping_path = NULL, *plan_out = NULL;
-    long threshold = 0, max_shards = 0, top_n = DEFAULT_TOP;
+    const char *plan_out = NULL;
+    long top_n = DEFAULT_TOP;
     bool quiet = false;
+    mapping_args a = { 0 };
+    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
+    size_t nattr = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     size_t ninputs = 0;
     plan_run r = { 0 };
     el_plan_entry *top = NULL;
     int rc = EXIT_USAGE;
-    if (!inputs) {
+    if (!inputs || !attr_specs) {
         cli_error("out of memory");
-        return EXIT_FATAL;
+        rc = EXIT_FATAL;
+        goto out;
     }
     const char *arg;
     int id;
@@ -365,20 +360,6 @@ int cmd_plan(int argc, char **argv)
         case -2: goto out;
         case 0: inputs[ninputs++] = arg; break;
         case O_HELP: help(); rc = 0; goto out;
-        case O_MAPPING: mapping_path = arg; break;
-        case O_HOT_THRESHOLD:
-            if (!cli_parse_long("hot-threshold", arg, 1, &threshold))
-                goto out;
-            break;
-        case O_MAX_SHARDS:
-            if (!cli_parse_long("max-shards", arg, 2, &max_shards))
-                goto out;
-            if (max_shards > EL_MAX_MAX_SHARDS) {
-                cli_error("--max-shards must be at most %d, not %ld", EL_MAX_MAX_SHARDS,
-                          max_shards);
-                goto out;
-            }
-            break;
         case O_PLAN_OUT: plan_out = arg; break;
         case O_TOP:
             if (!cli_parse_long("top", arg, 0, &top_n))
@@ -389,35 +370,21 @@ int cmd_plan(int argc, char **argv)
             }
             break;
         case O_QUIET: quiet = true; break;
-        default: goto out;
+        default: {
+            int handled = mapping_opt(&a, &r.cli_ro, attr_specs, &nattr, id, arg);
+            if (handled == -2) {
+                rc = EXIT_FATAL;
+                goto out;
+            }
+            if (handled <= 0)
+                goto out;
+        }
         }
     }
-    if (!mapping_path) {
-        cli_error("plan: give the mapping with --mapping FILE (single-source flags such as "
-                  "--pk/--sk are not supported by plan yet)");
+    r.m = build_mapping(&a, attr_specs, nattr, &rc);
+    if (!r.m)
         goto out;
-    }
-    el_diag d;
-    el_diag_clear(&d);
-    if (el_mapping_load_file(mapping_path, &r.m, &d)) {
-        cli_error("%s", d.msg);
-        goto out;
-    }
-    for (size_t i = 0; i < r.m->nsources; i++) {
-        el_source *s = r.m->sources[i];
-        if (!s->index)
-            continue;
-        if (threshold)
-            s->hot_threshold = (uint64_t)threshold;
-        if (max_shards)
-            s->max_shards = (size_t)max_shards;
-        else if (s->hot_threshold && !s->max_shards)
-            s->max_shards = EL_DEFAULT_MAX_SHARDS;
-    }
-    if (el_mapping_check(r.m, &d)) {
-        cli_error("%s", d.msg);
-        goto out;
-    }
+    rc = EXIT_USAGE;
     r.sc = calloc(r.m->nsources, sizeof *r.sc);
     top = calloc(top_n ? (size_t)top_n : 1, sizeof *top);
     rc = EXIT_FATAL;
@@ -458,5 +425,9 @@ out:
     free(top);
     el_mapping_free(r.m);
     free(inputs);
+    for (size_t i = 0; i < nattr; i++)
+        free(attr_specs[i]);
+    free(attr_specs);
+    mapping_args_free_columns(&a);
     return rc;
 }

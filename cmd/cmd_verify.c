@@ -17,7 +17,7 @@
 
 enum {
     O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
-    O_CONCURRENCY
+    O_CONCURRENCY, O_PLAN
 };
 
 static const cli_opt opts[] = {
@@ -30,6 +30,7 @@ static const cli_opt opts[] = {
     { "quiet", false, O_QUIET },
     { "max-retry-time", true, O_MAX_RETRY_TIME },
     { "concurrency", true, O_CONCURRENCY },
+    { "plan", true, O_PLAN },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -77,6 +78,9 @@ static void help(void)
 "                           \"actual\":..}}} (default " DEFAULT_REPORT ";\n"
 "                           written on every run, empty when all match)\n"
 "  --show N                 mismatches printed (default 10)\n"
+"  --hot-threshold N, --max-shards N, --plan FILE\n"
+"                           the hot-target settings the load used, so sharded\n"
+"                           index keys are expected where load put them\n"
 "  --concurrency N          BatchGetItem requests in flight (default 8); the\n"
 "                           --reverse Queries go one at a time\n"
 "  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
@@ -249,6 +253,7 @@ int cmd_verify(int argc, char **argv)
             if (!cli_parse_double("max-retry-time", arg, 0, &vo.max_retry_time_s))
                 goto out;
             break;
+        case O_PLAN: vo.plan_path = arg; break;
         case O_CONCURRENCY:
             if (!cli_parse_long("concurrency", arg, 1, &n))
                 goto out;

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 {
     fputs("usage: edgeload COMMAND [OPTIONS] [INPUT...]\n"
           "\n"
-          "Load relational rows (CSV/TSV) into DynamoDB in the adjacency-list shape:\n"
+          "Load relational rows (SQL dumps, CSV, TSV) into DynamoDB in the adjacency-list\n"
+          "shape:\n"
           "one item per row with PK/SK from templates, and the inverted index keys\n"
           "(GSI1PK = SK, GSI1SK = PK) so both directions are one Query.\n"
           "\n"

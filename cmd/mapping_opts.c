@@ -115,6 +115,17 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
         ro->columns = (const char *const *)a->columns;
         ro->ncolumns = a->ncolumns;
         return 1;
+    case O_HOT_THRESHOLD:
+        return cli_parse_long("hot-threshold", arg, 1, &a->hot_threshold) ? 1 : -1;
+    case O_MAX_SHARDS:
+        if (!cli_parse_long("max-shards", arg, 2, &a->max_shards))
+            return -1;
+        if (a->max_shards > EL_MAX_MAX_SHARDS) {
+            cli_error("--max-shards must be at most %d, not %ld", EL_MAX_MAX_SHARDS,
+                      a->max_shards);
+            return -1;
+        }
+        return 1;
     default:
         return 0;
     }
@@ -128,6 +139,11 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
     el_diag d;
     el_diag_clear(&d);
     *rc = EXIT_USAGE;
+    if (!a->mapping_path && !a->any_flag) {
+        cli_error("no mapping: give --mapping FILE, or --table, --pk and --sk (and --attr...) "
+                  "for one source");
+        return NULL;
+    }
     if (a->mapping_path) {
         if (a->any_flag) {
             cli_error("give the mapping either with --mapping or with --pk/--sk/--attr... "
@@ -193,6 +209,17 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
         m->index_name = strdup(a->index_name);
         m->index_pk_attr = strdup(pk);
         m->index_sk_attr = strdup(sk);
+    }
+    for (size_t i = 0; i < m->nsources; i++) {
+        el_source *s = m->sources[i];
+        if (!s->index)
+            continue;
+        if (a->hot_threshold)
+            s->hot_threshold = (uint64_t)a->hot_threshold;
+        if (a->max_shards)
+            s->max_shards = (size_t)a->max_shards;
+        else if (s->hot_threshold && !s->max_shards)
+            s->max_shards = EL_DEFAULT_MAX_SHARDS;
     }
     if (el_mapping_check(m, &d)) {
         cli_error("%s", d.msg);

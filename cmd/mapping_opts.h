@@ -21,7 +21,7 @@
 enum {
     O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
     O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_ALL_ATTRS,
+    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS,
     MAPPING_OPT_END
 };
 
@@ -42,7 +42,9 @@ enum {
     { "format", true, O_FORMAT },                          \
     { "delimiter", true, O_DELIMITER },                    \
     { "null", true, O_NULL },                              \
-    { "columns", true, O_COLUMNS }
+    { "columns", true, O_COLUMNS },                        \
+    { "hot-threshold", true, O_HOT_THRESHOLD },            \
+    { "max-shards", true, O_MAX_SHARDS }
 
 /* The mapping flags as given; strings borrowed from argv unless noted. */
 typedef struct mapping_args {
@@ -53,10 +55,13 @@ typedef struct mapping_args {
     size_t ninputs;
     char **columns;            /* --columns, owned: free with mapping_args_free_columns */
     size_t ncolumns;
+    long hot_threshold;        /* --hot-threshold: every indexed source; 0 = as mapped */
+    long max_shards;           /* --max-shards: likewise */
 } mapping_args;
 
 /*
- * Builds the mapping from --mapping and/or the single-source flags.
+ * Builds the mapping from --mapping and/or the single-source flags, then
+ * applies --hot-threshold/--max-shards to every source that writes the index.
  * attr_specs[i] is 'a' (--attr) or 'c' (--const) followed by the option's
  * text, in command-line order. Prints the error and returns NULL with *rc
  * the exit status (2 usage, 1 out of memory); else *rc is 0 and the caller

@@ -80,11 +80,11 @@ void progress_report(const el_progress *snap, void *user)
             fprintf(stderr, " | %.0f%% ETA %s", frac * 100, etas);
         p->drew_bar = true;
     } else {
-        fprintf(stderr, "edgeload: progress rows=%llu items=%llu items_per_s=%.0f "
-                "wcu_per_s=%.0f throttled=%llu retries=%llu rejected=%llu",
-                (unsigned long long)st->rows_read, (unsigned long long)st->items_written, ips,
-                wps, (unsigned long long)st->throttled, (unsigned long long)st->retries,
-                (unsigned long long)st->rejected);
+        fprintf(stderr, "edgeload: progress elapsed=%.1f rows=%llu items=%llu items_per_s=%.0f "
+                "wcu=%.0f wcu_per_s=%.0f throttled=%llu retries=%llu rejected=%llu",
+                elapsed, (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
+                ips, st->wcu_consumed, wps, (unsigned long long)st->throttled,
+                (unsigned long long)st->retries, (unsigned long long)st->rejected);
         if (frac >= 0)
             fprintf(stderr, " done=%.1f%% eta=%s", frac * 100, etas);
         fputc('\n', stderr);

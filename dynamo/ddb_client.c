@@ -489,7 +489,10 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
     if (res->http_status == 0)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s", op,
                            ddb->cfg->endpoint, res->message);
-    return el_diag_set(diag, EL_ESERVICE, "%s failed: %s%s%s%s%s%s", op,
+    /* a refused request (ValidationException: a bad table name, ...) is
+     * the user's to fix, like any other usage error */
+    el_err err = res->outcome == EL_DDB_REJECTED ? EL_EUSAGE : EL_ESERVICE;
+    return el_diag_set(diag, err, "%s failed: %s%s%s%s%s%s", op,
                        res->error_type[0] ? res->error_type : "",
                        res->error_type[0] ? ": " : "", res->message,
                        res->request_id[0] ? " (request id " : "", res->request_id,

@@ -8,12 +8,15 @@
  * what gives every row its line number and byte offset: a record starts on
  * the line fed while libcsv's state was ROW_NOT_BEGUN.
  *
+ * TSV has no quoting at all (see open).
+ *
  * NULL follows PostgreSQL's CSV convention: an unquoted empty field is NULL,
  * a quoted empty field ("") is the empty string. With --null STRING, a field
  * equal to STRING is NULL and empty fields are empty strings.
  *
- * A field longer than EL_CSV_MAX_FIELD stops the input with EL_ELIMIT: libcsv
- * would otherwise buffer a 10 GB line whole.
+ * A field longer than EL_CSV_MAX_FIELD makes its row a reject, and libcsv's
+ * buffer is cut back as it grows, so a 10 GB line costs no more memory than
+ * a 400 KB one.
  */
 #include "formats/reader.h"
 
@@ -37,6 +40,7 @@ typedef struct fld {
 typedef struct rec {
     size_t first, n;     /* fields [first, first+n) */
     uint64_t line, offset;
+    size_t long_col;     /* 1-based column of a field over the limit, 0 = none */
 } rec;
 
 typedef struct csv_rd {
@@ -63,6 +67,9 @@ typedef struct csv_rd {
     size_t cur_first;     /* first field of the record in progress */
     uint64_t cur_line, cur_offset;
     bool oom;
+    size_t cur_long_col;  /* record in progress: 1-based column of a field over the
+                             limit, 0 = none */
+    bool open_field_long; /* the field being parsed was cut back at the limit */
 
     el_value *vals;
     size_t capvals;
@@ -82,6 +89,14 @@ static void on_field(void *s, size_t len, void *ctx)
         r->capflds = cap;
     }
     fld *f = &r->flds[r->nflds++];
+    /* A field over the limit is kept empty and makes its record a reject;
+     * feed() has already discarded what libcsv buffered beyond the limit. */
+    if (len > EL_CSV_MAX_FIELD || r->open_field_long) {
+        if (!r->cur_long_col)
+            r->cur_long_col = r->nflds - r->cur_first;
+        r->open_field_long = false;
+        len = 0;
+    }
     f->off = r->data.len;
     f->len = s ? len : 0;
     f->null = s == NULL;
@@ -107,8 +122,9 @@ static void on_record(int c, void *ctx)
         r->caprecs = cap;
     }
     r->recs[r->nrecs++] = (rec){ r->cur_first, r->nflds - r->cur_first, r->cur_line,
-                                 r->cur_offset };
+                                 r->cur_offset, r->cur_long_col };
     r->cur_first = r->nflds;
+    r->cur_long_col = 0;
 }
 
 /* Drops the records already handed out, keeping the one in progress. */
@@ -130,6 +146,14 @@ static void compact(csv_rd *r)
     r->nflds = nkeep;
     r->cur_first = 0;
     r->nrecs = r->head = 0;
+}
+
+/* RFC 4180: spaces are part of a field. libcsv trims blanks around
+ * unquoted fields unless told that nothing is a space. */
+static int no_space(unsigned char c)
+{
+    (void)c;
+    return 0;
 }
 
 /* Feeds the next segment (through the next '\n', or to the chunk's end). */
@@ -168,11 +192,15 @@ static el_err feed(csv_rd *r, el_diag *diag)
     r->at_line_start = nl != NULL;
     if (nl)
         r->lines_fed++;
-    if (r->parser.entry_pos > EL_CSV_MAX_FIELD)
-        return el_diag_at(diag, EL_ELIMIT, r->cur_line, r->nflds - r->cur_first + 1,
-                          r->cur_offset,
-                          "field longer than %u bytes (no DynamoDB item can hold it; "
-                          "unbalanced quote?)", EL_CSV_MAX_FIELD);
+    if (r->parser.entry_pos > EL_CSV_MAX_FIELD) {
+        /* Memory stays bounded whatever the field's length (a 10 GB line,
+         * an unbalanced quote): what libcsv holds of it is dropped and the
+         * field marked, so its row becomes a reject (or, for an open quote
+         * at the end of the input, a truncation error). libcsv's parser
+         * struct is public and entry_pos is its fill level. */
+        r->parser.entry_pos = 0;
+        r->open_field_long = true;
+    }
     return EL_OK;
 }
 
@@ -213,6 +241,10 @@ static el_err read_header(csv_rd *r, el_diag *diag)
     if (err)
         return err;
     rec *h = &r->recs[r->head++];
+    if (h->long_col)
+        return el_diag_at(diag, EL_ELIMIT, h->line, h->long_col, h->offset,
+                          "header column %zu is longer than %u bytes (unbalanced quote?)",
+                          h->long_col, EL_CSV_MAX_FIELD);
     if (h->n > EL_CSV_MAX_COLUMNS)
         return el_diag_at(diag, EL_ELIMIT, h->line, 0, h->offset,
                           "header has %zu columns, more than the %u allowed", h->n,
@@ -283,6 +315,14 @@ static el_err csv_next(void *self, el_row *row, el_diag *diag)
     row->ncols = q->n; /* on a wrong count, the rejects file shows what was read */
     row->line = q->line;
     row->offset = q->offset;
+    if (q->long_col) {
+        size_t c = q->long_col;
+        return el_diag_at(diag, EL_EREJECT, q->line, c, q->offset,
+                          "value of column %s%s%s is longer than %u bytes: no DynamoDB item "
+                          "(400 KB) can hold it", c <= want ? "'" : "",
+                          c <= want ? r->schema.names[c - 1] : "beyond the header",
+                          c <= want ? "'" : "", EL_CSV_MAX_FIELD);
+    }
     if (q->n != want) {
         if (q->n < want)
             return el_diag_at(diag, EL_EREJECT, q->line, q->n + 1, q->offset,
@@ -343,6 +383,15 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     bool tsv = opts->format == EL_FMT_TSV;
     char delim = opts->delimiter ? opts->delimiter : (tsv ? '\t' : ',');
     csv_set_delim(&r->parser, (unsigned char)delim);
+    /* TSV (IANA text/tab-separated-values, `mysql -B`, psql's unaligned
+     * output) has no quoting: a value may start with '"'. libcsv always has a
+     * quote character, so TSV gets 0xFF, a byte valid UTF-8 never holds. */
+    if (tsv)
+        csv_set_quote(&r->parser, 0xFF);
+    csv_set_space_func(&r->parser, no_space);
+    /* libcsv grows its field buffer linearly by this much (default 128 bytes,
+     * which makes a 400 KB field cost thousands of reallocs). */
+    csv_set_blk_size(&r->parser, READ_CHUNK);
     if (opts->null_string) {
         r->null_string = strdup(opts->null_string);
         r->null_len = strlen(opts->null_string);

@@ -58,7 +58,7 @@ el_err el_ddb_number_put(el_buf *out, const char *s, size_t len, size_t *size,
     size_t i = 0;
     if (len && (s[0] == '+' || s[0] == '-'))
         i++;
-    size_t start = s[0] == '+' ? 1 : 0;
+    size_t start = len && s[0] == '+' ? 1 : 0;
     size_t int_digits = 0, frac_digits = 0;
     long first_nz = -1, last_nz = -1; /* positions among all mantissa digits */
     long ndig = 0;
@@ -169,6 +169,17 @@ int64_t el_days_from_civil(int64_t y, unsigned m, unsigned d)
     return era * 146097 + (int64_t)doe - 719468;
 }
 
+static bool is_leap(int64_t y)
+{
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+    static const int days[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    return m == 2 && is_leap(y) ? 29 : days[m - 1];
+}
+
 static bool digits(const char *s, size_t len, size_t *i, size_t n, int *out)
 {
     int v = 0;
@@ -210,7 +221,7 @@ bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
     if (i >= len || s[i++] != '-' || !digits(s, len, &i, 2, &mo) || i >= len ||
         s[i++] != '-' || !digits(s, len, &i, 2, &d))
         return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > 31) {
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(neg_year ? -(int64_t)y : y, mo)) {
         *why = "date out of range";
         return false;
     }
@@ -232,7 +243,7 @@ bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
                     return false;
             }
         }
-        if (h > 24 || mi > 59 || sec > 60) {
+        if (h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi || sec))) {
             *why = "time out of range";
             return false;
         }
@@ -257,6 +268,10 @@ bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
                 if (!digits(s, len, &i, 2, &os))
                     return false;
             }
+        }
+        if (oh > 23 || om > 59 || os > 59) {
+            *why = "time zone offset out of range";
+            return false;
         }
         off = sign * ((int64_t)oh * 3600 + om * 60 + os);
     }

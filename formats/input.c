@@ -55,7 +55,7 @@ void el_input_free(el_input *in)
 {
     if (!in)
         return;
-    if (in->fd > 0)
+    if (in->fd >= 0)
         close(in->fd);
     ZSTD_freeDStream(in->zs);
     if (in->gz_live)

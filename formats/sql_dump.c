@@ -430,20 +430,29 @@ out:
 
 /* ------------------------------------------------------ table choice */
 
-static const table_def *find_def(const el_sql_dump *d, const char *schema, const char *name)
+static const table_def *find_def_as(const el_sql_dump *d, const char *schema,
+                                    const char *name, bool fold)
 {
     const table_def *hit = NULL;
     for (size_t i = 0; i < d->ndefs; i++) {
         const table_def *t = &d->defs[i];
-        if (strcmp(t->name, name) != 0)
+        if (fold ? !ieq(t->name, name) : strcmp(t->name, name) != 0)
             continue;
-        if (schema && t->schema && strcmp(schema, t->schema) != 0)
+        if (schema && t->schema && (fold ? !ieq(schema, t->schema) : strcmp(schema, t->schema) != 0))
             continue;
         hit = t;
         if ((schema == NULL) == (t->schema == NULL))
             break;
     }
     return hit;
+}
+
+/* The CREATE TABLE of a table: exact names first, then case-folded (an
+ * unquoted name in one statement, a quoted one in another). */
+static const table_def *find_def(const el_sql_dump *d, const char *schema, const char *name)
+{
+    const table_def *t = find_def_as(d, schema, name, false);
+    return t ? t : find_def_as(d, schema, name, true);
 }
 
 static el_err note_seen(el_sql_dump *d, const char *schema, const char *name)
@@ -1162,7 +1171,6 @@ static el_err next_tuple(el_sql_dump *d, el_row *row, el_diag *diag)
     size_t i = 0, bad_col = NO_COL;
     const char *why = NULL;
     el_sql_tok after;
-    /* empty tuple "()" */
     for (;;) {
         size_t col = i < d->nmap ? d->map[i] : NO_COL;
         el_buf *dst = col != NO_COL ? &d->vals[col] : &d->scratch;

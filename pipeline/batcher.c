@@ -29,6 +29,8 @@ struct el_batcher {
     size_t win_cap, head, tail, live, max;
     el_item **retry;
     size_t nretry, retry_cap;
+    uint64_t tmp[SCAN_LIMIT];  /* keys held only during one spreading scan */
+    size_t ntmp;
 };
 
 el_batcher *el_batcher_new(size_t window_max)
@@ -101,10 +103,10 @@ static el_err hold(el_batcher *b, uint64_t h)
     return EL_OK;
 }
 
-void el_batcher_release(el_batcher *b, const el_item *it)
+static void release_hash(el_batcher *b, uint64_t hash)
 {
     size_t mask = b->held_cap - 1;
-    size_t i = find(b, it->hash);
+    size_t i = find(b, hash);
     if (!b->held[i].count)
         return;
     if (--b->held[i].count)
@@ -124,6 +126,11 @@ void el_batcher_release(el_batcher *b, const el_item *it)
         i = j;
     }
     b->held[i].count = 0;
+}
+
+void el_batcher_release(el_batcher *b, const el_item *it)
+{
+    release_hash(b, it->hash);
 }
 
 bool el_batcher_has_room(const el_batcher *b)
@@ -174,43 +181,69 @@ static bool same_key(const el_item *a, const el_item *c)
            memcmp(el_item_key(a), el_item_key(c), a->key_len) == 0;
 }
 
-size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
-                       el_item **out, el_item **superseded, size_t *nsuperseded,
-                       size_t *blocked_dups)
+static bool in_set(const uint64_t *set, size_t n, uint64_t h)
 {
-    size_t n = 0, bytes = 0;
-    *nsuperseded = 0;
-    *blocked_dups = 0;
-    /* due retries first: they already hold their keys */
-    for (size_t i = 0; i < b->nretry && n < max_items;) {
-        el_item *it = b->retry[i];
-        if (it->not_before <= now && bytes + it->json_len + 64 <= max_bytes) {
-            out[n++] = it;
-            bytes += it->json_len + 64;
-            b->retry[i] = b->retry[--b->nretry];
-        } else {
-            i++;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == h)
+            return true;
+    return false;
+}
+
+/* One batch being formed: its items and the partition keys they touch. */
+typedef struct forming {
+    el_item **out;
+    size_t n, max_items, bytes, max_bytes, first_new;
+    uint64_t pks[EL_DDB_BATCH_ITEMS * 2];   /* base-table and index partition keys */
+    size_t npks;
+} forming;
+
+static void note_pks(forming *f, const el_item *it)
+{
+    if (f->npks < sizeof f->pks / sizeof *f->pks)
+        f->pks[f->npks++] = it->pk_hash;
+    if (it->ipk_hash && f->npks < sizeof f->pks / sizeof *f->pks)
+        f->pks[f->npks++] = it->ipk_hash;
+}
+
+/*
+ * One scan of the window. With spread, an item whose base-table or index
+ * partition key is already in the batch is passed over (and its key held
+ * for the rest of the scan, so no later row of that key overtakes it), to
+ * be taken by a later batch or by the second, non-spreading scan.
+ * Returns true when it passed something over.
+ */
+static bool scan(el_batcher *b, forming *f, bool spread, el_item **superseded,
+                 size_t *nsuperseded, size_t *blocked_dups)
+{
     size_t scanned = 0;
-    size_t first_new = n;
-    for (size_t i = b->head; i < b->tail && n < max_items && scanned < SCAN_LIMIT; i++) {
+    bool passed = false;
+    for (size_t i = b->head; i < b->tail && f->n < f->max_items && scanned < SCAN_LIMIT; i++) {
         el_item *it = b->win[i];
         if (!it)
             continue;
         scanned++;
         /* a later row of a key already in this batch replaces it */
         size_t dup = (size_t)-1;
-        for (size_t k = first_new; k < n; k++)
-            if (same_key(out[k], it)) {
+        for (size_t k = f->first_new; k < f->n; k++)
+            if (same_key(f->out[k], it)) {
                 dup = k;
                 break;
             }
         if (dup != (size_t)-1) {
-            superseded[(*nsuperseded)++] = out[dup];
-            bytes -= out[dup]->json_len + 64;
-            out[dup] = it;
-            bytes += it->json_len + 64;
+            /* superseded[] has room for max_items, and replacing a row by a
+             * larger one must keep the batch within max_bytes. Otherwise stop
+             * here: this row then waits for the key, and lands after it. */
+            if (*nsuperseded == f->max_items ||
+                f->bytes - (f->out[dup]->json_len + 64) + it->json_len + 64 > f->max_bytes)
+                break;
+            superseded[(*nsuperseded)++] = f->out[dup];
+            if (!it->dup_counted) { /* a repeated row counts once */
+                it->dup_counted = 1;
+                (*blocked_dups)++;
+            }
+            f->bytes -= f->out[dup]->json_len + 64;
+            f->out[dup] = it;
+            f->bytes += it->json_len + 64;
             b->win[i] = NULL;
             b->live--;
             continue;
@@ -222,16 +255,58 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
             }
             continue;
         }
-        if (bytes + it->json_len + 64 > max_bytes)
+        if (spread && (in_set(f->pks, f->npks, it->pk_hash) ||
+                       (it->ipk_hash && in_set(f->pks, f->npks, it->ipk_hash)))) {
+            if (b->ntmp < SCAN_LIMIT && hold(b, it->hash) == EL_OK) {
+                b->tmp[b->ntmp++] = it->hash;
+                passed = true;
+            }
+            continue;
+        }
+        if (f->bytes + it->json_len + 64 > f->max_bytes)
             break;
-        out[n++] = it;
-        bytes += it->json_len + 64;
+        f->out[f->n++] = it;
+        f->bytes += it->json_len + 64;
+        note_pks(f, it);
         b->win[i] = NULL;
         b->live--;
     }
-    /* new items take their keys (after the loop, so in-batch duplicates are
+    return passed;
+}
+
+size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
+                       el_item **out, el_item **superseded, size_t *nsuperseded,
+                       size_t *blocked_dups)
+{
+    forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes };
+    *nsuperseded = 0;
+    *blocked_dups = 0;
+    /* due retries first: they already hold their keys */
+    for (size_t i = 0; i < b->nretry && f.n < max_items;) {
+        el_item *it = b->retry[i];
+        if (it->not_before <= now && f.bytes + it->json_len + 64 <= max_bytes) {
+            out[f.n++] = it;
+            f.bytes += it->json_len + 64;
+            note_pks(&f, it);
+            b->retry[i] = b->retry[--b->nretry];
+        } else {
+            i++;
+        }
+    }
+    f.first_new = f.n;
+    /* First spread the batch over as many partition keys as the window
+     * offers (DynamoDB's guidance for uploads: sorted input must not hit
+     * one partition at a time); then, if room is left, fill it with what
+     * was passed over, since only keys already in the batch are waiting. */
+    bool passed = scan(b, &f, true, superseded, nsuperseded, blocked_dups);
+    while (b->ntmp)
+        release_hash(b, b->tmp[--b->ntmp]);
+    if (passed && f.n < max_items)
+        scan(b, &f, false, superseded, nsuperseded, blocked_dups);
+    size_t n = f.n;
+    /* new items take their keys (after the scans, so in-batch duplicates are
      * resolved by replacement rather than blocking) */
-    for (size_t k = first_new; k < n; k++)
+    for (size_t k = f.first_new; k < n; k++)
         if (hold(b, out[k]->hash)) {
             /* out of memory for the key table: send fewer items this time */
             for (size_t j = k; j < n; j++) {

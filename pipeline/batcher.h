@@ -9,7 +9,11 @@
  *    meet, the later row wins and the earlier is reported as superseded (a
  *    duplicate);
  *  - an item whose key is held by an earlier item waits until that item is
- *    done, so the later row always lands last, whatever the concurrency.
+ *    done, so the later row always lands last, whatever the concurrency;
+ *  - items are spread over partition keys: a batch takes at most one item
+ *    per base-table partition key and per index partition key while items
+ *    of other keys wait in the window, and only then fills up with more of
+ *    the same keys (interleaving, SPEC §5).
  * Retries (UnprocessedItems) keep their key held and go first once due.
  *
  * Pure data structure: no threads, no I/O; the network stage owns it.
@@ -46,9 +50,10 @@ el_err el_batcher_retry(el_batcher *b, el_item *it) EL_MUST_USE;
  * order. Writes up to max_items item pointers to out and returns how many.
  * Items superseded by a later row of the same key in this batch go to
  * superseded[] (*nsuperseded; room for max_items), already released: the
- * caller acknowledges them as duplicates. Items skipped because their key is
- * held elsewhere are counted in *blocked_dups the first time they are
- * skipped (a later row of a key already being written is a duplicate row).
+ * caller acknowledges them as duplicates. *blocked_dups counts the rows found
+ * to repeat the key of an earlier row still pending (held elsewhere, or
+ * replacing it in this batch), each row once over all calls: the
+ * "duplicates" figure of the summary.
  */
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
                        el_item **out, el_item **superseded, size_t *nsuperseded,

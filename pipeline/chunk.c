@@ -7,6 +7,7 @@
 #include "pipeline/chunk.h"
 
 #include <stdlib.h>  /* calloc, realloc, free */
+#include <string.h>  /* strlen: the partition key ends at the key's NUL */
 
 /* A chunk never holds more than this much JSON: bounded memory per chunk. */
 #define CHUNK_MAX_BYTES (64u * 1024u * 1024u)
@@ -57,6 +58,7 @@ el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t si
         c->start_offset = offset;
     c->end_offset = offset + 1;
     it->hash = el_fnv1a64(c->keys.data + key_mark, it->key_len);
+    it->pk_hash = el_fnv1a64(c->keys.data + key_mark, strlen(c->keys.data + key_mark));
     c->unacked++;
     return EL_OK;
 }

@@ -26,6 +26,8 @@ typedef struct el_item {
     uint32_t size;               /* DynamoDB item size */
     uint32_t attempts;           /* sends so far that did not write it */
     uint64_t hash;               /* FNV-1a-64 of the key */
+    uint64_t pk_hash;            /* of the partition key alone (interleaving) */
+    uint64_t ipk_hash;           /* of the index partition key, 0 = none */
     uint64_t line;               /* input line, for rejects */
     uint64_t offset;             /* input byte offset of the row */
     double not_before;           /* earliest time to resend (ms, monotonic) */

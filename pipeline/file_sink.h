@@ -28,18 +28,41 @@ typedef struct el_file_sink_opts {
     const char *table;          /* recorded in the manifest */
 } el_file_sink_opts;
 
+/*
+ * Creates DIR (and DIR/data) if missing. Fails with EL_EUSAGE when DIR
+ * already holds a manifest.json or data/part-* files (the output of another
+ * run; two runs never mix in one directory), EL_EIO when the directory
+ * cannot be created. On failure *out is NULL. Nothing is written to DIR/data
+ * until the first put.
+ */
 el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out,
                         el_diag *diag) EL_MUST_USE;
 
-/* Appends one item; item_json is the item's attribute map ({"PK":{"S":..},..}). */
+/*
+ * Appends one item; item_json is the item's attribute map ({"PK":{"S":..},..}),
+ * copied (the caller keeps it). The line goes to the open part, or to a new
+ * part when the open one would exceed part_max_items or part_max_bytes (a
+ * part always takes at least one item). EL_EIO on a write failure (diag names
+ * the file); after any failure the sink refuses further puts and finish.
+ */
 el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len,
                         el_diag *diag) EL_MUST_USE;
 
-/* Closes the last part and writes the manifest. */
+/* Closes the last part and writes DIR/manifest.json (format, compression,
+ * table, item_count, and per part its path, items, bytes, uncompressed_bytes
+ * and sha256 of the file). With no item put, the manifest lists no part.
+ * Calling it again after success does nothing. */
 el_err el_file_sink_finish(el_file_sink *s, el_diag *diag) EL_MUST_USE;
 
+/* Items put so far (the open part included). */
 uint64_t el_file_sink_items(const el_file_sink *s);
 
+/* Parts closed and renamed to their final names so far. */
+size_t el_file_sink_parts(const el_file_sink *s);
+
+/* Frees the sink; s may be NULL. Without a successful finish, the open
+ * part's temporary file is removed and no manifest is written (parts already
+ * closed stay, complete but unlisted). */
 void el_file_sink_free(el_file_sink *s);
 
 #endif

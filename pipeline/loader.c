@@ -27,9 +27,13 @@
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/fanin.h"
+#include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
 #include "pipeline/ratectl.h"
+#include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
 #define QUEUE_CHUNKS 32
@@ -50,6 +54,7 @@ typedef struct input_ctx {
     bool resume_done;         /* the earlier run finished this input */
     atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
     uint64_t raw_size;        /* input size, 0 when unknown */
+    el_reader_opts ropts;     /* how it was opened (to count fan-in in a second pass) */
 } input_ctx;
 
 typedef struct run {
@@ -68,6 +73,7 @@ typedef struct run {
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
+    el_plan *plan;              /* hot keys and their shard counts, or NULL */
     CURLM *multi;               /* network stage's handle, set before `hungry` */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
 } run;
@@ -183,6 +189,8 @@ static void read_one(run *r, size_t idx)
         fail(r, EL_ENOMEM, &d);
         return;
     }
+    if (r->plan)
+        el_transform_set_plan(t, r->plan, el_plan_find_source(r->plan, in->src->name));
     el_chunk *c = el_chunk_new(idx);
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;
@@ -227,8 +235,13 @@ static void read_one(run *r, size_t idx)
         }
         if (!err) {
             err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
-            if (!err)
-                c->items[c->nitems - 1].indexed = in->src->index;
+            if (!err) {
+                el_item *it = &c->items[c->nitems - 1];
+                size_t ipk_len;
+                const char *ipk = el_transform_last_index_pk(t, &ipk_len);
+                it->indexed = in->src->index;
+                it->ipk_hash = ipk ? el_fnv1a64(ipk, ipk_len) : 0;
+            }
         }
         if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
             atomic_store(&in->raw_read, el_input_raw_consumed(raw));
@@ -398,20 +411,26 @@ static el_err write_checkpoint(net *n, el_diag *diag)
     return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
 }
 
-static void report(net *n, bool final)
+/* A progress snapshot of the run, from the stage that owns st. */
+static void report_run(run *r, const el_load_stats *st, int window, bool final)
 {
-    const el_load_opts *o = n->r->o;
+    const el_load_opts *o = r->o;
     if (!o->progress)
         return;
-    el_progress p = { .st = *n->st, .window = el_rate_window(&n->rate), .final = final };
-    p.st.rows_read = atomic_load(&n->r->rows_read);
-    p.st.rejected = atomic_load(&n->r->rejected);
-    p.st.elapsed_s = (el_now_ms() - n->r->t0) / 1000.0;
-    for (size_t i = 0; i < n->r->ninputs; i++) {
-        p.bytes_done += atomic_load(&n->r->inputs[i].raw_read);
-        p.bytes_total += n->r->inputs[i].raw_size;
+    el_progress p = { .st = *st, .window = window, .final = final };
+    p.st.rows_read = atomic_load(&r->rows_read);
+    p.st.rejected = atomic_load(&r->rejected);
+    p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
+    for (size_t i = 0; i < r->ninputs; i++) {
+        p.bytes_done += atomic_load(&r->inputs[i].raw_read);
+        p.bytes_total += r->inputs[i].raw_size;
     }
     o->progress(&p, o->progress_user);
+}
+
+static void report(net *n, bool final)
+{
+    report_run(n->r, n->st, el_rate_window(&n->rate), final);
 }
 
 /* Puts a request on the multi handle and remembers it. */
@@ -587,12 +606,13 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
                  res->message);
         atomic_fetch_add(&n->r->rejected, 1);
         size_t idx = it->chunk->input;
-        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, n->r->inputs[idx].path,
-                                   it->line, reason, el_item_json(it), it->json_len, &d);
+        const char *path = idx < n->r->ninputs ? n->r->inputs[idx].path : "<shard directory>";
+        err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, path, it->line, reason,
+                                   el_item_json(it), it->json_len, &d);
         if (n->r->o->on_reject) {
             el_diag at;
             el_diag_at(&at, EL_EREJECT, it->line, 0, it->offset, "%s", reason);
-            n->r->o->on_reject(n->r->inputs[idx].path, &at, n->r->o->reject_user);
+            n->r->o->on_reject(path, &at, n->r->o->reject_user);
         }
         ack(n, it, true);
         if (err) {
@@ -713,7 +733,7 @@ static el_err fill_window(net *n, double now, double *wait_ms)
         size_t nsup, blocked;
         size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
                                      batch, sup, &nsup, &blocked);
-        n->st->duplicates += nsup + blocked;
+        n->st->duplicates += blocked;
         for (size_t i = 0; i < nsup; i++)
             ack(n, sup[i], false);
         if (cnt == 0)
@@ -742,7 +762,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     n.b = el_batcher_new(WINDOW_ITEMS);
     n.multi = curl_multi_init();
     r->multi = n.multi;
-    n.tr = calloc(r->ninputs ? r->ninputs : 1, sizeof *n.tr);
+    /* one tracker per input, plus one for the shard directory items */
+    n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
@@ -820,9 +841,11 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         curl_multi_perform(n.multi, &running);
         CURLMsg *msg;
         int left;
+        bool answered = false;
         while (!err && (msg = curl_multi_info_read(n.multi, &left))) {
             if (msg->msg != CURLMSG_DONE)
                 continue;
+            answered = true;
             CURLcode code = msg->data.result;
             el_ddb_req *req = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
@@ -862,6 +885,11 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
+        if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
+            el_queue_done(r->queue))
+            continue; /* all done: the loop's top ends it */
+        if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
+            continue; /* an answer freed a slot: send again before sleeping */
         bool room = (int)n.inflight < el_rate_window(&n.rate) && el_batcher_has_room(n.b);
         if (room && !drain_until && !el_queue_done(r->queue)) {
             atomic_store(&r->hungry, true);
@@ -906,7 +934,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     for (size_t i = 0; i < n.nchunks; i++)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
-        for (size_t i = 0; i < r->ninputs; i++)
+        for (size_t i = 0; i <= r->ninputs; i++)
             free(n.tr[i].e);
     free(n.tr);
     free(n.chunks);
@@ -917,6 +945,37 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     el_buf_free(&n.body);
     if (!err && interrupted)
         return EL_EINTR;
+    return err;
+}
+
+/* ---- the output stage (--output DIR) ---- */
+
+/* Takes the network stage's place: every queued item goes to the file sink,
+ * in queue order, and each chunk is freed once written. The sink is finished
+ * (its manifest written) only when the readers ended and nothing failed or
+ * was interrupted; otherwise the caller frees it unfinished, which leaves no
+ * manifest. On a reader's failure it returns EL_OK (r->err says why). */
+static el_err output_stage(run *r, el_file_sink *sink, el_load_stats *st, el_diag *diag)
+{
+    void *p;
+    el_err err = EL_OK;
+    double next_progress = el_now_ms() + 1000.0;
+    while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
+        el_chunk *c = p;
+        for (size_t i = 0; !err && i < c->nitems; i++)
+            err = el_file_sink_put(sink, el_item_json(&c->items[i]), c->items[i].json_len, diag);
+        el_chunk_free(c);
+        st->items_written = el_file_sink_items(sink);
+        if (!err && r->o->stop && *r->o->stop)
+            err = EL_EINTR;
+        if (el_now_ms() >= next_progress) {
+            next_progress += 1000.0;
+            report_run(r, st, 0, false);
+        }
+    }
+    if (!err && !atomic_load(&r->abort))
+        err = r->o->stop && *r->o->stop ? EL_EINTR : el_file_sink_finish(sink, diag);
+    report_run(r, st, 0, true);
     return err;
 }
 
@@ -980,22 +1039,11 @@ static el_err open_inputs(run *r, el_diag *diag)
 {
     for (size_t i = 0; i < r->ninputs; i++) {
         input_ctx *in = &r->inputs[i];
-        el_reader_opts ro = r->o->reader;
         const el_source *s = in->src;
-        if (s->format != EL_FMT_AUTO)
-            ro.format = s->format;
-        if (s->delimiter)
-            ro.delimiter = s->delimiter;
-        if (s->null_string)
-            ro.null_string = s->null_string;
-        if (s->columns) {
-            ro.columns = (const char *const *)s->columns;
-            ro.ncolumns = s->ncolumns;
-        }
-        if (s->source_table)
-            ro.source_table = s->source_table;
+        el_reader_opts ro = el_source_reader_opts(s, &r->o->reader);
         el_diag d;
         el_diag_clear(&d);
+        in->ropts = ro;
         el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
         if (err) {
             if (d.line)
@@ -1079,6 +1127,52 @@ static el_err resume_from(run *r, el_diag *diag)
     return err;
 }
 
+/* The plan: from --plan FILE, or counted now when a source is hot. */
+static el_err prepare_plan(run *r, el_diag *diag)
+{
+    el_fanin_input *in = calloc(r->ninputs ? r->ninputs : 1, sizeof *in);
+    if (!in)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->ninputs; i++)
+        in[i] = (el_fanin_input){ r->inputs[i].path, r->inputs[i].src, r->inputs[i].ropts };
+    el_err err = el_fanin_plan(r->o->mapping, in, r->ninputs, r->o->plan_path, &r->plan, diag);
+    free(in);
+    return err;
+}
+
+/* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,
+ * fanIn), as a chunk of their own, written before the edges. */
+static el_err directory_chunk(run *r, el_chunk **out, el_diag *diag)
+{
+    *out = NULL;
+    if (!r->plan)
+        return EL_OK;
+    const el_mapping *m = r->o->mapping;
+    el_chunk *c = el_chunk_new(r->ninputs);
+    if (!c)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < el_plan_nsources(r->plan); s++) {
+        const el_plan_source *ps = el_plan_get_source(r->plan, s);
+        for (size_t h = 0; !err && h < ps->nhot; h++) {
+            const el_plan_hot *hot = &ps->hot[h];
+            if (hot->shards < 2)
+                continue;
+            size_t jm = c->json.len, km = c->keys.len, size;
+            err = el_shard_directory_item(&c->json, &c->keys, m->pk_attr, m->sk_attr, hot->key,
+                                          hot->len, hot->shards, hot->fan_in, &size);
+            if (!err)
+                err = el_chunk_commit(c, jm, km, size, 0, 0);
+        }
+    }
+    if (err || c->nitems == 0) {
+        el_chunk_free(c);
+        return err ? el_diag_set(diag, err, "out of memory") : EL_OK;
+    }
+    *out = c;
+    return EL_OK;
+}
+
 el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
@@ -1091,6 +1185,14 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err err = plan_inputs(&r, diag);
     if (!err)
         err = open_inputs(&r, diag);
+    if (!err)
+        err = prepare_plan(&r, diag);
+    el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
+    if (!err && o->output_dir && !o->dry_run) {
+        el_file_sink_opts so = { .dir = o->output_dir, .part_max_items = o->output_part_items,
+                                 .table = o->mapping->table };
+        err = el_file_sink_new(&so, &sink, diag);
+    }
     if (!err) {
         r.job_hash = job_hash(&r);
         if (el_rejects_track(o->rejects, r.ninputs))
@@ -1107,6 +1209,18 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         r.queue = el_queue_new(QUEUE_CHUNKS);
         if (!r.queue)
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_chunk *dir = NULL;
+    if (!err)
+        err = directory_chunk(&r, &dir, diag);
+    if (!err && dir) {
+        st->directory_items = dir->nitems;
+        if (o->dry_run) {
+            err = dry_print(&r, dir);
+            el_chunk_free(dir);
+        } else if (!el_queue_push(r.queue, dir)) {
+            el_chunk_free(dir);
+        }
     }
     pthread_t *threads = NULL;
     size_t nthreads = 0;
@@ -1137,7 +1251,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_diag net_diag;
     el_diag_clear(&net_diag);
     if (!err && !o->dry_run) {
-        net_err = network_stage(&r, st, &net_diag);
+        net_err = sink ? output_stage(&r, sink, st, &net_diag) : network_stage(&r, st, &net_diag);
         if (net_err && net_err != EL_EINTR)
             fail(&r, net_err, &net_diag);
     }
@@ -1150,6 +1264,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     for (size_t i = 0; i < nthreads; i++)
         pthread_join(threads[i], NULL);
     free(threads);
+    el_file_sink_free(sink); /* unfinished after a failure: no manifest */
     if (r.queue) {
         /* chunks queued after the network stage stopped */
         void *p;
@@ -1174,6 +1289,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         free(r.inputs[i].path);
     }
     free(r.inputs);
+    el_plan_free(r.plan);
     el_queue_free(r.queue);
     pthread_mutex_destroy(&r.mu);
     return err;

@@ -11,7 +11,10 @@
  *     find the bad item, and acknowledges each item exactly once.
  *
  * With dry_run, items are printed as {"Item":{...}} lines instead and no
- * client is needed.
+ * client is needed. With output_dir, an output stage takes the network
+ * stage's place and writes the items to zstd-compressed DynamoDB JSON parts
+ * and a manifest (pipeline/file_sink.h); no client is needed either. The
+ * manifest is written only when the whole run succeeded.
  */
 #ifndef EL_LOADER_H
 #define EL_LOADER_H
@@ -35,6 +38,7 @@ typedef struct el_load_stats {
     uint64_t retries;         /* items or requests sent again */
     uint64_t throttled;       /* throttling answers */
     uint64_t requests;        /* requests sent, retries included */
+    uint64_t directory_items; /* shard directory items (SPEC §5) among the items */
     double wcu_consumed;      /* sum of ConsumedCapacity */
     double elapsed_s;
 } el_load_stats;
@@ -72,10 +76,14 @@ typedef struct el_load_opts {
     const char *checkpoint_path;  /* NULL: no checkpoint */
     double checkpoint_interval_s; /* how often it is rewritten (default 5) */
     bool resume;                  /* continue from checkpoint_path */
+    const char *plan_path;        /* hot keys from `edgeload plan --plan-out`; NULL:
+                                     counted here for sources with "hot" */
     el_progress_fn progress;      /* called about once a second; may be NULL */
     void *progress_user;
     el_reject_fn on_reject;       /* may be NULL */
     void *reject_user;
+    const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
+    uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
 } el_load_opts;
 
 /*

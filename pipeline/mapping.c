@@ -259,6 +259,24 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
     return EL_OK;
 }
 
+el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *base)
+{
+    el_reader_opts ro = *base;
+    if (s->format != EL_FMT_AUTO)
+        ro.format = s->format;
+    if (s->delimiter)
+        ro.delimiter = s->delimiter;
+    if (s->null_string)
+        ro.null_string = s->null_string;
+    if (s->columns) {
+        ro.columns = (const char *const *)s->columns;
+        ro.ncolumns = s->ncolumns;
+    }
+    if (s->source_table)
+        ro.source_table = s->source_table;
+    return ro;
+}
+
 /* ---- the JSON form ---- */
 
 typedef struct jctx {
@@ -311,8 +329,8 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
         else if (strcmp(k, "template") == 0)
             kk = EL_ATTR_TEMPLATE;
         else
-            return jerr(c, "attribute '%s' has an unknown key (expected column, value, "
-                           "template or type) in source '%s'", name, s->name);
+            return jerr(c, "attribute '%s' has an unknown key \"%s\" (expected column, "
+                           "value, template or type) in source '%s'", name, k, s->name);
         if (have)
             return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
                            "value and template", name, s->name);
@@ -432,6 +450,10 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);
                 break;
             }
+            for (size_t j = 0; j < s->ncolumns; j++) /* a repeated key: the last wins */
+                free(s->columns[j]);
+            free(s->columns);
+            s->ncolumns = 0;
             s->columns = calloc(x->u.array.len, sizeof(char *));
             if (!s->columns)
                 return el_diag_set(c->diag, EL_ENOMEM, "out of memory");

@@ -130,6 +130,11 @@ el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
  * are EL_EUSAGE listing the input's columns. */
 el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL_MUST_USE;
 
+/* Reader options for an input of src: the source's own settings (mapping
+ * "format", "delimiter", "null", "columns", "source_table") over base (the
+ * command line's). Strings are borrowed from both. */
+el_reader_opts el_source_reader_opts(const el_source *src, const el_reader_opts *base);
+
 void el_mapping_free(el_mapping *m);
 
 #endif

@@ -15,12 +15,17 @@
 
 #include "common/utf8.h"
 #include "formats/ddb_value.h"
+#include "pipeline/shard.h"
 
 struct el_transform {
     const el_mapping *m;
     const el_source *src;
     el_buf pk, sk, ipk, isk; /* rendered keys */
     el_buf tmp;              /* rendered attribute templates */
+    el_buf sharded;          /* the index pk with its shard suffix */
+    const el_plan *plan;     /* hot keys to shard, or NULL */
+    size_t plan_source;      /* this source's index in the plan */
+    const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
 };
 
 el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform **out)
@@ -36,6 +41,7 @@ el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform 
     el_buf_init(&t->ipk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->isk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->sharded, EL_DDB_MAX_ITEM_BYTES);
     *out = t;
     return EL_OK;
 }
@@ -49,6 +55,7 @@ void el_transform_free(el_transform *t)
     el_buf_free(&t->ipk);
     el_buf_free(&t->isk);
     el_buf_free(&t->tmp);
+    el_buf_free(&t->sharded);
     free(t);
 }
 
@@ -88,7 +95,7 @@ static el_err render_key(el_transform *t, const el_template *tpl, const el_row *
         return err;
     if (empty != (size_t)-1)
         return reject(row, empty, diag, "%s: column '%s' is %s", what, colname(t, empty),
-                      row->values[empty].is_null ? "NULL" : "empty");
+                      empty < row->ncols && row->values[empty].is_null ? "NULL" : "empty");
     if (out->len == 0)
         return reject(row, (size_t)-1, diag, "%s is empty", what);
     if (out->len > max)
@@ -263,6 +270,22 @@ static el_err render_keys(el_transform *t, const el_row *row, const el_buf **ipk
     return err;
 }
 
+void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source)
+{
+    t->plan = plan;
+    t->plan_source = plan_source;
+}
+
+const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
+{
+    if (!t->last_ipk) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->last_ipk->len;
+    return t->last_ipk->data;
+}
+
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,
                                el_diag *diag)
@@ -280,6 +303,24 @@ el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **
     return EL_OK;
 }
 
+/* "attributes": "*" copies every column, but never over a key attribute or
+ * an attribute the mapping names itself: an item with a name twice is not
+ * one DynamoDB can take (or it would take the column's value as the key). */
+static bool star_skips(const el_transform *t, const char *name)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    if (strcmp(name, m->pk_attr) == 0 || strcmp(name, m->sk_attr) == 0)
+        return true;
+    if (src->index && (strcmp(name, m->index_pk_attr) == 0 ||
+                       strcmp(name, m->index_sk_attr) == 0))
+        return true;
+    for (size_t i = 0; i < src->nattrs; i++)
+        if (strcmp(name, src->attrs[i].name) == 0)
+            return true;
+    return false;
+}
+
 el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
                         size_t *item_size, el_diag *diag)
 {
@@ -289,9 +330,22 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     el_err err = render_keys(t, row, &ipk, &isk, diag);
     if (err)
         return err;
+    if (src->index && t->plan) {
+        /* a hot target: its edges spread over N index partitions (SPEC §5) */
+        size_t n = el_plan_shards(t->plan, t->plan_source, ipk->data, ipk->len);
+        if (n > 1) {
+            el_buf_reset(&t->sharded);
+            err = el_shard_suffix(&t->sharded, ipk->data, ipk->len,
+                                  el_shard_of(isk->data, isk->len, n));
+            if (err)
+                return el_diag_set(diag, err, "out of memory");
+            ipk = &t->sharded;
+        }
+    }
+    t->last_ipk = src->index ? ipk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
-    size_t total = 0, sz;
+    size_t total = 0, sz = 0;
     bool first = false;
     err = el_buf_putc(json, '{');
     if (!err)
@@ -309,6 +363,8 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     if (!err && src->all_attrs) {
         for (size_t c = 0; !err && c < row->ncols && c < schema->ncols; c++) {
             const el_value *v = &row->values[c];
+            if (star_skips(t, schema->names[c]))
+                continue;
             err = put_attr(t, row, json, schema->names[c], EL_TYPE_AUTO, schema->types[c], c,
                            v->data, v->len, v->is_null, &first, &sz, diag);
             total += sz;
@@ -316,6 +372,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     }
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
+        sz = 0;
         switch (a->kind) {
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];

@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
+#include "pipeline/plan.h"
 
 /* DynamoDB's limits (Service quotas, "Items" and "Attributes"). */
 #define EL_DDB_MAX_ITEM_BYTES (400u * 1024u)
@@ -49,6 +50,17 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
  * rendered or checked. The source must write an index (EL_EINTERNAL if not).
  * This is what `edgeload plan` counts fan-in with.
  */
+/* Hot targets: with a plan, the index partition key of an edge whose
+ * unsharded key the plan lists with N > 1 shards becomes "<key>#<k>",
+ * k = FNV-1a-64(index sort key) mod N (SPEC §5). plan_source is the
+ * source's index in the plan (EL_PLAN_NO_SOURCE: nothing hot). The plan is
+ * borrowed. */
+void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source);
+
+/* The index partition key written into the last item (sharded if hot), or
+ * NULL when the source writes no index. Valid until the next row. */
+const char *el_transform_last_index_pk(const el_transform *t, size_t *len);
+
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,
                                el_diag *diag) EL_MUST_USE;

@@ -26,6 +26,7 @@
 #include "common/json_guard.h"
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
+#include "pipeline/fanin.h"
 #include "pipeline/loader.h"
 #include "pipeline/sample.h"
 #include "pipeline/transform.h"
@@ -331,6 +332,7 @@ typedef struct vrun {
     el_verify_stats *st;
     el_sample *items;      /* key "PK\0SK" -> expected item JSON */
     el_sample *targets;    /* index pk -> expected keys, each as [u32 len][bytes] */
+    el_plan *plan;         /* hot keys load shards, or NULL */
     uint64_t rng;
     el_buf req, resp, line, tmp;
 } vrun;
@@ -376,19 +378,7 @@ static bool same_columns(const el_schema *a, const el_schema *b)
 
 static el_err open_input(vrun *v, el_source *s, const char *path, el_reader **r, el_diag *diag)
 {
-    el_reader_opts ro = v->o->reader;
-    if (s->format != EL_FMT_AUTO)
-        ro.format = s->format;
-    if (s->delimiter)
-        ro.delimiter = s->delimiter;
-    if (s->null_string)
-        ro.null_string = s->null_string;
-    if (s->columns) {
-        ro.columns = (const char *const *)s->columns;
-        ro.ncolumns = s->ncolumns;
-    }
-    if (s->source_table)
-        ro.source_table = s->source_table;
+    el_reader_opts ro = el_source_reader_opts(s, &v->o->reader);
     el_diag d;
     el_diag_clear(&d);
     el_err err = el_reader_open(path, &ro, r, &d);
@@ -450,6 +440,8 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
     el_err err = open_input(v, src, path, &r, diag);
     if (!err && el_transform_new(v->m, src, &t))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (!err && v->plan)
+        el_transform_set_plan(t, v->plan, el_plan_find_source(v->plan, src->name));
     el_buf json, key;
     el_buf_init(&json, EL_DDB_MAX_ITEM_BYTES * 2);
     el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
@@ -536,17 +528,37 @@ static el_err read_inputs(vrun *v, el_diag *diag)
                                "source '%s' has no input: give it \"input\" in the mapping or "
                                "name the file on the command line", src->name);
     }
-    for (size_t i = 0; i < n; i++) {
+    char **paths = calloc(n ? n : 1, sizeof *paths);
+    el_fanin_input *fin = calloc(n ? n : 1, sizeof *fin);
+    el_err err = paths && fin ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; !err && i < n; i++) {
         el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        char *path = o->ninputs ? strdup(o->inputs[i]) : resolve_path(m, src->input);
-        if (!path)
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        el_err err = read_input(v, src, path, diag);
-        free(path);
-        if (err)
-            return err;
+        paths[i] = o->ninputs ? strdup(o->inputs[i]) : resolve_path(m, src->input);
+        if (!paths[i]) {
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+            break;
+        }
+        fin[i] = (el_fanin_input){ paths[i], src, el_source_reader_opts(src, &o->reader) };
+        /* hot sources need their fan-in before the first item is computed,
+         * and that needs every source bound to its columns: open each input
+         * once to bind it (open_input does) */
+        if (src->index && (src->hot_threshold || o->plan_path)) {
+            el_reader *r = NULL;
+            err = open_input(v, src, paths[i], &r, diag);
+            el_reader_free(r);
+            /* the column indices stay; the schema they came from is gone */
+            src->bound = NULL;
+        }
     }
-    return EL_OK;
+    if (!err)
+        err = el_fanin_plan(m, fin, n, o->plan_path, &v->plan, diag);
+    for (size_t i = 0; !err && i < n; i++)
+        err = read_input(v, m->sources[m->nsources == 1 ? 0 : i], paths[i], diag);
+    for (size_t i = 0; paths && i < n; i++)
+        free(paths[i]);
+    free(paths);
+    free(fin);
+    return err;
 }
 
 /* ---- requests ---- */
@@ -1290,6 +1302,7 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
         err = check_targets(&v, diag);
     el_sample_free(v.items);
     el_sample_free(v.targets);
+    el_plan_free(v.plan);
     el_buf_free(&v.req);
     el_buf_free(&v.resp);
     el_buf_free(&v.line);

@@ -97,6 +97,8 @@ typedef struct el_verify_opts {
     const char *const *inputs;    /* positional inputs overriding "input", or NULL */
     size_t ninputs;
     el_ddb *ddb;
+    const char *plan_path;        /* hot keys as load used them (--plan); NULL: counted
+                                     for sources with "hot", as load does */
     uint64_t sample;              /* 0: every expected item */
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */

@@ -18,6 +18,7 @@
 # Clients here always use 127.0.0.1.
 set -euo pipefail
 EL_PROG=ddb-local
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=$(el_ddb_port)
@@ -124,7 +125,7 @@ cmd_start() {
 }
 
 cmd_stop() {
-  local pid i
+  local pid
   if ! pid=$(our_pid); then
     rm -f "$PID_FILE"
     if answers; then
@@ -135,7 +136,7 @@ cmd_stop() {
     return 0
   fi
   kill "$pid" 2>/dev/null || true
-  for i in $(seq 1 50); do
+  for _ in $(seq 1 50); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.2
   done

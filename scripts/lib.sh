@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # the EL_ variables are used by the scripts that source this
 # scripts/lib.sh - shell helpers shared by quickstart.sh, test.sh and
 # ddb-local.sh. Sourced, never run. Bash only.
 #

@@ -9,12 +9,15 @@
 # Running the script again reloads the samples into the same tables.
 set -euo pipefail
 EL_PROG=quickstart
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 el_apt_install "${EL_BUILD_PACKAGES[@]}" awscli curl ca-certificates
 el_say "building edgeload in build/"
 el_build build
-EDGELOAD="$EL_ROOT/build/edgeload"
+# Paths below are relative to the repository, as a user would type them.
+cd "$EL_ROOT"
+EDGELOAD=build/edgeload
 [ -x "$EDGELOAD" ] || el_die "build produced no $EDGELOAD"
 
 "$EL_ROOT/scripts/ddb-local.sh" start
@@ -25,7 +28,7 @@ ENDPOINT=$(el_ddb_endpoint)
 # AWS_ENDPOINT_URL_DYNAMODB, so the endpoint is given explicitly).
 ddb() { el_aws dynamodb --endpoint-url "$ENDPOINT" "$@"; }
 
-if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 # Shows a command as one would type it: arguments with spaces or shell
 # characters in single quotes.
 step() {
@@ -38,13 +41,13 @@ step() {
   done
   printf '\n%s$%s%s\n' "$bold" "$out" "$plain"
 }
-run() { step "$*"; "$@"; }
+run() { step "$@"; "$@"; }
 
 for sample in social school; do
-  mapping="$EL_ROOT/samples/$sample/mapping.json"
+  mapping="samples/$sample/mapping.json"
   table=$(sed -n 's/^ *"table": *"\([^"]*\)".*/\1/p' "$mapping" | head -n1)
   if ddb describe-table --table-name "$table" >/dev/null 2>&1; then
-    step "table $table exists already; loading into it again"
+    el_say "table $table exists already; loading into it again"
   else
     run "$EDGELOAD" create-table --table "$table" --endpoint-url "$ENDPOINT"
   fi

@@ -13,6 +13,7 @@
 # if this script started it. The exit status is ctest's.
 set -euo pipefail
 EL_PROG=test.sh
+# shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 build_dir=build

@@ -13,6 +13,7 @@ Every test works on tables of its own, named uniquely and deleted afterwards,
 so tests never see each other's items and a shared DynamoDB Local is fine.
 """
 
+import concurrent.futures
 import json
 import os
 import shutil
@@ -123,6 +124,13 @@ def S(v):
 
 def N(v):
     return {"N": str(v)}
+
+
+def follow_edge(src, dst, created):
+    """The edge item of SPEC section 1 for `src follows dst` at epoch `created`."""
+    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
+            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
+            "createdAt": N(created), "edgeType": S("FOLLOWS")}
 
 
 class EdgeloadTestCase(unittest.TestCase):
@@ -246,9 +254,19 @@ class EdgeloadTestCase(unittest.TestCase):
             out.extend(page[key])
         return out
 
-    def scan_all(self, table, **kwargs):
-        """Every item of the table (paginated Scan), in DynamoDB JSON."""
-        return self._paginate("scan", "Items", TableName=table, **kwargs)
+    def scan_all(self, table, segments=1, **kwargs):
+        """Every item of the table (paginated Scan), in DynamoDB JSON.
+
+        segments > 1 runs a parallel Scan on that many threads: on a big
+        table DynamoDB Local answers several segments much faster than one.
+        """
+        if segments == 1:
+            return self._paginate("scan", "Items", TableName=table, **kwargs)
+        with concurrent.futures.ThreadPoolExecutor(segments) as pool:
+            parts = pool.map(lambda i: self._paginate(
+                "scan", "Items", TableName=table, Segment=i, TotalSegments=segments,
+                **kwargs), range(segments))
+            return [item for part in parts for item in part]
 
     def query_pk(self, table, pk, **kwargs):
         """Query the base table: PK = pk (the forward direction)."""

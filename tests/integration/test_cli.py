@@ -6,17 +6,11 @@ import json
 import os
 import re
 
-from edgeload_test import EdgeloadTestCase, N, S, main, read_jsonl
+from edgeload_test import EdgeloadTestCase, follow_edge as edge, main, read_jsonl
 
 HEADER = "follower_id,followee_id,created_at\n"
 EDGE_FLAGS = ["--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
               "--attr", "createdAt=created_at:epoch", "--const", "edgeType=FOLLOWS"]
-
-
-def edge(src, dst, created):
-    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
-            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
-            "createdAt": N(created), "edgeType": S("FOLLOWS")}
 
 
 class HelpAndVersion(EdgeloadTestCase):
@@ -118,9 +112,14 @@ class DryRun(EdgeloadTestCase):
 
 
 class BadRows(EdgeloadTestCase):
-    """One bad row among good ones: exit 3, exactly that row rejected."""
+    """One bad row among good ones: exit 3, exactly that row rejected, the
+    good rows loaded, and the messages say where and which column.
 
-    def load_with_bad_row(self, data, rejects_arg):
+    The checks of the rejects record and the messages are collected and
+    reported together, so one run shows every difference at once.
+    """
+
+    def load_with_bad_row(self, data, rejects_arg, column, good_items):
         table = self.unique_table("cli-bad")
         self.create_table_boto(table)
         d = self.tmpdir()
@@ -138,43 +137,51 @@ class BadRows(EdgeloadTestCase):
         records = read_jsonl(rejects)
         self.assertEqual(len(records), 1, "exactly the bad row is rejected: %r" % records)
         record = records[0]
+        self.assertEqual(record.get("line"), 3, record)
+        self.assertTrue(str(record.get("input")).endswith("follows.csv"), record)
+        self.assertItems(self.scan_all(table), good_items, "the good rows are loaded")
+
+        problems = []
         for key in ("input", "line", "reason", "row"):
-            self.assertIn(key, record)
-        self.assertTrue(str(record["input"]).endswith("follows.csv"), record)
-        # The run's message (stderr, or the reject's reason) says where.
-        where = "follows.csv:%d" % record["line"]
-        self.assertIn(where, proc.stderr + "\n" + str(record["reason"]),
-                      "the message should name file:line")
-        self.assertIn(os.path.basename(rejects), proc.stderr,
-                      "the summary should name the rejects file")
-        return table, record, proc
+            if key not in record:
+                problems.append("the rejects record has no %r key" % key)
+        reason = str(record.get("reason", ""))
+        message = proc.stderr + "\n" + reason
+        if "follows.csv:3" not in message:
+            problems.append("neither stderr nor the reason names follows.csv:3")
+        if column not in message:
+            problems.append("neither stderr nor the reason names the column %r" % column)
+        if os.path.basename(rejects) not in proc.stderr:
+            problems.append("the summary does not name the rejects file")
+        return record, problems, proc
 
     def test_wrong_column_count(self):
-        table, record, proc = self.load_with_bad_row(
+        record, problems, proc = self.load_with_bad_row(
             HEADER + "alice,bob,2024-06-20 16:13:20\n"
             + "dave,bob\n"
-            + "alice,carol,2024-06-20 16:15:00\n", rejects_arg=True)
-        self.assertEqual(record["line"], 3)
-        self.assertIn("created_at", record["reason"] + proc.stderr,
-                      "the reason should name the missing column")
-        values = record["row"]
-        values = list(values.values()) if isinstance(values, dict) else values
-        self.assertEqual([v for v in values if v is not None], ["dave", "bob"])
-        self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
-                                                edge("alice", "carol", 1718900100)])
+            + "alice,carol,2024-06-20 16:15:00\n", rejects_arg=True, column="created_at",
+            good_items=[edge("alice", "bob", 1718900000), edge("alice", "carol", 1718900100)])
+        if "row" in record:
+            values = record["row"]
+            values = list(values.values()) if isinstance(values, dict) else values
+            if [v for v in values if v is not None] != ["dave", "bob"]:
+                problems.append("row %r does not hold the row's values ['dave', 'bob']"
+                                % (record["row"],))
+        self.assertFalse(problems, "\n".join(problems) + "\nrecord: %r\nstderr: %s"
+                         % (record, proc.stderr))
 
     def test_invalid_utf8(self):
-        table, record, proc = self.load_with_bad_row(
+        record, problems, proc = self.load_with_bad_row(
             (HEADER + "alice,bob,2024-06-20 16:13:20\n").encode()
             + b"alice,b\xffob,2024-06-20 16:15:00\n"
-            + b"dave,bob,2024-06-20 16:16:40\n", rejects_arg=False)
-        self.assertEqual(record["line"], 3)
-        self.assertIn("followee_id", record["reason"] + proc.stderr,
-                      "the reason should name the column with invalid UTF-8")
-        self.assertRegex(record["reason"], re.compile("utf-?8", re.I))
-        self.assertIn("alice", json.dumps(record["row"]))
-        self.assertItems(self.scan_all(table), [edge("alice", "bob", 1718900000),
-                                                edge("dave", "bob", 1718900200)])
+            + b"dave,bob,2024-06-20 16:16:40\n", rejects_arg=False, column="followee_id",
+            good_items=[edge("alice", "bob", 1718900000), edge("dave", "bob", 1718900200)])
+        if not re.search("utf-?8", str(record.get("reason")), re.I):
+            problems.append("the reason does not say UTF-8")
+        if "row" in record and "alice" not in json.dumps(record["row"]):
+            problems.append("row %r does not hold the row's values" % (record["row"],))
+        self.assertFalse(problems, "\n".join(problems) + "\nrecord: %r\nstderr: %s"
+                         % (record, proc.stderr))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The two reference examples (samples/social, samples/school) load into
 exactly the tables of SPEC section 1, and both directions are one Query each."""
 
-from edgeload_test import EdgeloadTestCase, N, S, main
+from edgeload_test import EdgeloadTestCase, N, S, follow_edge, main
 
 FOLLOWS = [  # follower, followee, created_at as epoch seconds (UTC)
     ("alice", "bob", 1718900000),
@@ -12,17 +12,11 @@ USERS = {"alice": "Alice Liddell", "bob": "Bob Dylan",
          "carol": "Carol Shaw", "dave": "Dave Brubeck"}
 
 
-def follow_item(src, dst, created):
-    return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
-            "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
-            "createdAt": N(created), "edgeType": S("FOLLOWS")}
-
-
 def user_item(uid, name):
     return {"PK": S("USER#" + uid), "SK": S("PROFILE"), "name": S(name)}
 
 
-SOCIAL_ITEMS = ([follow_item(*f) for f in FOLLOWS]
+SOCIAL_ITEMS = ([follow_edge(*f) for f in FOLLOWS]
                 + [user_item(u, n) for u, n in USERS.items()])
 
 STUDENTS = {"a91": ("Ada Lovelace", "ada@example.edu"),
@@ -73,16 +67,16 @@ class SocialSample(EdgeloadTestCase):
     def test_whom_alice_follows(self):
         items = self.query_pk(self.table, "ACTOR#alice")
         self.assertEqual([i["SK"]["S"] for i in items], ["TARGET#bob", "TARGET#carol"])
-        self.assertItems(items, [follow_item(*f) for f in FOLLOWS if f[0] == "alice"])
+        self.assertItems(items, [follow_edge(*f) for f in FOLLOWS if f[0] == "alice"])
 
     def test_who_follows_bob(self):
         items = self.query_index(self.table, "TARGET#bob")
         self.assertEqual([i["GSI1SK"]["S"] for i in items], ["ACTOR#alice", "ACTOR#dave"])
-        self.assertItems(items, [follow_item(*f) for f in FOLLOWS if f[1] == "bob"])
+        self.assertItems(items, [follow_edge(*f) for f in FOLLOWS if f[1] == "bob"])
 
     def test_get_one_edge(self):
         self.assertEqual(self.get_item(self.table, "ACTOR#dave", "TARGET#bob"),
-                         follow_item("dave", "bob", 1718900200))
+                         follow_edge("dave", "bob", 1718900200))
         self.assertIsNone(self.get_item(self.table, "ACTOR#bob", "TARGET#dave"))
 
     def test_profiles_are_not_indexed(self):

@@ -28,7 +28,16 @@
 static inline const char *fixture_dir(void)
 {
     const char *env = getenv("EDGELOAD_FIXTURES");
-    return env ? env : "tests/fixtures";
+    if (env)
+        return env;
+    /* unset: relative to this header, tests/unit/../fixtures */
+    static char dir[4096];
+    snprintf(dir, sizeof dir, "%s", __FILE__);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return "tests/fixtures";
+    snprintf(slash, sizeof dir - (size_t)(slash - dir), "/../fixtures");
+    return dir;
 }
 
 static inline char *fixture_path(const char *name)

@@ -182,6 +182,28 @@ static void old_style_strings(void **state)
     mem_free(&r);
 }
 
+static void declared_types(void **state)
+{
+    (void)state;
+    char *path = fixture_path("pg_copy.sql");
+    el_reader_opts opts = {0};
+    opts.format = EL_FMT_POSTGRES;
+    opts.source_table = "samples";
+    el_reader *r;
+    el_diag d;
+    assert_int_equal(el_reader_open(path, &opts, &r, &d), EL_OK);
+    const el_schema *s = el_reader_schema(r);
+    static const char *const want[] = {
+        "integer", "text", "smallint", "bigint", "numeric(20,6)", "double precision", "real",
+        "boolean", "timestamp without time zone", "timestamp with time zone", "date",
+        "character varying(40)", "bytea", "jsonb"};
+    assert_int_equal(s->ncols, 14);
+    for (size_t i = 0; i < 14; i++)
+        assert_string_equal(s->sql_types[i], want[i]);
+    el_reader_free(r);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +217,7 @@ int main(void)
         cmocka_unit_test(several_tables),
         cmocka_unit_test(truncated_fixture_everywhere),
         cmocka_unit_test(old_style_strings),
+        cmocka_unit_test(declared_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,28 @@ static void internal_tables_ignored(void **state)
     mem_free(&r);
 }
 
+static void name_case_folded(void **state)
+{
+    (void)state;
+    el_input *in;
+    el_diag d;
+    const char *sql = "CREATE TABLE Foo (a INTEGER, b BLOB);\nINSERT INTO \"foo\" VALUES(1,X'41');\n";
+    assert_int_equal(el_input_open_mem(sql, strlen(sql), "t.sql", &in, &d), EL_OK);
+    el_reader_opts opts = {0};
+    const el_reader_ops *ops;
+    void *self;
+    assert_int_equal(el_sqlite_reader_open(in, &opts, &ops, &self, &d), EL_OK);
+    const el_schema *s = ops->schema(self);
+    assert_int_equal(s->ncols, 2);
+    assert_int_equal(s->types[0], EL_COL_NUMBER);
+    assert_int_equal(s->types[1], EL_COL_BINARY);
+    el_row row;
+    assert_int_equal(ops->next(self, &row, &d), EL_OK);
+    assert_int_equal(row.values[1].len, 1);
+    assert_int_equal(ops->next(self, &row, &d), EL_EOF);
+    ops->free(self);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +121,7 @@ int main(void)
         cmocka_unit_test(expressions),
         cmocka_unit_test(truncated),
         cmocka_unit_test(internal_tables_ignored),
+        cmocka_unit_test(name_case_folded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,123 @@
+/*
+ * fanin.c - the hot-key plan of a load: read, or counted in a first pass.
+ *
+ * DESIGN: the index keys are rendered by the transform itself
+ * (el_transform_index_keys), so what is counted is exactly what the load
+ * writes; rows the load would reject for their keys add no fan-in. Each
+ * input is opened anew (a second reader) rather than rewound, which keeps
+ * readers free of seeking.
+ */
+#include "pipeline/fanin.h"
+
+#include <stdlib.h>  /* calloc, free */
+#include <string.h>  /* strcmp */
+
+#include "pipeline/transform.h"
+
+/* Counts fan-in per unsharded index key over every input of the hot
+ * sources: a second pass over seekable files, before anything is written. */
+static el_err count_fan_in(const el_mapping *m, const el_fanin_input *inputs, size_t n,
+                           el_plan *plan, el_diag *diag)
+{
+    el_err err = EL_OK;
+    for (size_t s = 0; !err && s < m->nsources; s++) {
+        el_source *src = m->sources[s];
+        if (!src->index || src->hot_threshold == 0)
+            continue;
+        el_plan_counter *counter = el_plan_counter_new();
+        el_transform *t = NULL;
+        if (!counter || el_transform_new(m, src, &t)) {
+            el_plan_counter_free(counter);
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+        uint64_t rows = 0;
+        for (size_t i = 0; !err && i < n; i++) {
+            const el_fanin_input *in = &inputs[i];
+            if (in->src != src)
+                continue;
+            el_input *raw;
+            el_diag d;
+            el_diag_clear(&d);
+            if (strcmp(in->path, "-") == 0) {
+                err = EL_EUSAGE;
+            } else {
+                err = el_input_open(in->path, &raw, &d);
+                if (err) {
+                    el_diag_set(diag, err, "%s", d.msg);
+                    break;
+                }
+                if (!el_input_seekable(raw)) {
+                    el_input_free(raw);
+                    err = EL_EUSAGE;
+                }
+            }
+            if (err) {
+                err = el_diag_set(diag, EL_EUSAGE,
+                                  "%s: source '%s' has hot-target sharding, which needs the "
+                                  "fan-in before the first write; standard input cannot be read "
+                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
+                                  "give --plan FILE", in->path, src->name);
+                break;
+            }
+            el_reader *rd;
+            err = el_reader_open_input(raw, &in->ropts, &rd, &d);
+            if (err) {
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+                break;
+            }
+            el_row row;
+            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
+                if (err == EL_EREJECT)
+                    continue;
+                const char *ipk, *isk;
+                size_t ipk_len, isk_len;
+                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
+                    continue; /* the load rejects this row; it adds no fan-in */
+                rows++;
+                err = el_plan_counter_add(counter, ipk, ipk_len);
+                if (err) {
+                    el_diag_set(diag, err, "out of memory counting fan-in");
+                    break;
+                }
+            }
+            if (err == EL_EOF)
+                err = EL_OK;
+            else if (err && err != EL_ENOMEM)
+                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+            el_reader_free(rd);
+        }
+        size_t pidx;
+        if (!err)
+            err = el_plan_add_source(plan, src->name, rows, src->hot_threshold,
+                                     src->max_shards, &pidx, diag);
+        if (!err)
+            err = el_plan_add_counted(plan, pidx, counter, diag);
+        el_transform_free(t);
+        el_plan_counter_free(counter);
+    }
+    return err;
+}
+
+el_err el_fanin_plan(const el_mapping *m, const el_fanin_input *inputs, size_t n,
+                     const char *plan_path, el_plan **out, el_diag *diag)
+{
+    *out = NULL;
+    if (plan_path)
+        return el_plan_load(plan_path, out, diag);
+    bool hot = false;
+    for (size_t s = 0; s < m->nsources; s++)
+        hot |= m->sources[s]->index && m->sources[s]->hot_threshold > 0;
+    if (!hot)
+        return EL_OK;
+    el_plan *plan = el_plan_new();
+    if (!plan)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = count_fan_in(m, inputs, n, plan, diag);
+    if (err) {
+        el_plan_free(plan);
+        return err;
+    }
+    *out = plan;
+    return EL_OK;
+}
+

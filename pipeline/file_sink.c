@@ -1,0 +1,504 @@
+/*
+ * file_sink.c - DynamoDB JSON lines, zstd-compressed, in bounded parts with
+ * a manifest (SPEC §6, `--output DIR`).
+ *
+ * DESIGN: one part is open at a time. Lines are gathered in a staging buffer
+ * of ZSTD_CStreamInSize() bytes and handed to the streaming compressor in
+ * big blocks, so the per-item cost is a memcpy; the compressed bytes go to
+ * the part's temporary file and through SHA-256 on their way out, so nothing
+ * is read back. A part becomes visible only complete: the temporary file is
+ * fsynced, renamed to its final name, and the directory fsynced, in that
+ * order, so after a crash every `part-NNNNN.json.zst` is whole. The manifest
+ * is written the same way, last, by el_file_sink_finish: its presence is what
+ * says the run is complete, and a directory that already holds a manifest or
+ * parts is refused so that two runs never mix in one place.
+ *
+ * Format: "Amazon S3 import formats for DynamoDB" (S3DataImport.Format):
+ * DynamoDB JSON is one {"Item":{...}} object per line, "newlines are used as
+ * item delimiters and shouldn't be used within an item object" (the item
+ * encoder escapes them); ZSTD and GZIP are the accepted compressions. Each
+ * part is one zstd frame with its content checksum.
+ *
+ * Part size: DynamoDB's "Best practices for importing from Amazon S3 into
+ * DynamoDB" (Developer Guide, S3DataImport.BestPractices: "Avoid excessively
+ * large S3 objects") says "For items under 1 KB, consider placing 4,000,000
+ * items into each S3 object. If you have a larger average item size, place
+ * proportionally fewer items into each S3 object", and an import takes at
+ * most 50,000 S3 objects. https://docs.aws.amazon.com/amazondynamodb/latest/
+ * developerguide/S3DataImport.BestPractices.html
+ * So a part closes at 4,000,000 items, or earlier at 1 GiB of uncompressed
+ * JSON, so that parts of larger items hold proportionally fewer of them.
+ */
+#include "pipeline/file_sink.h"
+
+#include <dirent.h>     /* opendir: refusing a used directory */
+#include <errno.h>      /* errno, EEXIST, EINTR */
+#include <fcntl.h>      /* open, O_* */
+#include <stdbool.h>    /* bool */
+#include <stdio.h>      /* snprintf, rename */
+#include <stdlib.h>     /* calloc, free */
+#include <string.h>     /* memcpy, strerror, strncmp */
+#include <sys/stat.h>   /* mkdir, stat */
+#include <unistd.h>     /* write, fsync, close, unlink */
+
+#include <openssl/evp.h> /* SHA-256 of each part */
+#include <zstd.h>        /* streaming compression */
+
+#include "common/buf.h"
+#include "formats/ddb_value.h"
+
+#define DEFAULT_PART_ITEMS 4000000u
+#define DEFAULT_PART_BYTES ((uint64_t)1 << 30)
+#define DEFAULT_LEVEL 3
+#define LINE_PREFIX "{\"Item\":"
+#define LINE_SUFFIX "}\n"
+#define LINE_OVERHEAD (sizeof LINE_PREFIX - 1 + sizeof LINE_SUFFIX - 1)
+#define PATH_MAX_BYTES 4096
+#define MANIFEST_MAX_BYTES ((size_t)64 << 20)
+
+typedef struct part_info {
+    uint64_t items;
+    uint64_t bytes;              /* compressed, as on disk */
+    uint64_t uncompressed_bytes;
+    char sha256[65];             /* lowercase hex */
+} part_info;
+
+struct el_file_sink {
+    char *dir;                   /* as given */
+    char *data_dir;              /* dir/data */
+    char *table;                 /* NULL: recorded as null */
+    uint64_t max_items, max_bytes;
+    int level;
+
+    ZSTD_CCtx *cctx;
+    EVP_MD_CTX *md;
+    unsigned char *in;           /* staging buffer for uncompressed lines */
+    size_t in_len, in_cap;
+    unsigned char *out;          /* compressor output on its way to the file */
+    size_t out_cap;
+
+    int fd;                      /* the open part's temporary file, -1 none */
+    char tmp_path[PATH_MAX_BYTES];
+    part_info cur;               /* the open part so far */
+
+    part_info *parts;            /* closed parts, in order */
+    size_t nparts, parts_cap;
+    uint64_t items;              /* every item put, open part included */
+    el_err broken;               /* first failure: the sink takes no more */
+    bool finished;
+};
+
+/* ---- small helpers ---- */
+
+static el_err io_error(el_diag *diag, const char *what, const char *path)
+{
+    return el_diag_set(diag, EL_EIO, "cannot %s %s: %s", what, path, strerror(errno));
+}
+
+static el_err join_path(char *out, size_t cap, const char *dir, const char *name, el_diag *diag)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= cap)
+        return el_diag_set(diag, EL_EUSAGE, "path too long: %s/%s", dir, name);
+    return EL_OK;
+}
+
+static el_err write_all(int fd, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return EL_EIO;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return EL_OK;
+}
+
+/* fsyncs a directory so that a rename in it survives a crash. */
+static el_err sync_dir(const char *path, el_diag *diag)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return io_error(diag, "open directory", path);
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return io_error(diag, "sync directory", path);
+    }
+    close(fd);
+    return EL_OK;
+}
+
+/* mkdir -p: every missing component is created. */
+static el_err make_dirs(const char *path, el_diag *diag)
+{
+    char buf[PATH_MAX_BYTES];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof buf)
+        return el_diag_set(diag, EL_EUSAGE, "bad output directory '%s'", path);
+    memcpy(buf, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return io_error(diag, "create directory", buf);
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return io_error(diag, "open directory", path);
+    if (!S_ISDIR(st.st_mode))
+        return el_diag_set(diag, EL_EUSAGE, "%s is not a directory", path);
+    return EL_OK;
+}
+
+/* A directory holding the manifest or the parts of another run is refused:
+ * the new parts would be listed with old ones under one S3 prefix. */
+static el_err check_unused(const el_file_sink *s, el_diag *diag)
+{
+    char path[PATH_MAX_BYTES];
+    el_err err = join_path(path, sizeof path, s->dir, "manifest.json", diag);
+    if (err)
+        return err;
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return el_diag_set(diag, EL_EUSAGE,
+                           "%s already holds the output of a run (manifest.json): give an empty "
+                           "or new directory", s->dir);
+    DIR *d = opendir(s->data_dir);
+    if (!d)
+        return errno == ENOENT ? EL_OK : io_error(diag, "open directory", s->data_dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "part-", 5) == 0 || strncmp(e->d_name, ".part-", 6) == 0) {
+            el_err r = el_diag_set(diag, EL_EUSAGE,
+                                   "%s already holds the output of a run (data/%s): give an "
+                                   "empty or new directory", s->dir, e->d_name);
+            closedir(d);
+            return r;
+        }
+    }
+    closedir(d);
+    return EL_OK;
+}
+
+/* ---- parts ---- */
+
+/* Writes what the compressor produced to the part and through SHA-256. */
+static el_err emit(el_file_sink *s, size_t n, el_diag *diag)
+{
+    if (n == 0)
+        return EL_OK;
+    if (write_all(s->fd, s->out, n))
+        return io_error(diag, "write", s->tmp_path);
+    if (EVP_DigestUpdate(s->md, s->out, n) != 1)
+        return el_diag_set(diag, EL_EINTERNAL, "SHA-256 update failed");
+    s->cur.bytes += n;
+    return EL_OK;
+}
+
+/* Feeds src to the compressor; mode ZSTD_e_end also closes the frame. */
+static el_err feed(el_file_sink *s, const void *src, size_t len, ZSTD_EndDirective mode,
+                       el_diag *diag)
+{
+    ZSTD_inBuffer in = { src, len, 0 };
+    for (;;) {
+        ZSTD_outBuffer out = { s->out, s->out_cap, 0 };
+        size_t left = ZSTD_compressStream2(s->cctx, &out, &in, mode);
+        if (ZSTD_isError(left))
+            return el_diag_set(diag, EL_EINTERNAL, "zstd: %s", ZSTD_getErrorName(left));
+        el_err err = emit(s, out.pos, diag);
+        if (err)
+            return err;
+        if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+            return EL_OK;
+    }
+}
+
+static el_err flush_staging(el_file_sink *s, el_diag *diag)
+{
+    el_err err = feed(s, s->in, s->in_len, ZSTD_e_continue, diag);
+    s->in_len = 0;
+    return err;
+}
+
+static el_err open_part(el_file_sink *s, el_diag *diag)
+{
+    char name[64];
+    snprintf(name, sizeof name, ".part-%05zu.json.zst.tmp", s->nparts);
+    el_err err = join_path(s->tmp_path, sizeof s->tmp_path, s->data_dir, name, diag);
+    if (err)
+        return err;
+    s->fd = open(s->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (s->fd < 0) {
+        el_err e = io_error(diag, "create", s->tmp_path);
+        s->tmp_path[0] = '\0';   /* not ours: free must not remove it */
+        return e;
+    }
+    memset(&s->cur, 0, sizeof s->cur);
+    s->in_len = 0;
+    if (ZSTD_isError(ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only)))
+        return el_diag_set(diag, EL_EINTERNAL, "zstd: cannot start a frame");
+    if (EVP_DigestInit_ex(s->md, EVP_sha256(), NULL) != 1)
+        return el_diag_set(diag, EL_EINTERNAL, "SHA-256 init failed");
+    return EL_OK;
+}
+
+/* Ends the frame, makes the part durable and gives it its final name. */
+static el_err close_part(el_file_sink *s, el_diag *diag)
+{
+    if (s->nparts == s->parts_cap) {
+        size_t cap = s->parts_cap ? s->parts_cap * 2 : 16;
+        part_info *v = realloc(s->parts, cap * sizeof *v);
+        if (!v)
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        s->parts = v;
+        s->parts_cap = cap;
+    }
+    el_err err = flush_staging(s, diag);
+    if (!err)
+        err = feed(s, NULL, 0, ZSTD_e_end, diag);
+    if (err)
+        return err;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (EVP_DigestFinal_ex(s->md, md, &mdlen) != 1 || mdlen != 32)
+        return el_diag_set(diag, EL_EINTERNAL, "SHA-256 final failed");
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned i = 0; i < mdlen; i++) {
+        s->cur.sha256[2 * i] = hex[md[i] >> 4];
+        s->cur.sha256[2 * i + 1] = hex[md[i] & 15];
+    }
+    s->cur.sha256[64] = '\0';
+    if (fsync(s->fd) != 0)
+        return io_error(diag, "sync", s->tmp_path);
+    int fd = s->fd;
+    s->fd = -1;
+    if (close(fd) != 0) {
+        unlink(s->tmp_path);
+        return io_error(diag, "close", s->tmp_path);
+    }
+    char name[64], final_path[PATH_MAX_BYTES];
+    snprintf(name, sizeof name, "part-%05zu.json.zst", s->nparts);
+    err = join_path(final_path, sizeof final_path, s->data_dir, name, diag);
+    if (!err && rename(s->tmp_path, final_path) != 0)
+        err = io_error(diag, "rename to", final_path);
+    if (err) {
+        unlink(s->tmp_path);
+        return err;
+    }
+    s->tmp_path[0] = '\0';
+    s->parts[s->nparts++] = s->cur;
+    return sync_dir(s->data_dir, diag);
+}
+
+/* ---- the manifest ---- */
+
+static el_err build_manifest(const el_file_sink *s, el_buf *b)
+{
+    el_err err = el_buf_printf(b, "{\"format\":\"DYNAMODB_JSON\",\"compression\":\"ZSTD\","
+                                  "\"table\":");
+    if (!err)
+        err = s->table ? el_json_put_string(b, s->table, strlen(s->table))
+                       : el_buf_puts(b, "null");
+    if (!err)
+        err = el_buf_printf(b, ",\"item_count\":%llu,\"parts\":[",
+                            (unsigned long long)s->items);
+    for (size_t i = 0; !err && i < s->nparts; i++) {
+        const part_info *p = &s->parts[i];
+        err = el_buf_printf(b,
+                            "%s{\"path\":\"data/part-%05zu.json.zst\",\"items\":%llu,"
+                            "\"bytes\":%llu,\"uncompressed_bytes\":%llu,\"sha256\":\"%s\"}",
+                            i ? "," : "", i, (unsigned long long)p->items,
+                            (unsigned long long)p->bytes,
+                            (unsigned long long)p->uncompressed_bytes, p->sha256);
+    }
+    if (!err)
+        err = el_buf_puts(b, "],\"created_by\":\"edgeload " EDGELOAD_VERSION "\"}\n");
+    return err;
+}
+
+static el_err write_manifest(el_file_sink *s, el_diag *diag)
+{
+    el_buf b;
+    el_buf_init(&b, MANIFEST_MAX_BYTES);
+    char tmp[PATH_MAX_BYTES], final_path[PATH_MAX_BYTES];
+    el_err err = build_manifest(s, &b);
+    if (err) {
+        el_buf_free(&b);
+        return el_diag_set(diag, err, "cannot build the manifest: %s", el_strerror(err));
+    }
+    err = join_path(tmp, sizeof tmp, s->dir, ".manifest.json.tmp", diag);
+    if (!err)
+        err = join_path(final_path, sizeof final_path, s->dir, "manifest.json", diag);
+    if (err) {
+        el_buf_free(&b);
+        return err;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        el_buf_free(&b);
+        return io_error(diag, "create", tmp);
+    }
+    if (write_all(fd, b.data, b.len))
+        err = io_error(diag, "write", tmp);
+    else if (fsync(fd) != 0)
+        err = io_error(diag, "sync", tmp);
+    if (close(fd) != 0 && !err)
+        err = io_error(diag, "close", tmp);
+    if (!err && rename(tmp, final_path) != 0)
+        err = io_error(diag, "rename to", final_path);
+    if (err)
+        unlink(tmp);
+    el_buf_free(&b);
+    return err ? err : sync_dir(s->dir, diag);
+}
+
+/* ---- the API ---- */
+
+el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_diag *diag)
+{
+    *out = NULL;
+    if (!opts->dir || !opts->dir[0])
+        return el_diag_set(diag, EL_EUSAGE, "no output directory given");
+    el_file_sink *s = calloc(1, sizeof *s);
+    if (!s)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    s->fd = -1;
+    s->max_items = opts->part_max_items ? opts->part_max_items : DEFAULT_PART_ITEMS;
+    s->max_bytes = opts->part_max_bytes ? opts->part_max_bytes : DEFAULT_PART_BYTES;
+    s->level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
+    size_t dlen = strlen(opts->dir);
+    while (dlen > 1 && opts->dir[dlen - 1] == '/')
+        dlen--;   /* "out/" and "out" name the same place in messages */
+    s->dir = strndup(opts->dir, dlen);
+    s->table = opts->table ? strdup(opts->table) : NULL;
+    s->in_cap = ZSTD_CStreamInSize();
+    s->out_cap = ZSTD_CStreamOutSize();
+    s->in = malloc(s->in_cap);
+    s->out = malloc(s->out_cap);
+    s->cctx = ZSTD_createCCtx();
+    s->md = EVP_MD_CTX_new();
+    el_buf dd;
+    el_buf_init(&dd, PATH_MAX_BYTES);
+    el_err err = EL_OK;
+    if (!s->dir || (opts->table && !s->table) || !s->in || !s->out || !s->cctx || !s->md ||
+        el_buf_printf(&dd, "%s/data", s->dir) || !(s->data_dir = el_buf_take(&dd)))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_buf_free(&dd);
+    if (!err && (ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel,
+                                                      s->level)) ||
+                 ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_checksumFlag, 1)) ||
+                 /* one thread: the readers have the other cores */
+                 ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_nbWorkers, 0))))
+        err = el_diag_set(diag, EL_EUSAGE, "bad zstd level %d", s->level);
+    if (!err)
+        err = make_dirs(s->dir, diag);
+    if (!err)
+        err = check_unused(s, diag);
+    if (!err && mkdir(s->data_dir, 0777) != 0 && errno != EEXIST)
+        err = io_error(diag, "create directory", s->data_dir);
+    if (!err)
+        err = sync_dir(s->dir, diag);
+    if (err) {
+        el_file_sink_free(s);
+        return err;
+    }
+    *out = s;
+    return EL_OK;
+}
+
+el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len, el_diag *diag)
+{
+    if (s->broken)
+        return el_diag_set(diag, s->broken, "output stopped after an earlier error");
+    if (s->finished)
+        return el_diag_set(diag, EL_EINTERNAL, "put after finish");
+    uint64_t line = (uint64_t)len + LINE_OVERHEAD;
+    el_err err = EL_OK;
+    /* a part holds at least one item, however large */
+    if (s->fd >= 0 && s->cur.items > 0 &&
+        (s->cur.items + 1 > s->max_items || s->cur.uncompressed_bytes + line > s->max_bytes))
+        err = close_part(s, diag);
+    if (!err && s->fd < 0)
+        err = open_part(s, diag);
+    if (!err && s->in_len + line > s->in_cap)
+        err = flush_staging(s, diag);
+    if (!err && line > s->in_cap) {
+        /* larger than the staging buffer: straight to the compressor */
+        err = feed(s, LINE_PREFIX, sizeof LINE_PREFIX - 1, ZSTD_e_continue, diag);
+        if (!err)
+            err = feed(s, item_json, len, ZSTD_e_continue, diag);
+        if (!err)
+            err = feed(s, LINE_SUFFIX, sizeof LINE_SUFFIX - 1, ZSTD_e_continue, diag);
+    } else if (!err) {
+        memcpy(s->in + s->in_len, LINE_PREFIX, sizeof LINE_PREFIX - 1);
+        s->in_len += sizeof LINE_PREFIX - 1;
+        memcpy(s->in + s->in_len, item_json, len);
+        s->in_len += len;
+        memcpy(s->in + s->in_len, LINE_SUFFIX, sizeof LINE_SUFFIX - 1);
+        s->in_len += sizeof LINE_SUFFIX - 1;
+    }
+    if (err) {
+        s->broken = err;
+        return err;
+    }
+    s->cur.items++;
+    s->cur.uncompressed_bytes += line;
+    s->items++;
+    return EL_OK;
+}
+
+el_err el_file_sink_finish(el_file_sink *s, el_diag *diag)
+{
+    if (s->broken)
+        return el_diag_set(diag, s->broken, "output stopped after an earlier error");
+    if (s->finished)
+        return EL_OK;
+    el_err err = s->fd >= 0 ? close_part(s, diag) : EL_OK;
+    if (!err)
+        err = write_manifest(s, diag);
+    if (err) {
+        s->broken = err;
+        return err;
+    }
+    s->finished = true;
+    return EL_OK;
+}
+
+uint64_t el_file_sink_items(const el_file_sink *s)
+{
+    return s->items;
+}
+
+size_t el_file_sink_parts(const el_file_sink *s)
+{
+    return s->nparts;
+}
+
+void el_file_sink_free(el_file_sink *s)
+{
+    if (!s)
+        return;
+    if (s->fd >= 0)
+        close(s->fd);
+    if (s->tmp_path[0])
+        unlink(s->tmp_path);   /* an unfinished part never looks complete */
+    ZSTD_freeCCtx(s->cctx);
+    EVP_MD_CTX_free(s->md);
+    free(s->in);
+    free(s->out);
+    free(s->parts);
+    free(s->dir);
+    free(s->data_dir);
+    free(s->table);
+    free(s);
+}

@@ -1,0 +1,778 @@
+/*
+ * test_batcher.c - forming BatchWriteItem batches: at most 25 items, no
+ * duplicate key in a batch (the later row wins), held keys make later rows
+ * wait, retries go first when due, byte budgets, the window's room, and the
+ * held-key table under colliding hash slots (backward-shift deletion).
+ * Also the chunk arena the items live in.
+ */
+#include <setjmp.h>  /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>   /* snprintf */
+#include <stdlib.h>  /* malloc, free */
+#include <string.h>  /* memcmp, strlen */
+
+#include "pipeline/batcher.h"
+
+/* ---- helpers ---- */
+
+/* A chunk whose item i has key "<keys[i]>\0SK" and JSON of json_len bytes. */
+static el_chunk *make_chunk(size_t n, const char *const *keys, size_t json_len)
+{
+    el_chunk *c = el_chunk_new(3);
+    assert_non_null(c);
+    for (size_t i = 0; i < n; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        for (size_t k = 0; k < json_len; k++)
+            assert_int_equal(el_buf_putc(&c->json, (char)('a' + i % 26)), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, "SK"), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, json_len, 100 + i, 1000 + i), EL_OK);
+    }
+    return c;
+}
+
+/* A chunk of n items with distinct keys "k0", "k1", ... */
+static el_chunk *make_distinct(size_t n, size_t json_len)
+{
+    char **keys = malloc(n * sizeof *keys);
+    assert_non_null(keys);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = malloc(16);
+        assert_non_null(keys[i]);
+        snprintf(keys[i], 16, "k%zu", i);
+    }
+    el_chunk *c = make_chunk(n, (const char *const *)keys, json_len);
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    return c;
+}
+
+typedef struct formed {
+    el_item *out[4096];
+    el_item *sup[4096];
+    size_t n, nsup, blocked;
+} formed;
+
+static void form(el_batcher *b, double now, size_t max_items, size_t max_bytes, formed *f)
+{
+    assert_true(max_items <= 4096);
+    f->nsup = 777;
+    f->blocked = 777;
+    f->n = el_batcher_form(b, now, max_items, max_bytes, f->out, f->sup, &f->nsup,
+                           &f->blocked);
+    assert_true(f->n <= max_items);
+    assert_true(f->nsup <= max_items);
+}
+
+#define BIG_BUDGET EL_DDB_MAX_REQUEST_BYTES
+
+/* ---- chunk ---- */
+
+static void test_chunk_commit_and_accessors(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "ACTOR#alice", "ACTOR#dave" };
+    el_chunk *c = make_chunk(2, keys, 5);
+    assert_int_equal(c->input, 3);
+    assert_int_equal(c->nitems, 2);
+    assert_int_equal(c->unacked, 2);
+    el_item *it = &c->items[1];
+    assert_ptr_equal(it->chunk, c);
+    assert_int_equal(it->json_off, 5);
+    assert_int_equal(it->json_len, 5);
+    assert_memory_equal(el_item_json(it), "bbbbb", 5);
+    assert_int_equal(it->key_len, strlen("ACTOR#dave") + 3);
+    assert_memory_equal(el_item_key(it), "ACTOR#dave\0SK", it->key_len);
+    assert_int_equal(it->line, 101);
+    assert_int_equal(it->size, 5);
+    assert_int_equal(it->attempts, 0);
+    assert_int_equal(it->hash, el_fnv1a64("ACTOR#dave\0SK", it->key_len));
+    el_chunk_free(c);
+    el_chunk_free(NULL);
+}
+
+static void test_fnv1a64_vectors(void **state)
+{
+    (void)state;
+    /* the reference values of FNV-1a 64 */
+    assert_true(el_fnv1a64("", 0) == 0xcbf29ce484222325ull);
+    assert_true(el_fnv1a64("a", 1) == 0xaf63dc4c8601ec8cull);
+    assert_true(el_fnv1a64("foobar", 6) == 0x85944171f73967e8ull);
+}
+
+/* ---- batches ---- */
+
+static void test_at_most_25_in_order(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(60, 10);
+    el_batcher *b = el_batcher_new(100);
+    assert_non_null(b);
+    for (size_t i = 0; i < 60; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    assert_int_equal(el_batcher_pending(b), 60);
+    formed f;
+    size_t seen = 0;
+    size_t sizes[] = { 25, 25, 10, 0 };
+    for (size_t round = 0; round < 4; round++) {
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_int_equal(f.n, sizes[round]);
+        assert_int_equal(f.nsup, 0);
+        assert_int_equal(f.blocked, 0);
+        for (size_t i = 0; i < f.n; i++)
+            assert_ptr_equal(f.out[i], &c->items[seen++]);   /* FIFO */
+    }
+    assert_int_equal(el_batcher_pending(b), 0);
+    assert_true(el_batcher_next_due(b) < 0);
+    el_batcher_free(b);
+    el_batcher_free(NULL);
+    el_chunk_free(c);
+}
+
+static void test_duplicate_in_batch_later_row_wins(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "A", "B", "A", "C", "A" };
+    el_chunk *c = make_chunk(5, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 3);
+    assert_ptr_equal(f.out[0], &c->items[4]);   /* the last "A" row, in A's place */
+    assert_ptr_equal(f.out[1], &c->items[1]);
+    assert_ptr_equal(f.out[2], &c->items[3]);
+    assert_int_equal(f.nsup, 2);
+    assert_ptr_equal(f.sup[0], &c->items[0]);
+    assert_ptr_equal(f.sup[1], &c->items[2]);
+    assert_int_equal(f.blocked, 2); /* rows 2 and 4 repeat "A": each counted once */
+    assert_int_equal(el_batcher_pending(b), 0);
+    /* the batch's keys are held; a release frees them */
+    for (size_t i = 0; i < f.n; i++)
+        el_batcher_release(b, f.out[i]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_held_key_waits_and_counts_once(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "A", "B", "A", "C" };
+    el_chunk *c = make_chunk(4, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);                 /* A is now in flight */
+    for (size_t i = 1; i < 4; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 2);                 /* B and C go, the second A waits */
+    assert_ptr_equal(f.out[0], &c->items[1]);
+    assert_ptr_equal(f.out[1], &c->items[3]);
+    assert_int_equal(f.blocked, 1);
+    assert_int_equal(f.nsup, 0);
+    assert_int_equal(el_batcher_pending(b), 1);
+    for (int k = 0; k < 3; k++) {             /* still waiting, not counted again */
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_int_equal(f.n, 0);
+        assert_int_equal(f.blocked, 0);
+    }
+    el_batcher_release(b, &c->items[1]);     /* another key: no change */
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    el_batcher_release(b, &c->items[0]);
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[2]);
+    assert_int_equal(f.blocked, 0);
+    assert_int_equal(el_batcher_pending(b), 0);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_retries_first_when_due_and_keep_key(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "R", "X", "R", "Y", "Z" };
+    el_chunk *c = make_chunk(5, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    /* UnprocessedItems: back it comes, due at t=100 */
+    el_item *r = &c->items[0];
+    r->attempts = 1;
+    r->not_before = 100;
+    assert_int_equal(el_batcher_retry(b, r), EL_OK);
+    assert_true(el_batcher_next_due(b) == 100);
+    assert_int_equal(el_batcher_pending(b), 1);
+    for (size_t i = 1; i < 4; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    form(b, 50, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);   /* not before its time */
+    assert_int_equal(f.n, 2);
+    assert_ptr_equal(f.out[0], &c->items[1]);
+    assert_ptr_equal(f.out[1], &c->items[3]);
+    assert_int_equal(f.blocked, 1);                     /* the later R waits on the retry */
+    assert_int_equal(el_batcher_add(b, &c->items[4]), EL_OK);
+    form(b, 100, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 2);
+    assert_ptr_equal(f.out[0], r);                      /* retries go first */
+    assert_ptr_equal(f.out[1], &c->items[4]);
+    assert_true(el_batcher_next_due(b) < 0);
+    /* the later R still waits until the retried one is done */
+    form(b, 200, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    assert_int_equal(f.blocked, 0);
+    el_batcher_release(b, r);
+    form(b, 200, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[2]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_next_due_is_earliest(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(3, 10);
+    el_batcher *b = el_batcher_new(10);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 3);
+    double due[] = { 300, 120, 250 };
+    for (size_t i = 0; i < 3; i++) {
+        c->items[i].not_before = due[i];
+        assert_int_equal(el_batcher_retry(b, &c->items[i]), EL_OK);
+    }
+    assert_true(el_batcher_next_due(b) == 120);
+    form(b, 260, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 2);                   /* 120 and 250 are due, 300 is not */
+    assert_true(el_batcher_next_due(b) == 300);
+    form(b, 1000, 1, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[0]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_byte_budget(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(10, 1000);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 10; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    size_t budget = 3 * (1000 + 64);
+    form(b, 0, EL_DDB_BATCH_ITEMS, budget, &f);
+    assert_int_equal(f.n, 3);
+    form(b, 0, EL_DDB_BATCH_ITEMS, budget - 1, &f);
+    assert_int_equal(f.n, 2);
+    form(b, 0, EL_DDB_BATCH_ITEMS, 500, &f);    /* nothing fits */
+    assert_int_equal(f.n, 0);
+    assert_int_equal(el_batcher_pending(b), 5);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_byte_budget_holds_when_a_later_row_is_bigger(void **state)
+{
+    (void)state;
+    /* X (1000 B), A small, then A again but large: replacing the small A by
+     * the large one must not take the batch past its budget */
+    el_chunk *c = el_chunk_new(0);
+    const char *keys[] = { "X", "A", "A" };
+    size_t lens[] = { 1000, 100, 1000 };
+    for (size_t i = 0; i < 3; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        for (size_t k = 0; k < lens[i]; k++)
+            assert_int_equal(el_buf_putc(&c->json, 'j'), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i, i), EL_OK);
+    }
+    el_batcher *b = el_batcher_new(10);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    size_t budget = (1000 + 64) + (100 + 64);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, budget, &f);
+    size_t bytes = 0;
+    for (size_t i = 0; i < f.n; i++)
+        bytes += f.out[i]->json_len + 64;
+    assert_true(bytes <= budget);
+    /* every row is accounted for: sent, superseded, or still pending */
+    assert_int_equal(f.n + f.nsup + el_batcher_pending(b), 3);
+    for (size_t i = 0; i < f.n; i++)
+        el_batcher_release(b, f.out[i]);
+    formed g;
+    form(b, 0, EL_DDB_BATCH_ITEMS, budget, &g);
+    if (f.nsup == 0) {
+        /* the large A was left for later and goes once the small one is done */
+        assert_int_equal(g.n, 1);
+        assert_ptr_equal(g.out[0], &c->items[2]);
+    }
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_many_rows_of_one_key(void **state)
+{
+    (void)state;
+    /* 60 rows of one key in a row: the superseded list has room for
+     * max_items only, and every row must end up sent or superseded once */
+    size_t n = 60;
+    const char **keys = malloc(n * sizeof *keys);
+    assert_non_null(keys);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = "SAME";
+    el_chunk *c = make_chunk(n, keys, 10);
+    free(keys);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    /* exactly max_items slots, on the heap so ASan sees an overrun */
+    el_item **out = malloc(EL_DDB_BATCH_ITEMS * sizeof *out);
+    el_item **sup = malloc(EL_DDB_BATCH_ITEMS * sizeof *sup);
+    assert_non_null(out);
+    assert_non_null(sup);
+    unsigned char *seen = calloc(n, 1);
+    assert_non_null(seen);
+    el_item *last_sent = NULL;
+    for (int round = 0; round < 20 && el_batcher_pending(b) > 0; round++) {
+        size_t nsup, blocked;
+        size_t k = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, out, sup, &nsup,
+                                   &blocked);
+        assert_true(k <= 1);                    /* one key: one item per batch */
+        assert_true(nsup <= EL_DDB_BATCH_ITEMS);
+        for (size_t i = 0; i < nsup; i++) {
+            size_t idx = (size_t)(sup[i] - c->items);
+            assert_int_equal(seen[idx], 0);
+            seen[idx] = 1;
+        }
+        for (size_t i = 0; i < k; i++) {
+            size_t idx = (size_t)(out[i] - c->items);
+            assert_int_equal(seen[idx], 0);
+            seen[idx] = 2;
+            /* later rows go later */
+            assert_true(!last_sent || out[i] > last_sent);
+            last_sent = out[i];
+            el_batcher_release(b, out[i]);
+        }
+    }
+    assert_int_equal(el_batcher_pending(b), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_not_equal(seen[i], 0);
+    assert_int_equal(seen[n - 1], 2);           /* the last row is the one written last */
+    assert_ptr_equal(last_sent, &c->items[n - 1]);
+    free(seen);
+    free(out);
+    free(sup);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_window_room(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(10, 10);
+    el_batcher *b = el_batcher_new(3);
+    assert_true(el_batcher_has_room(b));
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    assert_false(el_batcher_has_room(b));
+    formed f;
+    form(b, 0, 2, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 2);
+    assert_true(el_batcher_has_room(b));
+    assert_int_equal(el_batcher_pending(b), 1);
+    /* retries do not take window room */
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(el_batcher_retry(b, f.out[i]), EL_OK);
+    assert_true(el_batcher_has_room(b));
+    assert_int_equal(el_batcher_pending(b), 3);
+    /* many add/form cycles: the window compacts and stays in order */
+    size_t next = 3;
+    for (int cycle = 0; cycle < 50; cycle++) {
+        while (el_batcher_has_room(b) && next < 10)
+            assert_int_equal(el_batcher_add(b, &c->items[next++]), EL_OK);
+        form(b, 1e9, 1, BIG_BUDGET, &f);
+        for (size_t i = 0; i < f.n; i++)
+            el_batcher_release(b, f.out[i]);
+    }
+    assert_int_equal(el_batcher_pending(b), 0);
+    el_batcher_free(b);
+    el_chunk_free(c);
+    /* window_max 0 still lets one item in */
+    b = el_batcher_new(0);
+    assert_true(el_batcher_has_room(b));
+    el_batcher_free(b);
+}
+
+static void test_window_grows_past_max(void **state)
+{
+    (void)state;
+    /* adding past max (the caller ignored has_room) still works */
+    el_chunk *c = make_distinct(100, 4);
+    el_batcher *b = el_batcher_new(4);
+    for (size_t i = 0; i < 100; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    assert_int_equal(el_batcher_pending(b), 100);
+    formed f;
+    size_t got = 0;
+    while (el_batcher_pending(b)) {
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        for (size_t i = 0; i < f.n; i++)
+            assert_ptr_equal(f.out[i], &c->items[got++]);
+    }
+    assert_int_equal(got, 100);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+/* ---- the held-key table ---- */
+
+static uint64_t rng_state = 0x1234567;
+
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void test_held_keys_with_colliding_slots(void **state)
+{
+    (void)state;
+    /* N holders whose hashes collide on their low bits (the table's home
+     * slot) in clusters, some at the table's end so probe chains wrap, a few
+     * sharing one hash outright; enough of them to make the table grow.
+     * Each holder has a probe: another key with the same hash, which must
+     * wait while that hash is held. After every release, in random order,
+     * exactly the probes whose hash is no longer held come out. */
+    enum { N = 600 };
+    static const uint64_t homes[] = { 0, 1, 2, 5, 1023, 1022, 2047, 2046, 4095 };
+    const size_t nhomes = sizeof homes / sizeof *homes;
+    char **keys = malloc(2 * N * sizeof *keys);
+    assert_non_null(keys);
+    for (size_t i = 0; i < 2 * N; i++) {
+        keys[i] = malloc(16);
+        assert_non_null(keys[i]);
+        snprintf(keys[i], 16, "%c%zu", i < N ? 'H' : 'P', i % N);
+    }
+    el_chunk *c = make_chunk(2 * N, (const char *const *)keys, 4);
+    static uint64_t hashes[N];
+    for (size_t i = 0; i < N; i++) {
+        if (i % 50 == 49)
+            hashes[i] = hashes[i - 1];         /* same hash, different key */
+        else
+            hashes[i] = homes[i % nhomes] | ((uint64_t)(i + 1) << 20);
+        c->items[i].hash = hashes[i];          /* holder i */
+        c->items[N + i].hash = hashes[i];      /* probe i */
+    }
+    el_batcher *b = el_batcher_new(4 * N);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed *f = malloc(sizeof *f);
+    assert_non_null(f);
+    /* all holders go in one batch: distinct keys, nothing held yet */
+    form(b, 0, N, BIG_BUDGET, f);
+    assert_int_equal(f->n, N);
+    static unsigned held[N];                   /* holders in flight per hash, by index */
+    for (size_t i = 0; i < N; i++) {
+        held[i] = 0;
+        for (size_t k = 0; k < N; k++)
+            held[i] += hashes[k] == hashes[i];
+    }
+    /* every probe waits */
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[N + i]), EL_OK);
+    form(b, 0, N, BIG_BUDGET, f);
+    assert_int_equal(f->n, 0);
+    assert_int_equal(f->blocked, N);
+
+    static size_t order[N];
+    for (size_t i = 0; i < N; i++)
+        order[i] = i;
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = (size_t)(rnd() % (i + 1));
+        size_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    static unsigned char probe_out[N];
+    memset(probe_out, 0, sizeof probe_out);
+    for (size_t step = 0; step < N; step++) {
+        size_t h = order[step];
+        el_batcher_release(b, &c->items[h]);
+        for (size_t k = 0; k < N; k++)
+            if (hashes[k] == hashes[h])
+                held[k]--;
+        form(b, 0, N, BIG_BUDGET, f);
+        for (size_t i = 0; i < f->n; i++) {
+            size_t idx = (size_t)(f->out[i] - c->items);
+            assert_true(idx >= N);
+            size_t who = idx - N;
+            if (held[who] != 0)
+                fail_msg("step %zu: probe %zu came out while its hash is held", step, who);
+            assert_int_equal(probe_out[who], 0);
+            probe_out[who] = 1;
+        }
+        /* two probes of one hash both free: one goes, the other waits on it */
+        for (size_t i = 0; i < f->n; i++)
+            el_batcher_release(b, f->out[i]);
+        for (int again = 0; again < 2; again++) {
+            form(b, 0, N, BIG_BUDGET, f);
+            for (size_t i = 0; i < f->n; i++) {
+                size_t who = (size_t)(f->out[i] - c->items) - N;
+                assert_int_equal(held[who], 0);
+                assert_int_equal(probe_out[who], 0);
+                probe_out[who] = 1;
+                el_batcher_release(b, f->out[i]);
+            }
+        }
+        for (size_t k = 0; k < N; k++)
+            if (held[k] == 0 && !probe_out[k])
+                fail_msg("step %zu: probe %zu still waits, its hash is free", step, k);
+    }
+    assert_int_equal(el_batcher_pending(b), 0);
+    free(f);
+    el_batcher_free(b);
+    el_chunk_free(c);
+    for (size_t i = 0; i < 2 * N; i++)
+        free(keys[i]);
+    free(keys);
+}
+
+static void test_release_of_unheld_key_is_harmless(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(2, 4);
+    el_batcher *b = el_batcher_new(4);
+    el_batcher_release(b, &c->items[0]);       /* never held */
+    assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
+    formed f;
+    form(b, 0, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    el_batcher_release(b, &c->items[0]);
+    el_batcher_release(b, &c->items[0]);       /* twice */
+    assert_int_equal(el_batcher_add(b, &c->items[1]), EL_OK);
+    form(b, 0, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+/* ---- interleaving ---- */
+
+/* n items sorted by partition key: item i has PK "P<i / per_pk>", SK "S<i>",
+ * and, when with_index, index PK "T<i % ntargets>". */
+static el_chunk *make_sorted(size_t n, size_t per_pk, bool with_index, size_t ntargets)
+{
+    el_chunk *c = el_chunk_new(0);
+    assert_non_null(c);
+    for (size_t i = 0; i < n; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        assert_int_equal(el_buf_puts(&c->json, "{}"), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "P%zu", i / per_pk), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "S%zu", i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 2, i, i), EL_OK);
+        if (with_index) {
+            char t[32];
+            int len = snprintf(t, sizeof t, "T%zu", i % ntargets);
+            c->items[i].ipk_hash = el_fnv1a64(t, (size_t)len);
+        }
+    }
+    return c;
+}
+
+static void test_interleave_spreads_sorted_input(void **state)
+{
+    (void)state;
+    /* 40 partition keys with 20 rows each, sorted: a naive batch would be
+     * 20 rows of P0 and 5 of P1 */
+    el_chunk *c = make_sorted(800, 20, false, 0);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    bool sent[800] = { false };
+    formed f;
+    size_t nsent = 0, batches = 0;
+    while (nsent < 800) {
+        /* partition keys still waiting before this batch */
+        bool waiting[40] = { false };
+        for (size_t i = 0; i < 800; i++)
+            if (!sent[i])
+                waiting[i / 20] = true;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_true(f.n > 0);
+        bool in_batch[40] = { false }, repeated = false;
+        for (size_t i = 0; i < f.n; i++) {
+            size_t row = (size_t)f.out[i]->line;
+            assert_false(sent[row]);
+            sent[row] = true;
+            repeated |= in_batch[row / 20];
+            in_batch[row / 20] = true;
+        }
+        /* a key twice in a batch only when no other key was waiting */
+        if (repeated)
+            for (size_t p = 0; p < 40; p++)
+                assert_true(!waiting[p] || in_batch[p]);
+        for (size_t i = 0; i < f.n; i++)
+            el_batcher_release(b, f.out[i]);
+        nsent += f.n;
+        batches++;
+    }
+    assert_int_equal(batches, 32); /* 800 / 25: spreading never costs a batch */
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_first_batches_have_distinct_keys(void **state)
+{
+    (void)state;
+    el_chunk *c = make_sorted(800, 20, false, 0);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    /* with 40 keys waiting, each of the first batches has 25 distinct keys */
+    for (int round = 0; round < 10; round++) {
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_int_equal(f.n, 25);
+        for (size_t i = 0; i < f.n; i++)
+            for (size_t j = i + 1; j < f.n; j++)
+                assert_true(f.out[i]->pk_hash != f.out[j]->pk_hash);
+        for (size_t i = 0; i < f.n; i++)
+            el_batcher_release(b, f.out[i]);
+    }
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_index_keys_too(void **state)
+{
+    (void)state;
+    /* every row has its own base partition, but only 5 index partitions:
+     * a batch takes one row per index partition while others wait */
+    el_chunk *c = make_sorted(100, 1, true, 5);
+    el_batcher *b = el_batcher_new(4096);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    /* 5 distinct index keys, then the batch fills up: only index keys
+     * already in the batch are left */
+    assert_int_equal(f.n, 25);
+    uint64_t seen[5];
+    size_t nseen = 0;
+    for (size_t i = 0; i < 5; i++) {
+        for (size_t k = 0; k < nseen; k++)
+            assert_true(seen[k] != f.out[i]->ipk_hash);
+        seen[nseen++] = f.out[i]->ipk_hash;
+    }
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_interleave_keeps_row_order_of_a_key(void **state)
+{
+    (void)state;
+    /* rows of one key (PK "P0", SK "S") with another key of the same
+     * partition in between: the later row of the key must never be sent
+     * before the earlier one, even when spreading passes rows over */
+    el_chunk *c = el_chunk_new(0);
+    const char *sks[] = { "A", "X", "A", "B", "A" };
+    for (size_t i = 0; i < 5; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        assert_int_equal(el_buf_printf(&c->json, "{%zu}", i), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, "P0"), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_puts(&c->keys, sks[i]), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 3, i, i), EL_OK);
+    }
+    el_batcher *b = el_batcher_new(64);
+    for (size_t i = 0; i < c->nitems; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    /* all of one partition: the batch fills with the later rows winning:
+     * A (row 4), X, B; rows 0 and 2 superseded */
+    assert_int_equal(f.n, 3);
+    assert_int_equal(f.nsup, 2);
+    for (size_t i = 0; i < f.n; i++)
+        if (el_item_key(f.out[i])[3] == 'A')
+            assert_int_equal(f.out[i]->line, 4);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_duplicates_counted_once_per_row(void **state)
+{
+    (void)state;
+    /* A1 in flight; A2 and A3 wait (blocked), then meet in one batch where
+     * A3 replaces A2: two repeated rows, counted twice, not three times */
+    const char *const keys[] = { "A", "A", "A" };
+    el_chunk *c = make_chunk(3, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    size_t dups = 0;
+    /* the first batch takes A1 then A2, A3 supersede within it: form with
+     * room for one item so A1 goes alone */
+    form(b, 0, 1, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    dups += f.blocked;
+    el_item *a1 = f.out[0];
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    dups += f.blocked;
+    el_batcher_release(b, a1);
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[2]);
+    assert_int_equal(f.nsup, 1);
+    dups += f.blocked;
+    assert_int_equal(dups, 2);
+    el_batcher_release(b, f.out[0]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_duplicates_counted_once_per_row),
+        cmocka_unit_test(test_interleave_spreads_sorted_input),
+        cmocka_unit_test(test_interleave_first_batches_have_distinct_keys),
+        cmocka_unit_test(test_interleave_index_keys_too),
+        cmocka_unit_test(test_interleave_keeps_row_order_of_a_key),
+        cmocka_unit_test(test_chunk_commit_and_accessors),
+        cmocka_unit_test(test_fnv1a64_vectors),
+        cmocka_unit_test(test_at_most_25_in_order),
+        cmocka_unit_test(test_duplicate_in_batch_later_row_wins),
+        cmocka_unit_test(test_held_key_waits_and_counts_once),
+        cmocka_unit_test(test_retries_first_when_due_and_keep_key),
+        cmocka_unit_test(test_next_due_is_earliest),
+        cmocka_unit_test(test_byte_budget),
+        cmocka_unit_test(test_byte_budget_holds_when_a_later_row_is_bigger),
+        cmocka_unit_test(test_many_rows_of_one_key),
+        cmocka_unit_test(test_window_room),
+        cmocka_unit_test(test_window_grows_past_max),
+        cmocka_unit_test(test_held_keys_with_colliding_slots),
+        cmocka_unit_test(test_release_of_unheld_key_is_harmless),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
