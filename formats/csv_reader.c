@@ -376,10 +376,6 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
     r->parser_live = true;
-    /* libcsv grows a field's buffer by blk_size bytes at a time (128 by
-     * default): a field near the 400 KB cap took ~3200 reallocs, quadratic
-     * copying under a sanitizer. Grow 64 KB at a time instead. */
-    csv_set_blk_size(&r->parser, READ_CHUNK);
     bool tsv = opts->format == EL_FMT_TSV;
     char delim = opts->delimiter ? opts->delimiter : (tsv ? '\t' : ',');
     csv_set_delim(&r->parser, (unsigned char)delim);
