@@ -39,9 +39,9 @@ if [ -n "$ci" ]; then
   extra=()
   [ -n "$unit_only" ] && extra+=(--unit)
   status=0
-  "$0" "${extra[@]}" -- "${ctest_extra[@]}" || status=$?
+  bash "$0" "${extra[@]}" -- "${ctest_extra[@]}" || status=$?
   el_say "normal suite: exit $status; now the ASan suite"
-  "$0" --asan "${extra[@]}" -- "${ctest_extra[@]}" || { s=$?; [ "$status" -eq 0 ] && status=$s; }
+  bash "$0" --asan "${extra[@]}" -- "${ctest_extra[@]}" || { s=$?; [ "$status" -eq 0 ] && status=$s; }
   exit "$status"
 fi
 
