@@ -50,7 +50,7 @@ fi
 # processes started by the integration tests inherit these.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:exitcode=86}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=86}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$EL_ROOT/tests/tsan.supp}"
 
 if [ -n "$unit_only" ]; then
   el_apt_install "${EL_BUILD_PACKAGES[@]}"
