@@ -347,9 +347,30 @@ void el_ddb_free(el_ddb *ddb)
     free(ddb);
 }
 
+/* Overwrites with '*' every copy of secret in s, and a cut-off start of it
+ * at the end of s (messages are truncated to their buffer). */
+static void redact(char *s, const char *secret)
+{
+    size_t n = secret ? strlen(secret) : 0;
+    if (n < 4)
+        return;
+    for (char *p = strstr(s, secret); p; p = strstr(p + n, secret))
+        memset(p, '*', n);
+    size_t len = strlen(s);
+    for (size_t k = n - 1 < len ? n - 1 : len; k >= 4; k--)
+        if (memcmp(s + len - k, secret, k) == 0) {
+            memset(s + len - k, '*', k);
+            break;
+        }
+}
+
 /* Fills res from a finished transfer on h. write_cb is the only source of
- * CURLE_WRITE_ERROR: the response outgrew EL_DDB_MAX_RESPONSE. */
-static void finish(CURL *h, CURLcode code, const xfer *x, el_ddb_result *res)
+ * CURLE_WRITE_ERROR: the response outgrew EL_DDB_MAX_RESPONSE. Messages
+ * are what the service or curl said; AWS's InvalidSignatureException quotes
+ * the canonical request, session token included, so the secret key and the
+ * token are redacted from them before anyone can print them. */
+static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
+                   el_ddb_result *res)
 {
     long status = 0;
     if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK)
@@ -371,6 +392,10 @@ static void finish(CURL *h, CURLcode code, const xfer *x, el_ddb_result *res)
     } else if (code != CURLE_OK && x->errbuf[0]) {
         snprintf(res->message, sizeof res->message, "%s", x->errbuf);
     }
+    redact(res->message, ddb->cfg->secret_key);
+    redact(res->message, ddb->cfg->session_token);
+    redact(res->error_type, ddb->cfg->secret_key);
+    redact(res->error_type, ddb->cfg->session_token);
 }
 
 /* One line a newcomer can act on: where to look after a network failure
@@ -409,7 +434,7 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     /* Unhook the list before freeing it: the handle is reused. */
     curl_easy_setopt(ddb->sync, CURLOPT_HTTPHEADER, NULL);
     free_headers(headers);
-    finish(ddb->sync, code, &ddb->sync_x, res);
+    finish(ddb, ddb->sync, code, &ddb->sync_x, res);
     if (response && ddb->sync_x.resp.len &&
         el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
         return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
@@ -720,7 +745,7 @@ void el_ddb_req_reset(el_ddb_req *req)
 
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
-    finish(req->h, code, &req->x, res);
+    finish(req->ddb, req->h, code, &req->x, res);
 }
 
 const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)

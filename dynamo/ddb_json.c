@@ -14,6 +14,7 @@
 #include <string.h>          /* memcpy, strlen, strcmp */
 #include <yajl/yajl_tree.h>  /* yajl_tree_parse, yajl_tree_get */
 
+#include "common/json_guard.h"
 #include "dynamo/ddb_internal.h"
 
 el_err el_ddb_json_put_string(el_buf *b, const char *s)
@@ -39,6 +40,10 @@ el_err el_ddb_json_put_string(el_buf *b, const char *s)
 static el_err parse_tree(const char *body, size_t len, const char *what, yajl_val *root,
                          el_diag *diag)
 {
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(body, len, EL_JSON_MAX_DEPTH, 0, &g))
+        return el_diag_set(diag, EL_EPARSE, "the %s response is refused: %s", what, g.msg);
     char *copy = malloc(len + 1);
     if (!copy)
         return el_diag_set(diag, EL_ENOMEM, "out of memory parsing the %s response", what);

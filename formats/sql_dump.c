@@ -32,6 +32,7 @@ typedef struct table_def {
     size_t ncols;
     char **cols;
     char **types;
+    bool too_wide;  /* declared more than MAX_COLS columns (the rest dropped) */
 } table_def;
 
 enum state { ST_IDLE, ST_VALUES, ST_COPY, ST_EOF };
@@ -282,8 +283,10 @@ static el_err add_def(el_sql_dump *d, table_def *t)
 
 static el_err def_push(table_def *t, const char *col, const char *type)
 {
-    if (t->ncols >= MAX_COLS)
+    if (t->ncols >= MAX_COLS) {
+        t->too_wide = true;
         return EL_OK;
+    }
     char **c = realloc(t->cols, (t->ncols + 1) * sizeof *c);
     if (!c)
         return EL_ENOMEM;
@@ -526,6 +529,10 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
                            char **cols, size_t ncols, const el_sql_tok *at, el_diag *diag)
 {
     const table_def *def = find_def(d, schema, name);
+    if (def && def->too_wide)
+        return el_diag_at(diag, EL_ELIMIT, at->line, 0, at->offset,
+                          "table %s has more than %d columns (edgeload's limit)", name,
+                          MAX_COLS);
     if (def && def->ncols == 0)
         def = NULL;
     if (def)

@@ -17,6 +17,7 @@
 #include <unistd.h>     /* write, fsync, close */
 #include <yajl/yajl_tree.h> /* reading it back */
 
+#include "common/json_guard.h"
 #include "common/buf.h"
 #include "common/file.h"
 #include "formats/ddb_value.h"
@@ -146,7 +147,7 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
 {
     *out = NULL;
     el_buf b;
-    el_buf_init(&b, (size_t)64 * 1024 * 1024);
+    el_buf_init(&b, EL_CHECKPOINT_MAX_BYTES + 1);
     int errnum;
     el_err err = el_read_file(path, &b, &errnum);
     if (err) {
@@ -156,9 +157,31 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
                                strerror(errnum));
         return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is too large", path);
     }
-    char ebuf[256];
-    yajl_val root = yajl_tree_parse(el_buf_str(&b), ebuf, sizeof ebuf);
+    err = el_checkpoint_parse(el_buf_str(&b), b.len, path, out, diag);
     el_buf_free(&b);
+    return err;
+}
+
+el_err el_checkpoint_parse(const char *text, size_t len, const char *name,
+                           el_checkpoint **out, el_diag *diag)
+{
+    *out = NULL;
+    if (len > EL_CHECKPOINT_MAX_BYTES)
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is too large", name);
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(text, len, EL_JSON_MAX_DEPTH, 0, &g))
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", name, g.msg);
+    /* yajl's tree wants a NUL-terminated string */
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory reading checkpoint %s", name);
+    if (len)
+        memcpy(copy, text, len);
+    copy[len] = '\0';
+    char ebuf[256];
+    yajl_val root = yajl_tree_parse(copy, ebuf, sizeof ebuf);
+    free(copy);
     const char *why = NULL;
     el_checkpoint *cp = NULL;
     const char *ip[] = { "inputs", NULL }, *jp[] = { "job", NULL };
@@ -196,7 +219,7 @@ el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag)
     yajl_tree_free(root);
     if (why) {
         el_checkpoint_free(cp);
-        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", path, why);
+        return el_diag_set(diag, EL_EUSAGE, "checkpoint %s is not usable: %s", name, why);
     }
     *out = cp;
     return EL_OK;

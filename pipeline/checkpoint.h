@@ -49,6 +49,15 @@ el_err el_checkpoint_write(const char *path, const el_checkpoint *cp, el_diag *d
 /* Reads a checkpoint; EL_EUSAGE with a reason for a malformed file. */
 el_err el_checkpoint_read(const char *path, el_checkpoint **out, el_diag *diag) EL_MUST_USE;
 
+/* The same on the file's bytes in memory (need not be NUL-terminated);
+ * name is only used in diag. For tests and fuzzing. */
+el_err el_checkpoint_parse(const char *text, size_t len, const char *name,
+                           el_checkpoint **out, el_diag *diag) EL_MUST_USE;
+
+/* A checkpoint file larger than this is refused (it holds one short entry
+ * per input). */
+#define EL_CHECKPOINT_MAX_BYTES ((size_t)64 * 1024 * 1024)
+
 /* FNV-1a over the bytes given, chained: start with h = 0. */
 uint64_t el_checkpoint_hash(uint64_t h, const void *data, size_t len);
 

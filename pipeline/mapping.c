@@ -16,10 +16,9 @@
 #include <strings.h>    /* strcasecmp */
 #include <yajl/yajl_tree.h> /* mapping files are small: the tree API is enough */
 
+#include "common/json_guard.h"
 #include "common/buf.h"
 #include "common/file.h"
-
-#define MAPPING_MAX_BYTES (16u * 1024u * 1024u)
 
 static const char *const type_names[] = { "auto", "S", "N", "BOOL", "B", "NULL", "epoch" };
 
@@ -621,7 +620,11 @@ el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_m
 {
     *out = NULL;
     jctx c = { diag };
-    (void)len;
+    /* bounded before yajl builds the tree: see json_guard.h */
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(json, len, EL_MAPPING_MAX_DEPTH, EL_MAPPING_MAX_VALUES, &g))
+        return el_diag_set(diag, EL_EUSAGE, "mapping refused: %s", g.msg);
     char errbuf[512];
     yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
     if (!root) {
@@ -705,7 +708,7 @@ el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
 {
     *out = NULL;
     el_buf b;
-    el_buf_init(&b, MAPPING_MAX_BYTES);
+    el_buf_init(&b, EL_MAPPING_MAX_BYTES);
     int errnum;
     el_err err = el_read_file(path, &b, &errnum);
     if (err) {

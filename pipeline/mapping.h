@@ -88,7 +88,12 @@ typedef struct el_source {
 } el_source;
 
 #define EL_DEFAULT_MAX_SHARDS 32
-#define EL_MAX_MAX_SHARDS 65536  /* a sanity bound: readers Query every shard */
+#define EL_MAX_MAX_SHARDS 65536
+/* A mapping file is refused beyond these (docs/LIMITS.md): its size, the
+ * nesting of its JSON and the number of JSON values in it. */
+#define EL_MAPPING_MAX_BYTES ((size_t)16 * 1024 * 1024)
+#define EL_MAPPING_MAX_DEPTH 32
+#define EL_MAPPING_MAX_VALUES 200000  /* a sanity bound: readers Query every shard */
 
 typedef struct el_mapping {
     char *table;

@@ -29,6 +29,7 @@
 #include <unistd.h>         /* write, fsync, close, unlink */
 #include <yajl/yajl_tree.h> /* plan files are read whole */
 
+#include "common/json_guard.h"
 #include "common/buf.h"
 #include "common/file.h"
 #include "common/utf8.h"
@@ -818,12 +819,15 @@ static el_err parse_source(el_plan *p, yajl_val v, size_t i, el_diag *diag)
 
 el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag)
 {
-    (void)len;
     *out = NULL;
     /* yajl's tree cuts strings at a NUL: a key "a\u0000b" would load as "a" */
     if (strstr(json, "\\u0000"))
         return el_diag_set(diag, EL_EUSAGE, "a string holds \\u0000 (NUL), which no key "
                            "may");
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(json, len, EL_JSON_MAX_DEPTH, 0, &g))
+        return el_diag_set(diag, EL_EUSAGE, "plan refused: %s", g.msg);
     char errbuf[512];
     yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
     if (!root) {

@@ -23,6 +23,7 @@
 #include <string.h>  /* memcmp, strcmp, strlen */
 #include <time.h>    /* nanosleep */
 
+#include "common/json_guard.h"
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/fanin.h"
@@ -832,6 +833,10 @@ static size_t position_of(const vrun *v, const batch *b, const el_buf *key)
 static el_err on_batch_answer(vrun *v, batch *b, const char *body, el_diag *diag)
 {
     char err_text[128];
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(body, strlen(body), EL_JSON_MAX_DEPTH, 0, &g))
+        return el_diag_set(diag, EL_ESERVICE, "BatchGetItem answer refused: %s", g.msg);
     yajl_val root = yajl_tree_parse(body, err_text, sizeof err_text);
     if (!YAJL_IS_OBJECT(root)) {
         yajl_tree_free(root);
@@ -1075,6 +1080,12 @@ static el_err query_index(vrun *v, const char *ipk, el_buf *got, el_diag *diag)
         if (err)
             break;
         char err_text[128];
+        el_diag g;
+        el_diag_clear(&g);
+        if (el_json_guard(el_buf_str(&v->resp), v->resp.len, EL_JSON_MAX_DEPTH, 0, &g)) {
+            err = el_diag_set(diag, EL_ESERVICE, "Query answer refused: %s", g.msg);
+            break;
+        }
         yajl_val root = yajl_tree_parse(el_buf_str(&v->resp), err_text, sizeof err_text);
         if (!YAJL_IS_OBJECT(root)) {
             yajl_tree_free(root);

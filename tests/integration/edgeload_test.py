@@ -66,6 +66,18 @@ def edgeload_bin():
     return path
 
 
+# What ASan, LSan, UBSan and TSan print: a run of a sanitized build that
+# reports anything fails the test whatever its exit status.
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "runtime error: ")
+
+
+def assert_no_sanitizer_report(stderr):
+    for sig in SANITIZER_REPORTS:
+        if sig in stderr:
+            raise AssertionError("sanitizer report from edgeload:\n" + stderr[-8000:])
+
+
 _client = None
 
 
@@ -164,10 +176,12 @@ class EdgeloadTestCase(unittest.TestCase):
         full_env = dict(os.environ)
         if env:
             full_env.update(env)
-        return subprocess.run(
+        proc = subprocess.run(
             [self.bin] + [str(a) for a in args], cwd=cwd, env=full_env,
             input=stdin if stdin is not None else "", capture_output=True,
             text=True, errors="replace", timeout=timeout)
+        assert_no_sanitizer_report(proc.stderr)
+        return proc
 
     def endpoint_args(self):
         return ["--endpoint-url", ENDPOINT, "--region", REGION]

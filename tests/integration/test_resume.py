@@ -104,6 +104,10 @@ class ResumeTest(EdgeloadTestCase):
         if proc.returncode == 130:
             self.assertIn("checkpoint", err)
             self.assertTrue(os.path.exists(os.path.join(work, "ck.json")))
+        elif proc.returncode == -signal.SIGINT:
+            # signalled before edgeload set its handler: a slow start (a
+            # sanitized build on a busy machine); --resume then starts over
+            pass
         else:
             self.assertEqual(proc.returncode, 3, err)  # finished before the signal
         done = self.run_edgeload(*self.load_args(table, work, inp), "--resume")

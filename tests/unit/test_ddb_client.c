@@ -493,6 +493,7 @@ static void *connection(void *arg)
 {
     int fd = (int)(intptr_t)arg;
     char *buf = malloc(1 << 20);
+    char *answer = NULL; /* this request's answer, copied */
     size_t have = 0;
     for (;;) {
         char *end = NULL;
@@ -522,7 +523,11 @@ static void *connection(void *arg)
         srv_mode mode = srv.mode;
         int crc_mode = srv.crc;
         int status = srv.status;
-        const char *answer = srv.answer;
+        /* a copy: the test frees its answer once the client has it, which
+         * may be before this thread's send() returns (TSan cannot see the
+         * ordering the socket gives) */
+        free(answer);
+        answer = strdup(srv.answer);
         if (srv.n < MAX_CAPTURE) {
             srv.head[srv.n] = strndup(buf, head_len);
             srv.body[srv.n] = malloc(clen + 1);
@@ -556,6 +561,7 @@ static void *connection(void *arg)
             goto out;
     }
 out:
+    free(answer);
     free(buf);
     close(fd);
     return NULL;
