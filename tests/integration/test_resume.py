@@ -13,7 +13,7 @@ import time
 from edgeload_test import EdgeloadTestCase, N, S, main, read_jsonl
 
 RUNS = int(os.environ.get("EDGELOAD_KILL_RUNS", "20"))
-ROWS = 3000
+ROWS = 6000
 
 
 def make_input(path, seed):
@@ -62,8 +62,23 @@ class ResumeTest(EdgeloadTestCase):
         for r in rejects:
             self.assertIn("weight", r["reason"])
 
+    def uninterrupted_seconds(self):
+        """How long a whole load takes here, so the kills land inside it
+        whether the machine is idle or busy."""
+        work = self.tmpdir()
+        inp = os.path.join(work, "edges.csv")
+        make_input(inp, seed=1000)
+        table = self.unique_table("calib")
+        self.create_table_boto(table)
+        t0 = time.monotonic()
+        proc = self.run_edgeload(*self.load_args(table, work, inp))
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.delete_table(table)
+        return time.monotonic() - t0
+
     def test_sigkill_at_random_moments_then_resume(self):
         rnd = random.Random(1234)
+        window = max(0.2, 0.9 * self.uninterrupted_seconds())
         killed = 0
         for run in range(RUNS):
             with self.subTest(run=run):
@@ -75,7 +90,7 @@ class ResumeTest(EdgeloadTestCase):
                 args = [self.bin] + self.load_args(table, work, inp)
                 proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE)
-                time.sleep(rnd.uniform(0.05, 1.2))
+                time.sleep(rnd.uniform(0.05, window))
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 if proc.returncode == -signal.SIGKILL:
