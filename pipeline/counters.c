@@ -373,12 +373,7 @@ uint64_t el_counters_get(const el_counters *c, const char *pk, const char *sk,
 
 /* ---- writing ---- */
 
-typedef struct cref {
-    const char *key;              /* "PK\0SK\0attribute" */
-    size_t len;
-    size_t item_len;              /* bytes of "PK\0SK" */
-    uint64_t count;
-} cref;
+typedef el_counter_entry cref;
 
 static int cref_cmp(const void *x, const void *y)
 {
@@ -527,11 +522,12 @@ static el_err on_update_done(wctx *w, slot *s, CURLcode code, el_diag *diag)
     return EL_OK;
 }
 
-static el_err collect(const el_counters *c, wctx *w)
+el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
 {
-    w->nrefs = el_counters_size(c);
-    w->refs = calloc(w->nrefs ? w->nrefs : 1, sizeof *w->refs);
-    if (!w->refs)
+    *n = el_counters_size(c);
+    *out = NULL;
+    cref *refs = calloc(*n ? *n : 1, sizeof *refs);
+    if (!refs)
         return EL_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < STRIPES; i++) {
@@ -543,11 +539,17 @@ static el_err collect(const el_counters *c, wctx *w)
             const char *key = s->arena + e->off;
             size_t pklen = strlen(key);
             size_t sklen = strlen(key + pklen + 1);
-            w->refs[k++] = (cref){ key, e->len, pklen + 1 + sklen, e->count };
+            refs[k++] = (cref){ key, e->len, pklen + 1 + sklen, e->count };
         }
     }
-    qsort(w->refs, w->nrefs, sizeof *w->refs, cref_cmp);
+    qsort(refs, *n, sizeof *refs, cref_cmp);
+    *out = refs;
     return EL_OK;
+}
+
+static el_err collect(const el_counters *c, wctx *w)
+{
+    return el_counters_list(c, &w->refs, &w->nrefs);
 }
 
 el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
