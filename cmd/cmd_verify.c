@@ -17,7 +17,7 @@
 
 enum {
     O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
-    O_CONCURRENCY, O_PLAN, O_NO_COUNTERS
+    O_CONCURRENCY, O_PLAN, O_NO_COUNTERS, O_COUNTERS_ONLY
 };
 
 static const cli_opt opts[] = {
@@ -32,6 +32,7 @@ static const cli_opt opts[] = {
     { "concurrency", true, O_CONCURRENCY },
     { "plan", true, O_PLAN },
     { "no-counters", false, O_NO_COUNTERS },
+    { "counters-only", false, O_COUNTERS_ONLY },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -83,6 +84,8 @@ static void help(void)
 "                           eventually consistent: a key that does not match is\n"
 "                           queried again a second later before it is reported\n"
 "  --no-counters            do not check the mapping's counters\n"
+"  --counters-only          check the counters and no item (after `edgeload\n"
+"                           counters`)\n"
 "  --report FILE            every mismatch as a JSON line: {\"kind\":\"missing\"|\n"
 "                           \"different\"|\"reverse-missing\"|\"reverse-extra\"|\n"
 "                           \"counter-missing\"|\"counter-different\",\n"
@@ -187,10 +190,11 @@ static int check_table(el_ddb *ddb, const el_mapping *m, bool want_index)
 
 static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep)
 {
-    printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
-           (unsigned long long)st->expected, (unsigned long long)st->present,
-           (unsigned long long)st->missing, (unsigned long long)st->different,
-           vo->sample ? " (sample)" : "");
+    if (!vo->counters_only)
+        printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
+               (unsigned long long)st->expected, (unsigned long long)st->present,
+               (unsigned long long)st->missing, (unsigned long long)st->different,
+               vo->sample ? " (sample)" : "");
     if (st->counters_expected || st->counter_edges)
         printf("edgeload: verify: counters: expected %llu present %llu missing %llu "
                "different %llu (%llu counter items%s; %llu distinct edges counted, %llu "
@@ -283,6 +287,7 @@ int cmd_verify(int argc, char **argv)
             break;
         case O_PLAN: vo.plan_path = arg; break;
         case O_NO_COUNTERS: vo.no_counters = true; break;
+        case O_COUNTERS_ONLY: vo.counters_only = true; break;
         case O_CONCURRENCY:
             if (!cli_parse_long("concurrency", arg, 1, &n))
                 goto out;

@@ -500,6 +500,8 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
                 break;
             }
         }
+        if (v->o->counters_only)
+            continue;
         el_sample_verdict verdict;
         size_t slot;
         err = el_sample_offer(v->items, key.data, key.len, &verdict, &slot);
@@ -1450,6 +1452,11 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
         err = el_diag_set(diag, EL_EUSAGE,
                           "--reverse needs a source that writes index attributes; every "
                           "source of this mapping has \"index\": false");
+    if (!err && o->counters_only && (o->no_counters || !el_mapping_has_counters(v.m)))
+        err = el_diag_set(diag, EL_EUSAGE, "--counters-only: the mapping has no counters to "
+                          "check (\"counters\" in a source, or --counter)");
+    if (!err && o->counters_only && o->reverse)
+        err = el_diag_set(diag, EL_EUSAGE, "--counters-only checks no item: drop --reverse");
     if (!err && !o->no_counters && el_mapping_has_counters(v.m) &&
         el_counters_new(v.m, &v.counters))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");

@@ -21,7 +21,8 @@
  *      absent item or attribute is "counter-missing", another value
  *      "counter-different". With `sample` > 0 a uniform sample of `sample`
  *      counter items is checked (the counting itself needs every row: its
- *      memory is the backfill's, see counters.h); `no_counters` skips it;
+ *      memory is the backfill's, see counters.h); `no_counters` skips it,
+ *      `counters_only` checks nothing else (no item is kept then);
  *   4. with `reverse` > 0, Query the index for that many sampled index
  *      partition keys (uniform over the distinct ones in the input) and
  *      check that the items listed are exactly the expected ones (a key that
@@ -125,6 +126,8 @@ typedef struct el_verify_opts {
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */
     bool no_counters;             /* do not check the mapping's counters */
+    bool counters_only;           /* check the counters and no item (EL_EUSAGE when
+                                     the mapping has no counters or with reverse) */
     int concurrency;              /* BatchGetItem requests in flight; <= 0: 1 */
     double reverse_recheck_ms;    /* index keys that do not match are queried again
                                      after this long (index reads are eventually

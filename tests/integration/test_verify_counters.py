@@ -15,6 +15,7 @@ independently, from the rows. Then:
      and the report holds exactly those 5 (3 counter-different with the
      expected and found values, 2 counter-missing: one with its item
      present, one without), no item mismatch;
+     --counters-only reports the same 5 and checks no item;
   3. --no-counters on the same table: exit 0.
 """
 
@@ -167,6 +168,13 @@ class VerifyCountersTest(et.EdgeloadTestCase):
         print("verify-counters: rows %d, distinct edges %d, counters %d, counter items %d, "
               "mismatches found %d" % (len(rows) + 1, len(set(rows)), len(exp), nitems,
                                        len(got)), file=sys.stderr)
+
+        # --counters-only: the same 5, and no item line
+        v = verify("--counters-only")
+        self.assertExit(v, 4, "verify --counters-only, tampered counters")
+        self.assertNotIn("verify: expected", v.stdout)
+        self.assertEqual(sorted(et.read_jsonl(report), key=lambda r: (r["kind"], r["key"]["PK"])),
+                         want)
 
         # 3. without counters the items alone match
         v = verify("--no-counters")
