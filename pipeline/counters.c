@@ -25,6 +25,7 @@
 #include <string.h>   /* memcmp, memcpy, strlen */
 #include <yajl/yajl_tree.h> /* ConsumedCapacity of the answers */
 
+#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/chunk.h"     /* el_fnv1a64 */
@@ -512,8 +513,7 @@ static el_err on_update_done(wctx *w, slot *s, CURLcode code, el_diag *diag)
         s->req = NULL;
         return EL_OK;
     case EL_DDB_FATAL:
-        return el_diag_set(diag, res.http_status ? EL_ECONFIG : EL_ENET, "UpdateItem: %s%s%s",
-                           res.error_type, res.error_type[0] ? ": " : "", res.message);
+        return el_ddb_fail(diag, &res, el_ddb_config(w->o->ddb), "UpdateItem");
     }
     s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
                                         el_rand_unit(&w->rng));

@@ -25,6 +25,7 @@
 #include <yajl/yajl_tree.h> /* CancellationReasons, ConsumedCapacity */
 
 #include "common/buf.h"
+#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/chunk.h"
@@ -926,8 +927,7 @@ static el_err on_txn_done(ictx *c, size_t gi, const input *in, CURLcode code, el
     case EL_DDB_FATAL:
         break;
     }
-    return el_diag_set(diag, res.http_status ? EL_ECONFIG : EL_ENET, "TransactWriteItems: %s%s%s",
-                       res.error_type, res.error_type[0] ? ": " : "", res.message);
+    return el_ddb_fail(diag, &res, el_ddb_config(c->o->ddb), "TransactWriteItems");
 }
 
 /* Drives the round's transactions until each is done. */

@@ -33,6 +33,7 @@
 #include <time.h>    /* nanosleep */
 
 #include "common/json_guard.h"
+#include "dynamo/ddb_errors.h"
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/counters.h"
@@ -591,8 +592,7 @@ static el_err failure(vrun *v, const char *op, const el_ddb_result *res, double 
             return el_diag_set(diag, EL_ETABLE, "%s: table '%s'%s%s not found: %s", op,
                                v->m->table, strcmp(op, "Query") == 0 ? " or index " : "",
                                strcmp(op, "Query") == 0 ? v->m->index_name : "", res->message);
-        return el_diag_set(diag, res->http_status ? EL_ECONFIG : EL_ENET, "%s: %s%s%s", op,
-                           res->error_type, res->error_type[0] ? ": " : "", res->message);
+        return el_ddb_fail(diag, res, el_ddb_config(v->o->ddb), op);
     }
     if (res->outcome == EL_DDB_REJECTED)
         return el_diag_set(diag, EL_ESERVICE, "%s refused: %s: %s", op, res->error_type,
