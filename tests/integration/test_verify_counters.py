@@ -15,7 +15,9 @@ independently, from the rows. Then:
      and the report holds exactly those 5 (3 counter-different with the
      expected and found values, 2 counter-missing: one with its item
      present, one without), no item mismatch;
-     --counters-only reports the same 5 and checks no item;
+     --counters-only reports the same 5 and checks no item, also through
+     tests/tools/faultproxy.py throttling, failing and cutting BatchGetItem
+     answers (retried: every counter item checked once);
   3. --no-counters on the same table: exit 0.
 """
 
@@ -24,10 +26,14 @@ import csv
 import json
 import os
 import random
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import edgeload_test as et  # noqa: E402
+
+PROXY = os.path.join(et.SOURCE_DIR, "tests", "tools", "faultproxy.py")
 
 SOURCES = [
     {"name": "users", "pk": "USER#{id}", "sk": "PROFILE", "index": False,
@@ -175,6 +181,33 @@ class VerifyCountersTest(et.EdgeloadTestCase):
         self.assertNotIn("verify: expected", v.stdout)
         self.assertEqual(sorted(et.read_jsonl(report), key=lambda r: (r["kind"], r["key"]["PK"])),
                          want)
+
+        # the same through a proxy that throttles, fails and cuts BatchGetItem
+        # answers: every counter item still checked once, the same 5 found
+        if os.path.exists(PROXY):
+            proxy = subprocess.Popen(
+                ["/usr/bin/python3", PROXY, "--listen", "127.0.0.1:0", "--upstream",
+                 et.ENDPOINT, "--seed", "9", "--targets", "BatchGetItem", "--throttle", "0.4",
+                 "--http500", "0.2", "--truncate", "0.1"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            try:
+                line = proxy.stdout.readline()
+                self.assertIn(" listening on ", line)
+                port = int(line.split(" listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+                v = self.run_edgeload("verify", "--endpoint-url", "http://127.0.0.1:%d" % port,
+                                      "--region", et.REGION, "--mapping", mapping, "--report",
+                                      report, "--counters-only", "--concurrency", "4", users,
+                                      follows, cwd=work)
+            finally:
+                proxy.terminate()
+                proxy.communicate(timeout=10)
+            self.assertExit(v, 4, "verify --counters-only through the fault proxy")
+            self.assertIn("counters: expected %d present %d missing 2 different 3 (%d counter "
+                          "items;" % (len(exp), len(exp) - 5, nitems), v.stdout)
+            self.assertEqual(sorted(et.read_jsonl(report),
+                                    key=lambda r: (r["kind"], r["key"]["PK"])), want)
+            retries = int(re.search(r" (\d+) retries, ", v.stdout).group(1))
+            self.assertGreater(retries, 0, v.stdout)
 
         # 3. without counters the items alone match
         v = verify("--no-counters")
