@@ -457,9 +457,5 @@ el_err el_ddb_fail(el_diag *diag, const el_ddb_result *res, const el_aws_config 
 {
     char line[sizeof diag->msg];
     el_ddb_explain(res, cfg, op, line, sizeof line);
-    el_err err = res->http_status == 0                                   ? EL_ENET
-                 : res->http_status >= 400 && res->http_status < 500     ? EL_ECONFIG
-                 : el_ddb_problem_of(res) != EL_DDB_PROBLEM_OTHER        ? EL_ECONFIG
-                                                                         : EL_ESERVICE;
-    return el_diag_set(diag, err, "%s", line);
+    return el_diag_set(diag, res->http_status == 0 ? EL_ENET : EL_ECONFIG, "%s", line);
 }

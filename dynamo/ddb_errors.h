@@ -58,10 +58,11 @@ void el_ddb_explain_missing_table(const char *table, const el_aws_config *cfg, c
                                   size_t cap);
 
 /*
- * el_ddb_explain into diag. Returns the error the caller should end with:
- * EL_ECONFIG for problems of credentials, region or permissions (and any
- * other 4xx answer), EL_ENET when there was no HTTP answer, EL_ESERVICE
- * otherwise.
+ * el_ddb_explain into diag, for a call el_ddb_classify found EL_DDB_FATAL.
+ * Returns the error the caller should end with: EL_ENET when there was no
+ * HTTP answer (a bad URL, a TLS certificate that does not verify), else
+ * EL_ECONFIG (credentials, region, permissions, an endpoint that is not
+ * DynamoDB: the configuration is what must change).
  */
 el_err el_ddb_fail(el_diag *diag, const el_ddb_result *res, const el_aws_config *cfg,
                    const char *op);

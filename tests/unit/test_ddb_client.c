@@ -1271,7 +1271,8 @@ static void test_explain_missing_table_and_fail(void **state)
     el_ddb_classify(CURLE_SSL_CACERT_BADFILE, 0, NULL, 0, &res);
     assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ENET);
     el_ddb_classify(CURLE_OK, 301, NULL, 0, &res);
-    assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ESERVICE);
+    assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ECONFIG);
+    assert_non_null(strstr(d.msg, "301"));
     free_hint_cfg(implicit);
     free_hint_cfg(given);
 }
