@@ -1,5 +1,6 @@
 /*
- * csv_reader.c - CSV and TSV rows through libcsv.
+ * csv_reader.c - CSV and TSV rows: through libcsv, or with --escape through
+ * a tokenizer of our own.
  *
  * DESIGN: libcsv is push-based (callbacks per field and per record); edgeload
  * pulls rows. We feed libcsv one physical line at a time (up to and including
@@ -28,7 +29,9 @@
  * string. Line ends are \r\n when the first line ends so (LINES TERMINATED
  * BY '\r\n': the server then escapes CR and writes LF raw), else \n (a CR
  * is data). A blank line is a row with one empty value when the input has
- * one column (that is how the server writes ''), else skipped.
+ * one column (that is how the server writes ''), else skipped. --null
+ * STRING matches the raw bytes of an unquoted field (so \\N, the text \N,
+ * is not NULL under --null '\N').
  *
  * A field longer than EL_CSV_MAX_FIELD makes its row a reject, and libcsv's
  * buffer (or ours) is cut back as it grows, so a 10 GB line costs no more
