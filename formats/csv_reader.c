@@ -62,6 +62,7 @@ typedef struct rec {
     size_t first, n;     /* fields [first, first+n) */
     uint64_t line, offset;
     size_t long_col;     /* 1-based column of a field over the limit, 0 = none */
+    size_t dropped;      /* fields beyond the widest row kept (counted, not stored) */
 } rec;
 
 /* Escape-mode tokenizer states. */
@@ -100,6 +101,7 @@ typedef struct csv_rd {
     size_t cur_long_col;  /* record in progress: 1-based column of a field over the
                              limit, 0 = none */
     bool open_field_long; /* the field being parsed was cut back at the limit */
+    size_t cur_dropped;   /* record in progress: fields not stored (too many) */
 
     el_value *vals;
     size_t capvals;
@@ -155,6 +157,14 @@ static void zfree(void *p)
 /* Appends one finished field of the record in progress; null is final. */
 static void add_field(csv_rd *r, const char *s, size_t len, bool null)
 {
+    size_t widest = r->schema.ncols > EL_CSV_MAX_COLUMNS ? r->schema.ncols : EL_CSV_MAX_COLUMNS;
+    if (r->nflds - r->cur_first > widest) {
+        /* a line of a billion commas: its row is a reject whatever else it
+         * holds, so the rest is counted, not kept */
+        r->cur_dropped++;
+        r->open_field_long = false;
+        return;
+    }
     if (r->nflds == r->capflds) {
         size_t cap = r->capflds ? r->capflds * 2 : 64;
         fld *f = realloc(r->flds, cap * sizeof *f);
@@ -218,7 +228,8 @@ static void on_record(int c, void *ctx)
         r->caprecs = cap;
     }
     r->recs[r->nrecs++] = (rec){ r->cur_first, r->nflds - r->cur_first, r->cur_line,
-                                 r->cur_offset, r->cur_long_col };
+                                 r->cur_offset, r->cur_long_col, r->cur_dropped };
+    r->cur_dropped = 0;
     r->cur_first = r->nflds;
     r->cur_long_col = 0;
 }
@@ -582,10 +593,10 @@ static el_err read_header(csv_rd *r, el_diag *diag)
         return el_diag_at(diag, EL_ELIMIT, h->line, h->long_col, h->offset,
                           "header column %zu is longer than %u bytes (unbalanced quote?)",
                           h->long_col, EL_CSV_MAX_FIELD);
-    if (h->n > EL_CSV_MAX_COLUMNS)
+    if (h->n + h->dropped > EL_CSV_MAX_COLUMNS)
         return el_diag_at(diag, EL_ELIMIT, h->line, 0, h->offset,
-                          "header has %zu columns, more than the %u allowed", h->n,
-                          EL_CSV_MAX_COLUMNS);
+                          "header has %zu columns, more than the %u allowed",
+                          h->n + h->dropped, EL_CSV_MAX_COLUMNS);
     r->schema.ncols = h->n;
     r->schema.names = calloc(h->n ? h->n : 1, sizeof(char *));
     r->schema.types = calloc(h->n ? h->n : 1, sizeof(el_coltype));
@@ -653,14 +664,15 @@ static el_err csv_next(void *self, el_row *row, el_diag *diag)
                           c <= want ? r->schema.names[c - 1] : "beyond the header",
                           c <= want ? "'" : "", EL_CSV_MAX_FIELD);
     }
-    if (q->n != want) {
-        if (q->n < want)
+    size_t got = q->n + q->dropped;
+    if (got != want) {
+        if (got < want)
             return el_diag_at(diag, EL_EREJECT, q->line, q->n + 1, q->offset,
                               "wrong number of columns: expected %zu, got %zu "
                               "(column '%s' missing)", want, q->n, r->schema.names[q->n]);
         return el_diag_at(diag, EL_EREJECT, q->line, want + 1, q->offset,
                           "wrong number of columns: expected %zu, got %zu "
-                          "(extra column %zu)", want, q->n, want + 1);
+                          "(extra column %zu)", want, got, want + 1);
     }
     return EL_OK;
 }

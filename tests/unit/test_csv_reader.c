@@ -797,6 +797,39 @@ static void test_compressed_truncated_csv(void **state)
     free(text);
 }
 
+static void test_very_wide_rows_are_bounded(void **state)
+{
+    (void)state;
+    /* a row of 100,000 fields is a reject counting them all, though only
+     * the first 10,001 are kept; a header that wide is refused */
+    size_t n = 100000;
+    char *wide = malloc(2 * n + 64);
+    assert_non_null(wide);
+    for (int esc = 0; esc < 2; esc++) {
+        el_reader_opts o = { .escape = esc ? '\\' : 0 };
+        size_t len = (size_t)snprintf(wide, 64, "a,b\n");
+        for (size_t i = 0; i + 1 < n; i++)
+            wide[len++] = ',';
+        len += (size_t)snprintf(wide + len, 64, "\n1,2\n");
+        el_reader *r = open_mem_len("w.csv", wide, len, &o);
+        el_row row;
+        el_diag d;
+        assert_int_equal(el_reader_next(r, &row, &d), EL_EREJECT);
+        assert_non_null(strstr(d.msg, "got 100000"));
+        assert_true(row.ncols <= 10001);
+        ROW(r, 3, "1", "2");
+        check_eof(r);
+        el_reader_free(r);
+
+        el_input *in = NULL;
+        assert_int_equal(el_input_open_mem(wide + 4, len - 4, "w.csv", &in, &d), EL_OK);
+        r = NULL;
+        assert_int_equal(el_reader_open_input(in, &o, &r, &d), EL_ELIMIT);
+        assert_non_null(strstr(d.msg, "100000 columns"));
+    }
+    free(wide);
+}
+
 /* ---- quoted fields and --null (PostgreSQL COPY ... CSV) ---- */
 
 static void test_quoted_field_is_never_null(void **state)
@@ -1188,6 +1221,7 @@ int main(void)
         cmocka_unit_test(test_format_detection_by_extension),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_compressed_truncated_csv),
+        cmocka_unit_test(test_very_wide_rows_are_bounded),
         cmocka_unit_test(test_quoted_field_is_never_null),
         cmocka_unit_test(test_escape_tab_default),
         cmocka_unit_test(test_escape_csv_enclosed),
