@@ -40,6 +40,8 @@
 #   --throttle-via LIST  c, ddb, null, comma-separated (default c,ddb;
 #                       --quick: c). Rows thr_*, thr_*_ddb, thr_*_pxn
 #   --throttle-upstream ddb|null  the same as --throttle-via ddb|null (older name)
+#   --table-wcu T       with --throttle-via c, also limit each table to T WCU/s
+#                       (DynamoDB's on-demand default is 40000; default: no limit)
 #   --null-impl c|py    null endpoint of (3): nullddb.c (default) or nullddb.py
 #   --quick             the small sizes above (the whole run takes minutes)
 #   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5)
@@ -59,7 +61,7 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -69,6 +71,7 @@ while [ $# -gt 0 ]; do
     --hot-threshold) HOT=$2; shift 2 ;;
     --throttle-via|--throttle-upstream) THR_VIA=$2; shift 2 ;;
     --null-impl) NULL_IMPL=$2; shift 2 ;;
+    --table-wcu) TABLE_WCU=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --port) PORT=$2; shift 2 ;;
@@ -82,6 +85,7 @@ if [ $QUICK = 1 ]; then
 else
   : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${THR_ROWS:=200000}" "${THR_DDB_ROWS:=100000}" "${THR_VIA:=c,ddb}"
 fi
+case $TABLE_WCU in ''|*[!0-9]*) el_die "--table-wcu must be a number" ;; esac
 for v in ROWS DDB_ROWS THR_ROWS THR_DDB_ROWS HOT PORT; do
   case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
 done
@@ -379,7 +383,8 @@ if want 5; then
     while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
     case $via in
       c)
-        start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats" --pk-wcu 1000 --pk-burst 300
+        start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats" --pk-wcu 1000 --pk-burst 300 \
+          --table-wcu "$TABLE_WCU"
         np=$SERVER_PID url=http://127.0.0.1:$NULL_PORT ;;
       null)
         start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats" --parse
@@ -420,6 +425,7 @@ if want 5; then
     hot=$(hottest "$DATA/skewed-$rows.csv")
     el_say "(5) per-partition throttling via $via (1,000 WCU/s per key), $rows rows; hottest target: $hot edges"
     THR_HOT[$via]=$hot THR_N[$via]=$rows
+    [ "$via" = c ] && [ "$TABLE_WCU" -gt 0 ] && el_say "    and $TABLE_WCU WCU/s per table"
     thr "$via" "$sfx" "$rows" thr_on "skewed, sorted, sharding+interleaving on (--hot-threshold $HOT)" \
       "$DATA/skewed-$rows.csv" -- --hot-threshold "$HOT"
     thr "$via" "$sfx" "$rows" thr_off "skewed, sorted, sharding and interleaving off (hottest key $hot edges: >= $((hot / 1000)) s at 1,000 WCU/s)" \
@@ -466,7 +472,7 @@ EOF
 {
   echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS via nullddb.c's model, $THR_DDB_ROWS via faultproxy ($THR_VIA); null endpoint: nullddb.$NULL_IMPL; wall-clock items/s; CPU = user+sys of the loader process only (null_srv: of the endpoint)"
+  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS via nullddb.c's model$([ "$TABLE_WCU" -gt 0 ] && echo " with $TABLE_WCU WCU/s per table"), $THR_DDB_ROWS via faultproxy ($THR_VIA); null endpoint: nullddb.$NULL_IMPL; wall-clock items/s; CPU = user+sys of the loader process only (null_srv: of the endpoint)"
   echo
   echo "| case       |     items |  elapsed |    items/s | CPU µs/it | RSS MB  | what |"
   echo "|------------|-----------|----------|------------|----------|---------|------|"
