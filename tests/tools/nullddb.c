@@ -87,7 +87,7 @@ struct sbuf {
     size_t len, cap;
 };
 
-static void die(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -121,18 +121,22 @@ static void sb_add(struct sbuf *b, const void *s, size_t n)
 
 static void sb_str(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
-static void sb_fmt(struct sbuf *b, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void sb_fmt(struct sbuf *b, const char *fmt, ...)
 {
     va_list ap;
+    sb_reserve(b, 256);
+    size_t room = b->cap - b->len;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(b->p + b->len, room, fmt, ap);
     va_end(ap);
     if (n < 0)
         die("bad format");
-    sb_reserve(b, (size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if ((size_t)n >= room) {
+        sb_reserve(b, (size_t)n + 1);
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
 }
 
@@ -1321,6 +1325,7 @@ static void dispatch(struct sbuf *out, const char *target, size_t tl, const char
 /* ------------------------------------------------------------ connections */
 
 struct conn {
+    struct conn *prev, *next; /* every open connection, freed at exit */
     int fd;
     struct sbuf in, out;
     size_t out_off;
@@ -1330,6 +1335,7 @@ struct conn {
 };
 
 static int ep;
+static struct conn *conns;
 
 /* The value of header `name` (lower-case, with the colon) in head, or NULL. */
 static const char *header(const char *head, size_t hl, const char *name, size_t *vl)
@@ -1425,6 +1431,12 @@ static int process(struct conn *c)
 
 static void conn_free(struct conn *c)
 {
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
     epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     free(c->in.p);
@@ -1475,6 +1487,10 @@ static void on_readable(struct conn *c)
             return;
         }
         c->in.len += (size_t)k;
+        if (c->in.len > MAX_BODY + MAX_HEAD) {
+            conn_free(c);
+            return;
+        }
         if (c->in.len < c->in.cap)
             break; /* drained the socket (most likely); epoll tells us if not */
     }
@@ -1501,6 +1517,10 @@ static void on_accept(int lfd)
             continue;
         }
         st.connections++;
+        c->next = conns;
+        if (conns)
+            conns->prev = c;
+        conns = c;
     }
 }
 
@@ -1670,6 +1690,11 @@ int main(int argc, char **argv)
         }
     }
 
+    while (conns)
+        conn_free(conns);
+    close(lfd);
+    close(sfd);
+    close(ep);
     if (opt.count_file) {
         struct sbuf b = {0};
         sb_fmt(&b, "%lld\n", st.items);
