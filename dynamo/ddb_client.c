@@ -67,8 +67,8 @@ typedef struct xfer {
 
 /* Requests kept for reuse by a client; more are freed. */
 #define EL_DDB_POOL_MAX 256
-/* A pooled request keeps a response buffer up to this capacity. */
-#define EL_DDB_POOL_KEEP_RESPONSE (256u * 1024)
+/* A pooled request keeps a response or body buffer up to this capacity. */
+#define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
 /* "X-Amz-Target: DynamoDB_20120810." + op */
 #define TARGET_PREFIX "X-Amz-Target: DynamoDB_20120810."
 #define MAX_OP 128
@@ -114,8 +114,7 @@ struct el_ddb_req {
     el_ddb *ddb;
     CURL *h;
     hdrs hd;
-    char *body;
-    size_t len;
+    el_buf body;               /* swapped with the caller's buffer */
     xfer x;
     void *user;
     el_ddb_req *next;          /* in the pool */
@@ -878,7 +877,7 @@ static void req_destroy(el_ddb_req *req)
 {
     if (req->h)
         curl_easy_cleanup(req->h);
-    free(req->body);
+    el_buf_free(&req->body);
     explicit_bzero(req->hd.auth, sizeof req->hd.auth);
     el_buf_free(&req->x.resp);
     free(req);
@@ -901,6 +900,7 @@ static el_ddb_req *req_get(el_ddb *ddb)
         return NULL;
     req->ddb = ddb;
     xfer_init(&req->x);
+    el_buf_init(&req->body, 1);
     link_headers(ddb, &req->hd);
     req->h = curl_easy_init();
     if (!req->h || easy_constant_setup(ddb, req->h, &req->hd, &req->x, req)) {
@@ -925,15 +925,27 @@ el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
         el_ddb_req_free(req);
         return err;
     }
-    req->len = body->len;
-    req->body = el_buf_take(body);
-    if (!req->body) {
-        el_ddb_req_free(req);
-        return EL_ENOMEM;
+    /* the body's storage moves to the request and the request's previous
+     * (empty) storage to the caller's buffer, so neither side allocates
+     * again for the next request */
+    el_buf mine = req->body;
+    req->body = *body;
+    body->data = mine.data;
+    body->cap = mine.cap;
+    body->len = 0;
+    if (body->data)
+        body->data[0] = '\0';
+    if (!req->body.data) {
+        /* an empty body: an empty string */
+        el_buf_init(&req->body, 2);
+        if (el_buf_append(&req->body, "", 0)) {
+            el_ddb_req_free(req);
+            return EL_ENOMEM;
+        }
     }
-    err = sign_body(ddb, &req->hd, req->body, req->len);
+    err = sign_body(ddb, &req->hd, req->body.data, req->body.len);
     if (!err)
-        err = easy_request_setup(ddb, req->h, req->body, req->len);
+        err = easy_request_setup(ddb, req->h, req->body.data, req->body.len);
     if (err) {
         el_ddb_req_free(req);
         return err;
@@ -974,8 +986,8 @@ const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)
 const char *el_ddb_req_body(const el_ddb_req *req, size_t *len)
 {
     if (len)
-        *len = req->len;
-    return req->body;
+        *len = req->body.len;
+    return el_buf_str(&req->body);
 }
 
 void *el_ddb_req_user(const el_ddb_req *req)
@@ -988,17 +1000,17 @@ void el_ddb_req_free(el_ddb_req *req)
     if (!req)
         return;
     el_ddb *ddb = req->ddb;
-    free(req->body);
-    req->body = NULL;
-    req->len = 0;
     req->user = NULL;
     explicit_bzero(req->hd.auth, sizeof req->hd.auth);
     req->hd.signed_at = -1;
     req->hd.sign_failed = false;
-    /* the handle keeps no pointer to the freed body once it is reset for
-     * the next request; a large response buffer is not worth keeping */
+    /* the handle must not point at a body that may go away */
     curl_easy_setopt(req->h, CURLOPT_POSTFIELDS, NULL);
-    if (req->x.resp.cap > EL_DDB_POOL_KEEP_RESPONSE)
+    if (req->body.cap > EL_DDB_POOL_KEEP_BUFFER)
+        el_buf_free(&req->body);
+    else
+        el_buf_reset(&req->body);
+    if (req->x.resp.cap > EL_DDB_POOL_KEEP_BUFFER)
         el_buf_free(&req->x.resp);
     else
         el_buf_reset(&req->x.resp);

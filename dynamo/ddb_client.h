@@ -159,8 +159,10 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
 
 typedef struct el_ddb_req el_ddb_req;
 
-/* Prepares a signed POST of `body` (taken: the request now owns the storage,
- * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
+/* Prepares a signed POST of `body` (taken: the request now owns its
+ * storage; the el_buf is left empty, possibly holding the storage of an
+ * earlier request for reuse: the caller frees it with el_buf_free as
+ * always). `user` is stored for the caller (CURLINFO_PRIVATE
  * is set to the request itself). On failure (EL_ENOMEM; EL_EUSAGE for an op
  * name of 128 bytes or more, EL_EINTERNAL when libcurl refuses an option or
  * libcrypto fails) *out is NULL and the body is either still in the el_buf

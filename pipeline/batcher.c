@@ -50,7 +50,11 @@ typedef struct node {
     uint32_t pk_next, ipk_next;
     uint32_t wait_next;        /* in its key's waiting list; free list link too */
     uint8_t state;
+    uint8_t heads;             /* HEAD_PK | HEAD_IPK: heads those FIFOs */
 } node;
+
+#define HEAD_PK 1
+#define HEAD_IPK 2
 
 typedef struct kent {          /* a key, by hash */
     uint64_t hash;
@@ -314,6 +318,7 @@ static uint32_t node_alloc(el_batcher *b, el_item *it)
     n->chain_tail = id;
     n->pk_next = n->ipk_next = n->wait_next = NONE;
     n->state = WAITING;
+    n->heads = 0;
     return id;
 }
 
@@ -330,36 +335,33 @@ static void node_free(el_batcher *b, uint32_t id)
 static void check_ready(el_batcher *b, uint32_t id)
 {
     node *n = &b->nodes[id];
-    if (n->state != QUEUED)
-        return;
-    fent *f = fifo_find(b, false, n->pk);
-    if (!f || f->head != id)
-        return;
-    if (n->ipk) {
-        f = fifo_find(b, true, n->ipk);
-        if (!f || f->head != id)
-            return;
+    if (n->state == QUEUED && n->heads == (HEAD_PK | HEAD_IPK)) {
+        n->state = READY;
+        ring_push_back(b, id);
     }
-    n->state = READY;
-    ring_push_back(b, id);
 }
 
 static void fifo_append(el_batcher *b, uint32_t id)
 {
     node *n = &b->nodes[id];
     n->pk_next = n->ipk_next = NONE;
+    n->heads = n->ipk ? 0 : HEAD_IPK; /* no index FIFO: as if heading it */
     fent *f = fifo_get(b, false, n->pk);
-    if (f->head == NONE)
+    if (f->head == NONE) {
         f->head = id;
-    else
+        n->heads |= HEAD_PK;
+    } else {
         b->nodes[f->tail].pk_next = id;
+    }
     f->tail = id;
     if (n->ipk) {
         f = fifo_get(b, true, n->ipk);
-        if (f->head == NONE)
+        if (f->head == NONE) {
             f->head = id;
-        else
+            n->heads |= HEAD_IPK;
+        } else {
             b->nodes[f->tail].ipk_next = id;
+        }
         f->tail = id;
     }
     n->state = QUEUED;
@@ -391,10 +393,15 @@ static void fifo_remove_head(el_batcher *b, uint32_t id)
         }
     }
     n->state = WAITING;
-    if (next_pk != NONE)
+    n->heads = 0;
+    if (next_pk != NONE) {
+        b->nodes[next_pk].heads |= HEAD_PK;
         check_ready(b, next_pk);
-    if (next_ipk != NONE)
+    }
+    if (next_ipk != NONE) {
+        b->nodes[next_ipk].heads |= HEAD_IPK;
         check_ready(b, next_ipk);
+    }
 }
 
 static void wait_on_key(el_batcher *b, kent *k, uint32_t id)
