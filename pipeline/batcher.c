@@ -1,18 +1,20 @@
 /*
- * batcher.c - the send window: per-key FIFOs and a ready ring.
+ * batcher.c - the send window: per-key FIFOs and a heap of ready rows.
  *
  * DESIGN: the window used to be an array scanned in order for each batch;
  * on sorted, skewed input (a celebrity in 17 % of the rows, one of its rows
  * allowed per batch) the scan walked thousands of blocked rows per batch.
  * Now every pending row sits in a node, and a node is in two FIFOs: the one
  * of its base-table partition key and the one of its index partition key.
- * A node is *ready* when it heads both; ready nodes wait in a ring in the
- * order they became ready (which follows input order). A batch pops ready
- * nodes, defers those whose partition key is already in the batch (at most
+ * A node is *ready* when it heads both; ready nodes wait in a min-heap by
+ * arrival, so the oldest ready row goes first (a ring in the order rows
+ * became ready let chains of rows waiting on each other's partition keys
+ * lag tens of thousands of rows behind, pinning their chunks). A batch
+ * pops ready nodes, defers those whose partition key is already in the batch (at most
  * the two successors each taken node promotes), and once no undeferred ready
  * node is left fills up with the deferred and newly promoted ones. Each node
  * is touched a bounded number of times per batch it takes part in, so a
- * batch costs O(batch size) whatever the skew.
+ * batch costs O(batch size x log window) whatever the skew.
  *
  * Same-key rows: a key's later rows (while an earlier one still waits in
  * the window) form a chain behind the earlier row's node; when the node is
@@ -44,6 +46,7 @@ enum { FREE, QUEUED, READY, WAITING, CHAIN };
 
 typedef struct node {
     el_item *it;
+    uint64_t seq;              /* order of arrival: ready nodes go oldest first */
     uint64_t pk, ipk;          /* the FIFOs it is in (ipk 0: none) */
     uint32_t chain_next;       /* later rows of the key (nodes holding only `it`) */
     uint32_t chain_tail;       /* last of the chain (the node itself when none) */
@@ -73,6 +76,11 @@ typedef struct fent {          /* a partition key's FIFO */
     uint8_t used;
 } fent;
 
+typedef struct hent {          /* a ready node in the heap */
+    uint64_t seq;
+    uint32_t id;
+} hent;
+
 typedef struct uslot {         /* partition keys in the batch being formed */
     uint64_t hash;
     uint32_t gen;
@@ -87,8 +95,9 @@ struct el_batcher {
     fent *pks, *ipks;
     size_t fcap, pkused, ipkused;
     unsigned fbits;
-    uint32_t *ring;            /* ready nodes, a deque of capacity ncap */
-    size_t ring_head, ring_len;
+    hent *heap;                /* ready nodes, a min-heap by seq, capacity ncap */
+    size_t nheap;
+    uint64_t next_seq;
     uint32_t *defer;           /* form's deferred nodes, capacity ncap */
     uslot *uset;
     size_t ucap;
@@ -228,31 +237,46 @@ static void fifo_rehash(const fent *old, size_t oldcap, fent *n, size_t cap, uns
             n[fifo_slot(n, cap, bits, old[i].hash)] = old[i];
 }
 
-/* ---- the ready ring ---- */
+/* ---- the ready heap: the oldest ready row first ---- */
 
-static void ring_push_back(el_batcher *b, uint32_t id)
+static void heap_push(el_batcher *b, uint32_t id)
 {
-    b->ring[(b->ring_head + b->ring_len++) & (b->ncap - 1)] = id;
+    hent e = { b->nodes[id].seq, id };
+    size_t i = b->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (b->heap[parent].seq <= e.seq)
+            break;
+        b->heap[i] = b->heap[parent];
+        i = parent;
+    }
+    b->heap[i] = e;
 }
 
-static void ring_push_front(el_batcher *b, uint32_t id)
+static uint32_t heap_pop(el_batcher *b)
 {
-    b->ring_head = (b->ring_head + b->ncap - 1) & (b->ncap - 1);
-    b->ring[b->ring_head] = id;
-    b->ring_len++;
-}
-
-static uint32_t ring_pop(el_batcher *b)
-{
-    uint32_t id = b->ring[b->ring_head];
-    b->ring_head = (b->ring_head + 1) & (b->ncap - 1);
-    b->ring_len--;
+    uint32_t id = b->heap[0].id;
+    hent last = b->heap[--b->nheap];
+    size_t i = 0, n = b->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && b->heap[c + 1].seq < b->heap[c].seq)
+            c++;
+        if (last.seq <= b->heap[c].seq)
+            break;
+        b->heap[i] = b->heap[c];
+        i = c;
+    }
+    if (n)
+        b->heap[i] = last;
     return id;
 }
 
 /* ---- nodes ---- */
 
-/* Makes room for one more node: doubles the node array, the ring, the
+/* Makes room for one more node: doubles the node array, the heap, the
  * deferred array and the FIFO tables together (keeping the invariants that
  * release and form rely on: no allocation there). */
 static el_err reserve_node(el_batcher *b)
@@ -268,24 +292,22 @@ static el_err reserve_node(el_batcher *b)
         return EL_ENOMEM;
     b->nodes = n;
     size_t fcap = b->fcap < (size_t)cap * 2 ? b->fcap * 2 : b->fcap;
-    uint32_t *ring = malloc((size_t)cap * sizeof *ring);
+    hent *heap = malloc((size_t)cap * sizeof *heap);
     uint32_t *defer = malloc((size_t)cap * sizeof *defer);
     fent *pks = fcap != b->fcap ? calloc(fcap, sizeof *pks) : NULL;
     fent *ipks = fcap != b->fcap ? calloc(fcap, sizeof *ipks) : NULL;
-    if (!ring || !defer || (fcap != b->fcap && (!pks || !ipks))) {
-        free(ring);
+    if (!heap || !defer || (fcap != b->fcap && (!pks || !ipks))) {
+        free(heap);
         free(defer);
         free(pks);
         free(ipks);
         return EL_ENOMEM;
     }
-    for (size_t i = 0; i < b->ring_len; i++)
-        ring[i] = b->ring[(b->ring_head + i) & (oldcap - 1)];
-    free(b->ring);
+    memcpy(heap, b->heap, b->nheap * sizeof *heap);
+    free(b->heap);
     free(b->defer);
-    b->ring = ring;
+    b->heap = heap;
     b->defer = defer;
-    b->ring_head = 0;
     if (fcap != b->fcap) {
         unsigned bits = b->fbits + 1;
         fifo_rehash(b->pks, b->fcap, pks, fcap, bits);
@@ -312,6 +334,7 @@ static uint32_t node_alloc(el_batcher *b, el_item *it)
     node *n = &b->nodes[id];
     b->free_head = n->wait_next;
     n->it = it;
+    n->seq = b->next_seq++;
     n->pk = b->spread ? it->pk_hash : 0;
     n->ipk = b->spread ? it->ipk_hash : 0;
     n->chain_next = NONE;
@@ -331,13 +354,13 @@ static void node_free(el_batcher *b, uint32_t id)
     b->free_head = id;
 }
 
-/* Ready when it heads its FIFOs: then it joins the ring's tail. */
+/* Ready when it heads its FIFOs: then it joins the heap. */
 static void check_ready(el_batcher *b, uint32_t id)
 {
     node *n = &b->nodes[id];
     if (n->state == QUEUED && n->heads == (HEAD_PK | HEAD_IPK)) {
         n->state = READY;
-        ring_push_back(b, id);
+        heap_push(b, id);
     }
 }
 
@@ -435,13 +458,13 @@ el_batcher *el_batcher_new(size_t window_max)
     b->ucap = 256; /* 4 x the 2 partition keys of 25 items, rounded up */
     b->free_head = 0;
     b->nodes = malloc(b->ncap * sizeof *b->nodes);
-    b->ring = malloc(b->ncap * sizeof *b->ring);
+    b->heap = malloc(b->ncap * sizeof *b->heap);
     b->defer = malloc(b->ncap * sizeof *b->defer);
     b->keys = calloc(b->kcap, sizeof *b->keys);
     b->pks = calloc(b->fcap, sizeof *b->pks);
     b->ipks = calloc(b->fcap, sizeof *b->ipks);
     b->uset = calloc(b->ucap, sizeof *b->uset);
-    if (!b->nodes || !b->ring || !b->defer || !b->keys || !b->pks || !b->ipks || !b->uset) {
+    if (!b->nodes || !b->heap || !b->defer || !b->keys || !b->pks || !b->ipks || !b->uset) {
         el_batcher_free(b);
         return NULL;
     }
@@ -457,7 +480,7 @@ void el_batcher_free(el_batcher *b)
     if (!b)
         return;
     free(b->nodes);
-    free(b->ring);
+    free(b->heap);
     free(b->defer);
     free(b->keys);
     free(b->pks);
@@ -685,8 +708,8 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
         uint32_t id;
         if (!f->spread && *di < *ndefer)
             id = b->defer[(*di)++];
-        else if (b->ring_len)
-            id = ring_pop(b);
+        else if (b->nheap)
+            id = heap_pop(b);
         else
             break;
         b->visits++;
@@ -700,7 +723,7 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
             continue;
         }
         if (f->bytes + n->it->json_len + 64 > f->max_bytes) {
-            ring_push_front(b, id);
+            heap_push(b, id);
             return false;
         }
         take(b, f, id, k);
@@ -750,9 +773,9 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
         f.spread = false;
         fill(b, &f, &ndefer, &di);
     }
-    /* what was deferred and not taken goes first next time, in order */
+    /* what was deferred and not taken is ready again, by age */
     while (ndefer > di)
-        ring_push_front(b, b->defer[--ndefer]);
+        heap_push(b, b->defer[--ndefer]);
     return f.n;
 }
 

@@ -17,7 +17,7 @@
  *    index) leave in input order; an item is ready when it is the oldest
  *    pending row of both its partition keys;
  *  - forming a batch costs O(batch size), however skewed or sorted the
- *    input (per-key FIFOs and a ring of ready items, no window scan).
+ *    input (per-key FIFOs and a heap of ready items, oldest first; no window scan).
  * Retries (UnprocessedItems) keep their key held and go first once due.
  *
  * Pure data structure: no threads, no I/O; the network stage owns it.

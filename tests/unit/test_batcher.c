@@ -916,6 +916,65 @@ static void test_partition_key_order_kept(void **state)
     el_chunk_free(c);
 }
 
+static void test_uniform_input_stays_in_order(void **state)
+{
+    (void)state;
+    /* Random keys (no skew): many rows wait behind an older row of their
+     * base or index partition key. The oldest ready row must go first, or
+     * chains of such waits leave rows (and the chunks they pin) tens of
+     * thousands of rows behind: the oldest pending row may lag the newest
+     * by about the window, no more. */
+    enum { ROWS = 40000, USERS = 8000, WINDOW = 2048, INFLIGHT = 16 };
+    el_chunk *c = el_chunk_new(0);
+    assert_non_null(c);
+    for (size_t i = 0; i < ROWS; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        size_t f = (size_t)(graph_unit() * USERS), t = (size_t)(graph_unit() * USERS);
+        assert_int_equal(el_buf_puts(&c->json, "{}"), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "A%zu", f), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "T%zu#%zu", t, i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 2, i, i), EL_OK);
+        char tb[32];
+        int len = snprintf(tb, sizeof tb, "T%zu", t);
+        c->items[i].ipk_hash = el_fnv1a64(tb, (size_t)len);
+    }
+    el_batcher *b = el_batcher_new(WINDOW);
+    static el_item *flight[INFLIGHT][EL_DDB_BATCH_ITEMS];
+    static size_t flight_n[INFLIGHT];
+    static unsigned char sent[ROWS];
+    memset(sent, 0, sizeof sent);
+    size_t next = 0, head = 0, nflight = 0, nsent = 0, oldest = 0, max_lag = 0;
+    while (nsent < ROWS) {
+        while (el_batcher_has_room(b) && next < ROWS)
+            assert_int_equal(el_batcher_add(b, &c->items[next++]), EL_OK);
+        if (nflight == INFLIGHT) {
+            for (size_t i = 0; i < flight_n[head]; i++)
+                el_batcher_release(b, flight[head][i]);
+            head = (head + 1) % INFLIGHT;
+            nflight--;
+        }
+        formed f;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_true(f.n > 0 || nflight > 0);
+        size_t slot = (head + nflight) % INFLIGHT;
+        memcpy(flight[slot], f.out, f.n * sizeof *f.out);
+        flight_n[slot] = f.n;
+        nflight++;
+        for (size_t i = 0; i < f.n; i++)
+            sent[f.out[i]->line] = 1;
+        nsent += f.n;
+        while (oldest < ROWS && sent[oldest])
+            oldest++;
+        if (next - oldest > max_lag)
+            max_lag = next - oldest;
+    }
+    if (max_lag > WINDOW + 2 * EL_DDB_BATCH_ITEMS * INFLIGHT)
+        fail_msg("the oldest pending row lagged %zu rows behind (window %d)", max_lag, WINDOW);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -940,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_release_of_unheld_key_is_harmless),
         cmocka_unit_test(test_skewed_sorted_input_is_cheap),
         cmocka_unit_test(test_partition_key_order_kept),
+        cmocka_unit_test(test_uniform_input_stays_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
