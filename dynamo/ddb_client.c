@@ -1,14 +1,25 @@
 /*
  * ddb_client.c - DynamoDB requests over libcurl, signed with SigV4.
  *
- * DESIGN: every request is one CURL easy handle set up by easy_setup(), so
- * the synchronous calls and the multi-driven requests send byte-identical
- * requests. libcurl signs (CURLOPT_AWS_SIGV4) at each transfer, which makes
- * a resend a fresh signature for free; the credentials go in through
- * CURLOPT_USERNAME/CURLOPT_PASSWORD so a ':' in a secret cannot split them.
- * The session token travels in an X-Amz-Security-Token header; libcurl signs
- * every header given through CURLOPT_HTTPHEADER, which is what botocore
- * signs too (tests/integration/test_sigv4.py checks the two agree).
+ * DESIGN: a bulk load sends tens of thousands of small requests, so what a
+ * request costs beyond its bytes is kept small:
+ *  - requests are pooled: el_ddb_req_free puts the request (its CURL easy
+ *    handle, header storage and response buffer) back in the client's pool
+ *    and el_ddb_req_new takes one from there, so an easy handle is set up
+ *    once (options that never change) and a request only sets its body;
+ *  - requests are signed here (dynamo/sigv4.c), not by libcurl's
+ *    CURLOPT_AWS_SIGV4, which derives the signing key and re-parses every
+ *    header at each transfer: the key is cached per day, the body is hashed
+ *    once per request (a resend re-signs with a fresh date but keeps the
+ *    hash), and the headers are a hand-linked curl_slist over storage in
+ *    the request, so building them allocates nothing.
+ * The synchronous calls use one easy handle of the client, signed the same
+ * way, so both paths send byte-identical requests. The signed headers are
+ * those botocore signs: content-type, host, x-amz-date, x-amz-target and,
+ * with a session token, x-amz-security-token (tests/integration/
+ * test_sigv4.py and tests/unit/test_sigv4.c check the two agree). The Host
+ * header is sent explicitly, computed from the endpoint as botocore does
+ * (lower case, default port left out), so the signed value is the sent one.
  *
  * Connections: the synchronous calls reuse one easy handle (and so its
  * connection); multi-driven requests share the multi handle's connection
@@ -34,6 +45,7 @@
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
+#include "dynamo/sigv4.h"
 
 #ifndef EDGELOAD_VERSION
 #define EDGELOAD_VERSION "0"
@@ -54,29 +66,59 @@ typedef struct xfer {
     char request_id[64];
 } xfer;
 
+/* Requests kept for reuse by a client; more are freed. */
+#define EL_DDB_POOL_MAX 256
+/* A pooled request keeps a response or body buffer up to this capacity. */
+#define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
+/* "X-Amz-Target: DynamoDB_20120810." + op */
+#define TARGET_PREFIX "X-Amz-Target: DynamoDB_20120810."
+#define MAX_OP 128
+
+/* The headers of one request: a curl_slist linked by hand over storage of
+ * its own and of the client (never given to curl_slist_free_all). */
+typedef struct hdrs {
+    struct curl_slist node[6];
+    char target[sizeof TARGET_PREFIX + MAX_OP];   /* "X-Amz-Target: ..." */
+    char date[16 + EL_SIGV4_DATE_SIZE];           /* "X-Amz-Date: ..." */
+    char auth[640];                               /* "Authorization: ..." */
+    char payload_hash[EL_SIGV4_HASH_SIZE];        /* of the body being sent */
+    time_t signed_at;                             /* second of the signature, -1 none */
+    bool sign_failed;                             /* libcrypto failed: do not trust */
+} hdrs;
+
 struct el_ddb {
     const el_aws_config *cfg;
     char *url;                 /* endpoint + "/" */
-    char sigv4[128];           /* "aws:amz:<region>:dynamodb" */
+    char *path, *query;        /* of url, as sent: signed */
+    char *host_line;           /* "Host: <host[:port]>" as botocore computes it */
+    char *type_line;           /* "Content-Type: application/x-amz-json-1.0" */
+    char *token_line;          /* "X-Amz-Security-Token: ...", NULL without; wiped */
+    el_sigv4 *signer;
     long connect_timeout_ms;
     long total_timeout_ms;
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
     bool locks_ready;
     bool global_init;
+    /* idle requests for reuse (el_ddb_req_free/new may run on any thread) */
+    pthread_mutex_t pool_mu;
+    bool pool_ready;
+    el_ddb_req *pool;
+    size_t npool;
     /* el_ddb_call's handle and its state (one caller at a time). */
     CURL *sync;
     xfer sync_x;
+    hdrs sync_h;
 };
 
 struct el_ddb_req {
     el_ddb *ddb;
     CURL *h;
-    struct curl_slist *headers;
-    char *body;
-    size_t len;
+    hdrs hd;
+    el_buf body;               /* swapped with the caller's buffer */
     xfer x;
     void *user;
+    el_ddb_req *next;          /* in the pool */
 };
 
 /* ---- plumbing ---- */
@@ -161,65 +203,80 @@ static void xfer_reset(xfer *x)
     x->request_id[0] = '\0';
 }
 
-/* Frees a header list after wiping it: one entry may hold the session token. */
-static void free_headers(struct curl_slist *l)
+/* Sets the X-Amz-Target line of h for op. EL_EUSAGE when op is too long. */
+static el_err set_target(hdrs *h, const char *op)
 {
-    for (struct curl_slist *p = l; p; p = p->next)
-        if (p->data)
-            explicit_bzero(p->data, strlen(p->data));
-    curl_slist_free_all(l);
-}
-
-static el_err build_headers(const el_ddb *ddb, const char *op, struct curl_slist **out)
-{
-    struct curl_slist *l = NULL, *n;
-    char line[160];
-    *out = NULL;
-    if (snprintf(line, sizeof line, "X-Amz-Target: DynamoDB_20120810.%s", op) >=
-        (int)sizeof line)
+    size_t n = strlen(op);
+    if (n >= MAX_OP)
         return EL_EUSAGE;
-#define ADD(s)                                                                          \
-    do {                                                                                \
-        if (!(n = curl_slist_append(l, (s)))) {                                         \
-            free_headers(l);                                                            \
-            return EL_ENOMEM;                                                           \
-        }                                                                               \
-        l = n;                                                                          \
-    } while (0)
-    ADD("Content-Type: application/x-amz-json-1.0");
-    ADD(line);
-    /* No "Expect:" here: libcurl 7.88 signs a header given empty to remove
-     * it ("expect" in SignedHeaders, not sent), which breaks the signature.
-     * Bodies over 1 MB get curl's own unsigned "Expect: 100-continue"
-     * instead, as botocore leaves expect unsigned too. */
-    if (ddb->cfg->session_token) {
-        el_buf tok;
-        el_buf_init(&tok, 16384);
-        if (el_buf_puts(&tok, "X-Amz-Security-Token: ") ||
-            el_buf_puts(&tok, ddb->cfg->session_token)) {
-            if (tok.data)
-                explicit_bzero(tok.data, tok.cap);
-            el_buf_free(&tok);
-            free_headers(l);
-            return EL_ELIMIT;
-        }
-        n = curl_slist_append(l, tok.data);
-        explicit_bzero(tok.data, tok.cap);
-        el_buf_free(&tok);
-        if (!n) {
-            free_headers(l);
-            return EL_ENOMEM;
-        }
-        l = n;
-    }
-#undef ADD
-    *out = l;
+    memcpy(h->target, TARGET_PREFIX, sizeof TARGET_PREFIX - 1);
+    memcpy(h->target + sizeof TARGET_PREFIX - 1, op, n + 1);
     return EL_OK;
 }
 
-/* Sets every option of one request on h. body must outlive the transfer. */
-static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
-                         const char *body, size_t len, xfer *x, void *priv)
+/* Links h's header list: Host, Content-Type, X-Amz-Target, X-Amz-Date,
+ * [X-Amz-Security-Token], Authorization. */
+static void link_headers(const el_ddb *ddb, hdrs *h)
+{
+    char *lines[6];
+    size_t n = 0;
+    lines[n++] = ddb->host_line;
+    lines[n++] = ddb->type_line;
+    lines[n++] = h->target;
+    lines[n++] = h->date;
+    if (ddb->token_line)
+        lines[n++] = ddb->token_line;
+    lines[n++] = h->auth;
+    for (size_t i = 0; i < n; i++) {
+        h->node[i].data = lines[i];
+        h->node[i].next = i + 1 < n ? &h->node[i + 1] : NULL;
+    }
+}
+
+static const char *line_value(const char *line)
+{
+    const char *v = strchr(line, ':');
+    return v ? v + 2 : "";
+}
+
+/* Signs the request whose body hash is in h, at the current second (again
+ * only when the second changed since the last signature). */
+static void sign(el_ddb *ddb, hdrs *h)
+{
+    time_t now = time(NULL);
+    if (h->signed_at == now && !h->sign_failed)
+        return;
+    el_sigv4_header sh[4] = {
+        {"Host", line_value(ddb->host_line)},
+        {"Content-Type", line_value(ddb->type_line)},
+        {"X-Amz-Target", line_value(h->target)},
+        {"X-Amz-Security-Token", ddb->token_line ? line_value(ddb->token_line) : ""},
+    };
+    char date[EL_SIGV4_DATE_SIZE];
+    static const char auth_prefix[] = "Authorization: ";
+    memcpy(h->auth, auth_prefix, sizeof auth_prefix);
+    el_err err = el_sigv4_sign(ddb->signer, now, "POST", ddb->path, ddb->query, sh,
+                               ddb->token_line ? 4 : 3, h->payload_hash, date,
+                               h->auth + sizeof auth_prefix - 1,
+                               sizeof h->auth - (sizeof auth_prefix - 1));
+    h->sign_failed = err != EL_OK;
+    h->signed_at = err ? -1 : now;
+    snprintf(h->date, sizeof h->date, "X-Amz-Date: %s", date);
+}
+
+/* Hashes the body and signs: the headers are ready to send. */
+static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
+{
+    el_err err = el_sigv4_payload_hash(body, len, h->payload_hash);
+    if (err)
+        return err;
+    h->signed_at = -1;
+    sign(ddb, h);
+    return h->sign_failed ? EL_EINTERNAL : EL_OK;
+}
+
+/* The options that stay the same for every request made on h. */
+static el_err easy_constant_setup(el_ddb *ddb, CURL *h, hdrs *hd, xfer *x, void *priv)
 {
     const el_aws_config *cfg = ddb->cfg;
     CURLcode rc = CURLE_OK;
@@ -232,21 +289,14 @@ static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     SET(CURLOPT_POST, 1L);
-    SET(CURLOPT_POSTFIELDS, body);
-    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    SET(CURLOPT_HTTPHEADER, headers);
+    SET(CURLOPT_HTTPHEADER, &hd->node[0]);
     SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
-    SET(CURLOPT_AWS_SIGV4, ddb->sigv4);
-    SET(CURLOPT_USERNAME, cfg->access_key);
-    SET(CURLOPT_PASSWORD, cfg->secret_key);
     SET(CURLOPT_WRITEFUNCTION, write_cb);
     SET(CURLOPT_WRITEDATA, x);
     SET(CURLOPT_HEADERFUNCTION, header_cb);
     SET(CURLOPT_HEADERDATA, x);
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, priv);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, ddb->connect_timeout_ms);
-    SET(CURLOPT_TIMEOUT_MS, ddb->total_timeout_ms);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_EXPECT_100_TIMEOUT_MS, 500L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -258,6 +308,65 @@ static el_err easy_setup(el_ddb *ddb, CURL *h, struct curl_slist *headers,
         SET(CURLOPT_SHARE, ddb->share);
 #undef SET
     return rc == CURLE_OK ? EL_OK : EL_EINTERNAL;
+}
+
+/* The options of one request: its body (must outlive the transfer) and the
+ * client's current timeouts. */
+static el_err easy_request_setup(const el_ddb *ddb, CURL *h, const char *body, size_t len)
+{
+    /* No "Expect:" header of ours: bodies over 1 MB get curl's own unsigned
+     * "Expect: 100-continue", as botocore leaves expect unsigned too. */
+    if (curl_easy_setopt(h, CURLOPT_POSTFIELDS, body) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ddb->connect_timeout_ms) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ddb->total_timeout_ms) != CURLE_OK)
+        return EL_EINTERNAL;
+    return EL_OK;
+}
+
+/* "Host: " + the endpoint's host as botocore's _host_from_url gives it
+ * (lower case, IPv6 in brackets, port only when not the scheme's default),
+ * plus the URL's path and query. */
+static el_err parse_endpoint(el_ddb *ddb)
+{
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL, *scheme = NULL, *path = NULL, *query = NULL;
+    el_err err = EL_ECONFIG;
+    if (!u)
+        return EL_ENOMEM;
+    if (curl_url_set(u, CURLUPART_URL, ddb->url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        goto done;
+    if (curl_url_get(u, CURLUPART_PORT, &port, 0) != CURLUE_OK)
+        port = NULL;
+    if (curl_url_get(u, CURLUPART_QUERY, &query, 0) != CURLUE_OK)
+        query = NULL;
+    for (char *p = host; *p; p++)
+        if (*p >= 'A' && *p <= 'Z')
+            *p = (char)(*p - 'A' + 'a');
+    bool default_port = !port || (strcmp(scheme, "http") == 0 && strcmp(port, "80") == 0) ||
+                        (strcmp(scheme, "https") == 0 && strcmp(port, "443") == 0);
+    el_buf b;
+    el_buf_init(&b, 8192);
+    if (el_buf_printf(&b, "Host: %s%s%s", host, default_port ? "" : ":",
+                      default_port ? "" : port) ||
+        !(ddb->host_line = el_buf_take(&b))) {
+        el_buf_free(&b);
+        goto done;
+    }
+    ddb->path = strdup(path);
+    ddb->query = strdup(query ? query : "");
+    err = ddb->path && ddb->query ? EL_OK : EL_ENOMEM;
+done:
+    curl_free(host);
+    curl_free(port);
+    curl_free(scheme);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return err;
 }
 
 /* ---- the client ---- */
@@ -280,11 +389,6 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
     }
     ddb->global_init = true;
 
-    if (snprintf(ddb->sigv4, sizeof ddb->sigv4, "aws:amz:%s:dynamodb", cfg->region) >=
-        (int)sizeof ddb->sigv4) {
-        el_ddb_free(ddb);
-        return el_diag_set(diag, EL_ECONFIG, "region name too long");
-    }
     el_buf url;
     el_buf_init(&url, 8192);
     if (el_buf_puts(&url, cfg->endpoint) || el_buf_putc(&url, '/')) {
@@ -297,6 +401,45 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
         el_ddb_free(ddb);
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
+    el_err err = parse_endpoint(ddb);
+    if (err) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, err, "cannot use endpoint URL '%s'", cfg->endpoint);
+    }
+    err = el_sigv4_new(cfg->access_key, cfg->secret_key, cfg->region, "dynamodb", &ddb->signer);
+    if (err) {
+        el_ddb_free(ddb);
+        return err == EL_EUSAGE
+                   ? el_diag_set(diag, EL_ECONFIG, "region name, access key or secret key too long")
+                   : el_diag_set(diag, err, "cannot set up request signing");
+    }
+    ddb->type_line = strdup("Content-Type: application/x-amz-json-1.0");
+    if (!ddb->type_line) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    if (cfg->session_token) {
+        el_buf tok;
+        el_buf_init(&tok, 16384);
+        if (el_buf_puts(&tok, "X-Amz-Security-Token: ") ||
+            el_buf_puts(&tok, cfg->session_token)) {
+            if (tok.data)
+                explicit_bzero(tok.data, tok.cap);
+            el_buf_free(&tok);
+            el_ddb_free(ddb);
+            return el_diag_set(diag, EL_ECONFIG, "session token longer than 16 KB");
+        }
+        ddb->token_line = el_buf_take(&tok);
+        if (!ddb->token_line) {
+            el_ddb_free(ddb);
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        }
+    }
+    if (pthread_mutex_init(&ddb->pool_mu, NULL) != 0) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    ddb->pool_ready = true;
 
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&ddb->locks[i], NULL);
@@ -315,6 +458,12 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
         el_ddb_free(ddb);
         return el_diag_set(diag, EL_ENOMEM, "libcurl handle allocation failed");
     }
+    ddb->sync_h.signed_at = -1;
+    link_headers(ddb, &ddb->sync_h);
+    if (easy_constant_setup(ddb, ddb->sync, &ddb->sync_h, &ddb->sync_x, NULL)) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_EINTERNAL, "libcurl refused an option");
+    }
     *out = ddb;
     return EL_OK;
 }
@@ -330,10 +479,28 @@ const el_aws_config *el_ddb_config(const el_ddb *ddb)
     return ddb->cfg;
 }
 
+static void req_destroy(el_ddb_req *req);
+
+/* Wipes and frees a string that may hold a secret. */
+static void free_secret(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
 void el_ddb_free(el_ddb *ddb)
 {
     if (!ddb)
         return;
+    while (ddb->pool) {
+        el_ddb_req *r = ddb->pool;
+        ddb->pool = r->next;
+        req_destroy(r);
+    }
+    if (ddb->pool_ready)
+        pthread_mutex_destroy(&ddb->pool_mu);
     if (ddb->sync)
         curl_easy_cleanup(ddb->sync);
     if (ddb->share)
@@ -342,6 +509,13 @@ void el_ddb_free(el_ddb *ddb)
         for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
             pthread_mutex_destroy(&ddb->locks[i]);
     el_buf_free(&ddb->sync_x.resp);
+    explicit_bzero(ddb->sync_h.auth, sizeof ddb->sync_h.auth);
+    el_sigv4_free(ddb->signer);
+    free_secret(ddb->token_line);
+    free(ddb->type_line);
+    free(ddb->host_line);
+    free(ddb->path);
+    free(ddb->query);
     free(ddb->url);
     if (ddb->global_init)
         curl_global_cleanup();
@@ -419,22 +593,18 @@ static const char *network_hint(const char *curl_message)
 el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
                    el_buf *response, el_ddb_result *res, el_diag *diag)
 {
-    struct curl_slist *headers = NULL;
-    el_err err = build_headers(ddb, op, &headers);
     memset(res, 0, sizeof *res);
     res->outcome = EL_DDB_TRANSIENT;
+    el_err err = set_target(&ddb->sync_h, op);
+    if (!err)
+        err = sign_body(ddb, &ddb->sync_h, body, len);
     if (err)
         return el_diag_set(diag, err, "cannot build the %s request", op);
     xfer_reset(&ddb->sync_x);
-    err = easy_setup(ddb, ddb->sync, headers, body, len, &ddb->sync_x, NULL);
-    if (err) {
-        free_headers(headers);
+    err = easy_request_setup(ddb, ddb->sync, body, len);
+    if (err)
         return el_diag_set(diag, err, "cannot set up the %s request", op);
-    }
     CURLcode code = curl_easy_perform(ddb->sync);
-    /* Unhook the list before freeing it: the handle is reused. */
-    curl_easy_setopt(ddb->sync, CURLOPT_HTTPHEADER, NULL);
-    free_headers(headers);
     finish(ddb, ddb->sync, code, &ddb->sync_x, res);
     if (response && ddb->sync_x.resp.len &&
         el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
@@ -700,29 +870,80 @@ done:
 
 /* ---- multi-driven requests ---- */
 
+/* Frees a request for good (not to the pool). */
+static void req_destroy(el_ddb_req *req)
+{
+    if (req->h)
+        curl_easy_cleanup(req->h);
+    el_buf_free(&req->body);
+    explicit_bzero(req->hd.auth, sizeof req->hd.auth);
+    el_buf_free(&req->x.resp);
+    free(req);
+}
+
+/* A request from the pool, or a new one with its easy handle set up. */
+static el_ddb_req *req_get(el_ddb *ddb)
+{
+    pthread_mutex_lock(&ddb->pool_mu);
+    el_ddb_req *req = ddb->pool;
+    if (req) {
+        ddb->pool = req->next;
+        ddb->npool--;
+    }
+    pthread_mutex_unlock(&ddb->pool_mu);
+    if (req)
+        return req;
+    req = calloc(1, sizeof *req);
+    if (!req)
+        return NULL;
+    req->ddb = ddb;
+    xfer_init(&req->x);
+    el_buf_init(&req->body, 1);
+    link_headers(ddb, &req->hd);
+    req->h = curl_easy_init();
+    if (!req->h || easy_constant_setup(ddb, req->h, &req->hd, &req->x, req)) {
+        req_destroy(req);
+        return NULL;
+    }
+    return req;
+}
+
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
                       el_ddb_req **out)
 {
     *out = NULL;
-    el_ddb_req *req = calloc(1, sizeof *req);
+    el_ddb_req *req = req_get(ddb);
     if (!req)
         return EL_ENOMEM;
-    req->ddb = ddb;
     req->user = user;
-    xfer_init(&req->x);
-    el_err err = build_headers(ddb, op, &req->headers);
+    req->next = NULL;
+    xfer_reset(&req->x);
+    el_err err = set_target(&req->hd, op);
     if (err) {
         el_ddb_req_free(req);
         return err;
     }
-    req->len = body->len;
-    req->body = el_buf_take(body);
-    req->h = curl_easy_init();
-    if (!req->body || !req->h) {
-        el_ddb_req_free(req);
-        return EL_ENOMEM;
+    /* the body's storage moves to the request and the request's previous
+     * (empty) storage to the caller's buffer, so neither side allocates
+     * again for the next request */
+    el_buf mine = req->body;
+    req->body = *body;
+    body->data = mine.data;
+    body->cap = mine.cap;
+    body->len = 0;
+    if (body->data)
+        body->data[0] = '\0';
+    if (!req->body.data) {
+        /* an empty body: an empty string */
+        el_buf_init(&req->body, 2);
+        if (el_buf_append(&req->body, "", 0)) {
+            el_ddb_req_free(req);
+            return EL_ENOMEM;
+        }
     }
-    err = easy_setup(ddb, req->h, req->headers, req->body, req->len, &req->x, req);
+    err = sign_body(ddb, &req->hd, req->body.data, req->body.len);
+    if (!err)
+        err = easy_request_setup(ddb, req->h, req->body.data, req->body.len);
     if (err) {
         el_ddb_req_free(req);
         return err;
@@ -739,11 +960,18 @@ CURL *el_ddb_req_handle(el_ddb_req *req)
 void el_ddb_req_reset(el_ddb_req *req)
 {
     xfer_reset(&req->x);
+    sign(req->ddb, &req->hd); /* a fresh date when the second changed */
 }
 
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
     finish(req->ddb, req->h, code, &req->x, res);
+    if (req->hd.sign_failed) {
+        /* sent without a valid signature (libcrypto failed): the answer,
+         * whatever it is, cannot be trusted */
+        res->outcome = EL_DDB_FATAL;
+        snprintf(res->message, sizeof res->message, "cannot sign the request (libcrypto)");
+    }
 }
 
 const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)
@@ -756,8 +984,8 @@ const char *el_ddb_req_response(const el_ddb_req *req, size_t *len)
 const char *el_ddb_req_body(const el_ddb_req *req, size_t *len)
 {
     if (len)
-        *len = req->len;
-    return req->body;
+        *len = req->body.len;
+    return el_buf_str(&req->body);
 }
 
 void *el_ddb_req_user(const el_ddb_req *req)
@@ -769,10 +997,29 @@ void el_ddb_req_free(el_ddb_req *req)
 {
     if (!req)
         return;
-    if (req->h)
-        curl_easy_cleanup(req->h);
-    free_headers(req->headers);
-    free(req->body);
-    el_buf_free(&req->x.resp);
-    free(req);
+    el_ddb *ddb = req->ddb;
+    req->user = NULL;
+    explicit_bzero(req->hd.auth, sizeof req->hd.auth);
+    req->hd.signed_at = -1;
+    req->hd.sign_failed = false;
+    /* the handle must not point at a body that may go away */
+    curl_easy_setopt(req->h, CURLOPT_POSTFIELDS, NULL);
+    if (req->body.cap > EL_DDB_POOL_KEEP_BUFFER)
+        el_buf_free(&req->body);
+    else
+        el_buf_reset(&req->body);
+    if (req->x.resp.cap > EL_DDB_POOL_KEEP_BUFFER)
+        el_buf_free(&req->x.resp);
+    else
+        el_buf_reset(&req->x.resp);
+    pthread_mutex_lock(&ddb->pool_mu);
+    bool keep = ddb->npool < EL_DDB_POOL_MAX;
+    if (keep) {
+        req->next = ddb->pool;
+        ddb->pool = req;
+        ddb->npool++;
+    }
+    pthread_mutex_unlock(&ddb->pool_mu);
+    if (!keep)
+        req_destroy(req);
 }

@@ -5,12 +5,14 @@
  *  - el_ddb_call(): synchronous, for control-plane operations (DescribeTable,
  *    CreateTable) and tests;
  *  - el_ddb_req: one prepared request whose CURL easy handle the pipeline's
- *    network stage drives with the multi interface. A request is built once;
- *    resending it (retry) re-signs it with a fresh date, because libcurl's
- *    CURLOPT_AWS_SIGV4 signs at each transfer.
+ *    network stage drives with the multi interface. A request is built
+ *    (and its body hashed) once; resending it (retry) re-signs it with a
+ *    fresh date. Freed requests go back to a pool in the client, so their
+ *    easy handles are set up once and reused.
  *
  * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
- * X-Amz-Target DynamoDB_20120810.<Op>, signed "aws:amz:<region>:dynamodb",
+ * X-Amz-Target DynamoDB_20120810.<Op>, Host as botocore computes it, SigV4
+ * for <region>/dynamodb (dynamo/sigv4.h, signed as botocore signs),
  * X-Amz-Security-Token when a session token is set (signed too), keep-alive
  * connections, HTTPS verified unless the config says otherwise (CA file from
  * cfg->ca_bundle when set), connect timeout 10 s, whole-transfer timeout 120 s
@@ -39,9 +41,10 @@
 
 typedef struct el_ddb el_ddb;
 
-/* Borrows cfg (must outlive the client). *out NULL on failure. Calls
- * curl_global_init (reference counted; call el_ddb_new before starting
- * threads that use curl). */
+/* Borrows cfg (must outlive the client). *out NULL on failure (EL_ECONFIG
+ * for an endpoint URL libcurl cannot parse, a session token over 16 KB, or
+ * a region or key over 128 bytes). Calls curl_global_init (reference
+ * counted; call el_ddb_new before starting threads that use curl). */
 el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag) EL_MUST_USE;
 void el_ddb_free(el_ddb *ddb);
 
@@ -156,12 +159,14 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
 
 typedef struct el_ddb_req el_ddb_req;
 
-/* Prepares a signed POST of `body` (taken: the request now owns the storage,
- * the el_buf is left empty). `user` is stored for the caller (CURLINFO_PRIVATE
- * is set to the request itself). On failure (EL_ENOMEM; EL_ELIMIT for a
- * session token over 16 KB, EL_EUSAGE for an op name of 128 bytes or more,
- * EL_EINTERNAL when libcurl refuses an option) *out is NULL and the body is
- * either still in the el_buf or already freed. */
+/* Prepares a signed POST of `body` (taken: the request now owns its
+ * storage; the el_buf is left empty, possibly holding the storage of an
+ * earlier request for reuse: the caller frees it with el_buf_free as
+ * always). `user` is stored for the caller (CURLINFO_PRIVATE
+ * is set to the request itself). On failure (EL_ENOMEM; EL_EUSAGE for an op
+ * name of 128 bytes or more, EL_EINTERNAL when libcurl refuses an option or
+ * libcrypto fails) *out is NULL and the body is either still in the el_buf
+ * or already freed. */
 el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
                       el_ddb_req **out) EL_MUST_USE;
 
@@ -169,7 +174,10 @@ el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
  * again after completion resends the same body, freshly signed. */
 CURL *el_ddb_req_handle(el_ddb_req *req);
 
-/* Call before each (re)send: clears the previous response. */
+/* Call before each (re)send: clears the previous response and, when the
+ * clock has moved to another second since the last signature, signs the
+ * request again (a new X-Amz-Date). Allocates nothing. If signing fails
+ * (libcrypto), el_ddb_req_finish reports the transfer EL_DDB_FATAL. */
 void el_ddb_req_reset(el_ddb_req *req);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
@@ -182,6 +190,8 @@ void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
 const char *el_ddb_req_response(const el_ddb_req *req, size_t *len);
 const char *el_ddb_req_body(const el_ddb_req *req, size_t *len);
 void *el_ddb_req_user(const el_ddb_req *req);
+/* Frees the body and returns the request to its client's pool (or frees
+ * it). Remove its handle from any multi handle first. NULL is a no-op. */
 void el_ddb_req_free(el_ddb_req *req);
 
 /* ---- BatchWriteItem responses ---- */

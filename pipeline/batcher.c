@@ -1,38 +1,445 @@
 /*
- * batcher.c - the send window and the held-key set.
+ * batcher.c - the send window: per-key FIFOs and a heap of ready rows.
  *
- * DESIGN: held keys are tracked by their 64-bit FNV hash in a linear-probing
- * table with counts and backward-shift deletion (no tombstones, so a long
- * load never degrades it). Two different keys with one hash only make an
- * item wait a little: never a wrong write. The window is an array with a
- * moving head; items taken from the middle leave holes that the head skips
- * and that compaction removes.
+ * DESIGN: the window used to be an array scanned in order for each batch;
+ * on sorted, skewed input (a celebrity in 17 % of the rows, one of its rows
+ * allowed per batch) the scan walked thousands of blocked rows per batch.
+ * Now every pending row sits in a node, and a node is in two FIFOs: the one
+ * of its base-table partition key and the one of its index partition key.
+ * A node is *ready* when it heads both; ready nodes wait in a min-heap by
+ * arrival, so the oldest ready row goes first (a ring in the order rows
+ * became ready let chains of rows waiting on each other's partition keys
+ * lag tens of thousands of rows behind, pinning their chunks). A batch
+ * pops ready nodes, defers those whose partition key is already in the batch (at most
+ * the two successors each taken node promotes), and once no undeferred ready
+ * node is left fills up with the deferred and newly promoted ones. Each node
+ * is touched a bounded number of times per batch it takes part in, so a
+ * batch costs O(batch size x log window) whatever the skew.
+ *
+ * Same-key rows: a key's later rows (while an earlier one still waits in
+ * the window) form a chain behind the earlier row's node; when the node is
+ * taken the latest row of the chain goes and the earlier ones are reported
+ * superseded (the later row wins), as far as the batch's room, its byte
+ * budget and the superseded array allow; the rest of the chain waits for
+ * the key. A key with a row in flight (or waiting to be retried) is held:
+ * new rows of it wait in the key's waiting list, outside the FIFOs, and
+ * enter them when the key is released, so they block nobody.
+ *
+ * Tables: keys (by FNV hash of "PK\0SK": held count, waiting list, a hint
+ * to the node to chain onto) and the two FIFO heads (by partition key hash)
+ * are open-addressing tables with backward-shift deletion. Two keys with
+ * one hash only make a row wait a little (held by hash), never a wrong
+ * write: rows are chained only when their keys compare equal, and two rows
+ * of one key never go in one batch. Everything a release may need is
+ * allocated when rows are added, so release and form never allocate
+ * (except form's partition-key set when asked for more than 25 items).
  */
 #include "pipeline/batcher.h"
 
-#include <stdlib.h>  /* calloc, free, getenv */
-#include <string.h>  /* memcmp, memmove */
+#include <stdint.h>  /* uint32_t, UINT32_MAX */
+#include <stdlib.h>  /* calloc, realloc, free, getenv */
+#include <string.h>  /* memcmp */
 
-/* A batch scans at most this many window entries: blocked items near the
- * head must not make every batch cost the whole window. */
-#define SCAN_LIMIT 2048
+#define NONE UINT32_MAX
 
-typedef struct slot {
+enum { FREE, QUEUED, READY, WAITING, CHAIN };
+
+typedef struct node {
+    el_item *it;
+    uint64_t seq;              /* order of arrival: ready nodes go oldest first */
+    uint64_t pk, ipk;          /* the FIFOs it is in (ipk 0: none) */
+    uint32_t chain_next;       /* later rows of the key (nodes holding only `it`) */
+    uint32_t chain_tail;       /* last of the chain (the node itself when none) */
+    uint32_t pk_next, ipk_next;
+    uint32_t wait_next;        /* in its key's waiting list; free list link too */
+    uint8_t state;
+    uint8_t heads;             /* HEAD_PK | HEAD_IPK: heads those FIFOs */
+} node;
+
+#define HEAD_PK 1
+#define HEAD_IPK 2
+
+typedef struct kent {          /* a key, by hash */
     uint64_t hash;
-    uint32_t count;  /* 0 = empty */
-} slot;
+    uint32_t held;             /* rows in flight or waiting to retry */
+    uint32_t nodes;            /* window nodes of this hash (queued or waiting) */
+    uint32_t window;           /* the newest such node: where a new row chains */
+    uint32_t wait_head, wait_tail;
+    uint32_t batch_gen;        /* the form call that took a row of this hash */
+    uint32_t batch_n;          /* how many rows that call took */
+    uint8_t used;
+} kent;
+
+typedef struct fent {          /* a partition key's FIFO */
+    uint64_t hash;
+    uint32_t head, tail;
+    uint8_t used;
+} fent;
+
+typedef struct hent {          /* a ready node in the heap */
+    uint64_t seq;
+    uint32_t id;
+} hent;
+
+typedef struct uslot {         /* partition keys in the batch being formed */
+    uint64_t hash;
+    uint32_t gen;
+} uslot;
 
 struct el_batcher {
-    slot *held;
-    size_t held_cap, held_used;
-    el_item **win;
-    size_t win_cap, head, tail, live, max;
+    node *nodes;
+    uint32_t ncap, free_head;
+    kent *keys;
+    size_t kcap, kused;
+    unsigned kbits;
+    fent *pks, *ipks;
+    size_t fcap, pkused, ipkused;
+    unsigned fbits;
+    hent *heap;                /* ready nodes, a min-heap by seq, capacity ncap */
+    size_t nheap;
+    uint64_t next_seq;
+    uint32_t *defer;           /* form's deferred nodes, capacity ncap */
+    uslot *uset;
+    size_t ucap;
+    uint32_t gen;
+    size_t live, max;          /* rows in the window; back-pressure limit */
+    size_t dups;               /* repeated rows counted since the last form */
     el_item **retry;
     size_t nretry, retry_cap;
-    uint64_t tmp[SCAN_LIMIT];  /* keys held only during one spreading scan */
-    size_t ntmp;
+    unsigned long long visits; /* nodes examined by form (tests) */
     bool spread;  /* false only for scripts/bench.sh's "interleaving off" run */
 };
+
+/* Fibonacci hashing: the slot of h in a table of 2^bits. */
+static size_t home(uint64_t h, unsigned bits)
+{
+    return (size_t)((h * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+/* ---- the key table ---- */
+
+static size_t key_slot(const el_batcher *b, uint64_t h)
+{
+    size_t mask = b->kcap - 1, i = home(h, b->kbits);
+    while (b->keys[i].used && b->keys[i].hash != h)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static kent *key_find(el_batcher *b, uint64_t h)
+{
+    kent *k = &b->keys[key_slot(b, h)];
+    return k->used ? k : NULL;
+}
+
+static el_err key_grow(el_batcher *b)
+{
+    kent *old = b->keys;
+    size_t oldcap = b->kcap;
+    kent *n = calloc(oldcap * 2, sizeof *n);
+    if (!n)
+        return EL_ENOMEM;
+    b->keys = n;
+    b->kcap = oldcap * 2;
+    b->kbits++;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].used)
+            b->keys[key_slot(b, old[i].hash)] = old[i];
+    free(old);
+    return EL_OK;
+}
+
+/* The entry of h, created when absent. Grows the table (may fail). */
+static el_err key_get(el_batcher *b, uint64_t h, kent **out)
+{
+    if ((b->kused + 1) * 2 > b->kcap && key_grow(b))
+        return EL_ENOMEM;
+    kent *k = &b->keys[key_slot(b, h)];
+    if (!k->used) {
+        k->used = 1;
+        k->hash = h;
+        k->held = k->nodes = k->batch_n = 0;
+        k->batch_gen = 0;
+        k->window = k->wait_head = k->wait_tail = NONE;
+        b->kused++;
+    }
+    *out = k;
+    return EL_OK;
+}
+
+/* Backward-shift deletion: no tombstones, so a long load never degrades. */
+#define DELETE_SLOT(table, cap, bits, i)                                                \
+    do {                                                                                \
+        size_t mask_ = (cap) - 1, i_ = (i), j_ = (i);                                   \
+        for (;;) {                                                                      \
+            j_ = (j_ + 1) & mask_;                                                      \
+            if (!(table)[j_].used)                                                      \
+                break;                                                                  \
+            size_t h_ = home((table)[j_].hash, (bits));                                 \
+            bool between_ = i_ <= j_ ? (h_ > i_ && h_ <= j_) : (h_ > i_ || h_ <= j_);   \
+            if (between_)                                                               \
+                continue;                                                               \
+            (table)[i_] = (table)[j_];                                                  \
+            i_ = j_;                                                                    \
+        }                                                                               \
+        (table)[i_].used = 0;                                                           \
+    } while (0)
+
+static void key_maybe_delete(el_batcher *b, kent *k)
+{
+    if (k->held || k->nodes)
+        return;
+    DELETE_SLOT(b->keys, b->kcap, b->kbits, (size_t)(k - b->keys));
+    b->kused--;
+}
+
+/* ---- the FIFO tables (capacity kept at >= 2 x node capacity by add) ---- */
+
+static size_t fifo_slot(const fent *t, size_t cap, unsigned bits, uint64_t h)
+{
+    size_t mask = cap - 1, i = home(h, bits);
+    while (t[i].used && t[i].hash != h)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static fent *fifo_get(el_batcher *b, bool index, uint64_t h)
+{
+    fent *t = index ? b->ipks : b->pks;
+    fent *f = &t[fifo_slot(t, b->fcap, b->fbits, h)];
+    if (!f->used) {
+        f->used = 1;
+        f->hash = h;
+        f->head = f->tail = NONE;
+        (*(index ? &b->ipkused : &b->pkused))++;
+    }
+    return f;
+}
+
+static fent *fifo_find(el_batcher *b, bool index, uint64_t h)
+{
+    fent *t = index ? b->ipks : b->pks;
+    fent *f = &t[fifo_slot(t, b->fcap, b->fbits, h)];
+    return f->used ? f : NULL;
+}
+
+static void fifo_delete(el_batcher *b, bool index, fent *f)
+{
+    fent *t = index ? b->ipks : b->pks;
+    DELETE_SLOT(t, b->fcap, b->fbits, (size_t)(f - t));
+    (*(index ? &b->ipkused : &b->pkused))--;
+}
+
+static void fifo_rehash(const fent *old, size_t oldcap, fent *n, size_t cap, unsigned bits)
+{
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].used)
+            n[fifo_slot(n, cap, bits, old[i].hash)] = old[i];
+}
+
+/* ---- the ready heap: the oldest ready row first ---- */
+
+static void heap_push(el_batcher *b, uint32_t id)
+{
+    hent e = { b->nodes[id].seq, id };
+    size_t i = b->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (b->heap[parent].seq <= e.seq)
+            break;
+        b->heap[i] = b->heap[parent];
+        i = parent;
+    }
+    b->heap[i] = e;
+}
+
+static uint32_t heap_pop(el_batcher *b)
+{
+    uint32_t id = b->heap[0].id;
+    hent last = b->heap[--b->nheap];
+    size_t i = 0, n = b->nheap;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && b->heap[c + 1].seq < b->heap[c].seq)
+            c++;
+        if (last.seq <= b->heap[c].seq)
+            break;
+        b->heap[i] = b->heap[c];
+        i = c;
+    }
+    if (n)
+        b->heap[i] = last;
+    return id;
+}
+
+/* ---- nodes ---- */
+
+/* Makes room for one more node: doubles the node array, the heap, the
+ * deferred array and the FIFO tables together (keeping the invariants that
+ * release and form rely on: no allocation there). */
+static el_err reserve_node(el_batcher *b)
+{
+    if (b->free_head != NONE)
+        return EL_OK;
+    uint32_t oldcap = b->ncap, cap = oldcap * 2;
+    if (cap <= oldcap)
+        return EL_ENOMEM;
+    /* a larger node array is harmless if what follows fails */
+    node *n = realloc(b->nodes, (size_t)cap * sizeof *n);
+    if (!n)
+        return EL_ENOMEM;
+    b->nodes = n;
+    size_t fcap = b->fcap < (size_t)cap * 2 ? b->fcap * 2 : b->fcap;
+    hent *heap = malloc((size_t)cap * sizeof *heap);
+    uint32_t *defer = malloc((size_t)cap * sizeof *defer);
+    fent *pks = fcap != b->fcap ? calloc(fcap, sizeof *pks) : NULL;
+    fent *ipks = fcap != b->fcap ? calloc(fcap, sizeof *ipks) : NULL;
+    if (!heap || !defer || (fcap != b->fcap && (!pks || !ipks))) {
+        free(heap);
+        free(defer);
+        free(pks);
+        free(ipks);
+        return EL_ENOMEM;
+    }
+    memcpy(heap, b->heap, b->nheap * sizeof *heap);
+    free(b->heap);
+    free(b->defer);
+    b->heap = heap;
+    b->defer = defer;
+    if (fcap != b->fcap) {
+        unsigned bits = b->fbits + 1;
+        fifo_rehash(b->pks, b->fcap, pks, fcap, bits);
+        fifo_rehash(b->ipks, b->fcap, ipks, fcap, bits);
+        free(b->pks);
+        free(b->ipks);
+        b->pks = pks;
+        b->ipks = ipks;
+        b->fcap = fcap;
+        b->fbits = bits;
+    }
+    for (uint32_t i = oldcap; i < cap; i++) {
+        b->nodes[i].state = FREE;
+        b->nodes[i].wait_next = i + 1 < cap ? i + 1 : NONE;
+    }
+    b->free_head = oldcap;
+    b->ncap = cap;
+    return EL_OK;
+}
+
+static uint32_t node_alloc(el_batcher *b, el_item *it)
+{
+    uint32_t id = b->free_head;
+    node *n = &b->nodes[id];
+    b->free_head = n->wait_next;
+    n->it = it;
+    n->seq = b->next_seq++;
+    n->pk = b->spread ? it->pk_hash : 0;
+    n->ipk = b->spread ? it->ipk_hash : 0;
+    n->chain_next = NONE;
+    n->chain_tail = id;
+    n->pk_next = n->ipk_next = n->wait_next = NONE;
+    n->state = WAITING;
+    n->heads = 0;
+    return id;
+}
+
+static void node_free(el_batcher *b, uint32_t id)
+{
+    node *n = &b->nodes[id];
+    n->state = FREE;
+    n->it = NULL;
+    n->wait_next = b->free_head;
+    b->free_head = id;
+}
+
+/* Ready when it heads its FIFOs: then it joins the heap. */
+static void check_ready(el_batcher *b, uint32_t id)
+{
+    node *n = &b->nodes[id];
+    if (n->state == QUEUED && n->heads == (HEAD_PK | HEAD_IPK)) {
+        n->state = READY;
+        heap_push(b, id);
+    }
+}
+
+static void fifo_append(el_batcher *b, uint32_t id)
+{
+    node *n = &b->nodes[id];
+    n->pk_next = n->ipk_next = NONE;
+    n->heads = n->ipk ? 0 : HEAD_IPK; /* no index FIFO: as if heading it */
+    fent *f = fifo_get(b, false, n->pk);
+    if (f->head == NONE) {
+        f->head = id;
+        n->heads |= HEAD_PK;
+    } else {
+        b->nodes[f->tail].pk_next = id;
+    }
+    f->tail = id;
+    if (n->ipk) {
+        f = fifo_get(b, true, n->ipk);
+        if (f->head == NONE) {
+            f->head = id;
+            n->heads |= HEAD_IPK;
+        } else {
+            b->nodes[f->tail].ipk_next = id;
+        }
+        f->tail = id;
+    }
+    n->state = QUEUED;
+    check_ready(b, id);
+}
+
+/* Takes a node that heads its FIFOs out of them; its successors may become
+ * ready. */
+static void fifo_remove_head(el_batcher *b, uint32_t id)
+{
+    node *n = &b->nodes[id];
+    uint32_t next_pk = NONE, next_ipk = NONE;
+    fent *f = fifo_find(b, false, n->pk);
+    if (f && f->head == id) {
+        f->head = n->pk_next;
+        if (f->head == NONE)
+            fifo_delete(b, false, f);
+        else
+            next_pk = f->head;
+    }
+    if (n->ipk) {
+        f = fifo_find(b, true, n->ipk);
+        if (f && f->head == id) {
+            f->head = n->ipk_next;
+            if (f->head == NONE)
+                fifo_delete(b, true, f);
+            else
+                next_ipk = f->head;
+        }
+    }
+    n->state = WAITING;
+    n->heads = 0;
+    if (next_pk != NONE) {
+        b->nodes[next_pk].heads |= HEAD_PK;
+        check_ready(b, next_pk);
+    }
+    if (next_ipk != NONE) {
+        b->nodes[next_ipk].heads |= HEAD_IPK;
+        check_ready(b, next_ipk);
+    }
+}
+
+static void wait_on_key(el_batcher *b, kent *k, uint32_t id)
+{
+    node *n = &b->nodes[id];
+    n->state = WAITING;
+    n->wait_next = NONE;
+    if (k->wait_head == NONE)
+        k->wait_head = id;
+    else
+        b->nodes[k->wait_tail].wait_next = id;
+    k->wait_tail = id;
+}
+
+/* ---- the API ---- */
 
 el_batcher *el_batcher_new(size_t window_max)
 {
@@ -43,13 +450,27 @@ el_batcher *el_batcher_new(size_t window_max)
     /* Benchmark switch (docs/PERFORMANCE.md), not a user option: the
      * batches then take the window in input order. */
     b->spread = getenv("EDGELOAD_BENCH_NO_INTERLEAVE") == NULL;
-    b->held_cap = 1024;
-    b->held = calloc(b->held_cap, sizeof *b->held);
-    b->win_cap = b->max * 2;
-    b->win = calloc(b->win_cap, sizeof *b->win);
-    if (!b->held || !b->win) {
+    b->ncap = 64;
+    b->kcap = 256;
+    b->kbits = 8;
+    b->fcap = 256;
+    b->fbits = 8;
+    b->ucap = 256; /* 4 x the 2 partition keys of 25 items, rounded up */
+    b->free_head = 0;
+    b->nodes = malloc(b->ncap * sizeof *b->nodes);
+    b->heap = malloc(b->ncap * sizeof *b->heap);
+    b->defer = malloc(b->ncap * sizeof *b->defer);
+    b->keys = calloc(b->kcap, sizeof *b->keys);
+    b->pks = calloc(b->fcap, sizeof *b->pks);
+    b->ipks = calloc(b->fcap, sizeof *b->ipks);
+    b->uset = calloc(b->ucap, sizeof *b->uset);
+    if (!b->nodes || !b->heap || !b->defer || !b->keys || !b->pks || !b->ipks || !b->uset) {
         el_batcher_free(b);
         return NULL;
+    }
+    for (uint32_t i = 0; i < b->ncap; i++) {
+        b->nodes[i].state = FREE;
+        b->nodes[i].wait_next = i + 1 < b->ncap ? i + 1 : NONE;
     }
     return b;
 }
@@ -58,83 +479,15 @@ void el_batcher_free(el_batcher *b)
 {
     if (!b)
         return;
-    free(b->held);
-    free(b->win);
+    free(b->nodes);
+    free(b->heap);
+    free(b->defer);
+    free(b->keys);
+    free(b->pks);
+    free(b->ipks);
+    free(b->uset);
     free(b->retry);
     free(b);
-}
-
-static size_t find(const el_batcher *b, uint64_t h)
-{
-    size_t mask = b->held_cap - 1;
-    size_t i = (size_t)h & mask;
-    while (b->held[i].count && b->held[i].hash != h)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static bool is_held(const el_batcher *b, uint64_t h)
-{
-    return b->held[find(b, h)].count > 0;
-}
-
-static el_err grow_held(el_batcher *b)
-{
-    size_t oldcap = b->held_cap;
-    slot *old = b->held;
-    slot *n = calloc(oldcap * 2, sizeof *n);
-    if (!n)
-        return EL_ENOMEM;
-    b->held = n;
-    b->held_cap = oldcap * 2;
-    for (size_t i = 0; i < oldcap; i++)
-        if (old[i].count)
-            b->held[find(b, old[i].hash)] = old[i];
-    free(old);
-    return EL_OK;
-}
-
-static el_err hold(el_batcher *b, uint64_t h)
-{
-    if ((b->held_used + 1) * 2 > b->held_cap && grow_held(b))
-        return EL_ENOMEM;
-    size_t i = find(b, h);
-    if (!b->held[i].count) {
-        b->held[i].hash = h;
-        b->held_used++;
-    }
-    b->held[i].count++;
-    return EL_OK;
-}
-
-static void release_hash(el_batcher *b, uint64_t hash)
-{
-    size_t mask = b->held_cap - 1;
-    size_t i = find(b, hash);
-    if (!b->held[i].count)
-        return;
-    if (--b->held[i].count)
-        return;
-    b->held_used--;
-    /* backward-shift deletion keeps every probe chain unbroken */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!b->held[j].count)
-            break;
-        size_t home = (size_t)b->held[j].hash & mask;
-        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (between)
-            continue;
-        b->held[i] = b->held[j];
-        i = j;
-    }
-    b->held[i].count = 0;
-}
-
-void el_batcher_release(el_batcher *b, const el_item *it)
-{
-    release_hash(b, it->hash);
 }
 
 bool el_batcher_has_room(const el_batcher *b)
@@ -142,25 +495,40 @@ bool el_batcher_has_room(const el_batcher *b)
     return b->live < b->max;
 }
 
+static bool same_key(const el_item *a, const el_item *c)
+{
+    return a->hash == c->hash && a->key_len == c->key_len &&
+           memcmp(el_item_key(a), el_item_key(c), a->key_len) == 0;
+}
+
 el_err el_batcher_add(el_batcher *b, el_item *it)
 {
-    if (b->tail == b->win_cap) {
-        /* compact: drop holes and the consumed head */
-        size_t n = 0;
-        for (size_t i = b->head; i < b->tail; i++)
-            if (b->win[i])
-                b->win[n++] = b->win[i];
-        b->head = 0;
-        b->tail = n;
-        if (b->tail == b->win_cap) {
-            el_item **w = realloc(b->win, b->win_cap * 2 * sizeof *w);
-            if (!w)
-                return EL_ENOMEM;
-            b->win = w;
-            b->win_cap *= 2;
-        }
+    kent *k;
+    if (reserve_node(b) || key_get(b, it->hash, &k))
+        return EL_ENOMEM;
+    if (k->window != NONE && same_key(b->nodes[k->window].it, it)) {
+        /* an earlier row of the key still waits: chain behind it */
+        node *w = &b->nodes[k->window];
+        uint32_t id = node_alloc(b, it);
+        b->nodes[id].state = CHAIN; /* only `it` and chain_next are used */
+        b->nodes[w->chain_tail].chain_next = id;
+        w->chain_tail = id;
+        it->dup_counted = 1;
+        b->dups++;
+        b->live++;
+        return EL_OK;
     }
-    b->win[b->tail++] = it;
+    uint32_t id = node_alloc(b, it);
+    k->nodes++;
+    k->window = id;
+    if (k->held) {
+        /* an earlier row is in flight: wait for it, outside the FIFOs */
+        it->dup_counted = 1;
+        b->dups++;
+        wait_on_key(b, k, id);
+    } else {
+        fifo_append(b, id);
+    }
     b->live++;
     return EL_OK;
 }
@@ -179,152 +547,236 @@ el_err el_batcher_retry(el_batcher *b, el_item *it)
     return EL_OK;
 }
 
-static bool same_key(const el_item *a, const el_item *c)
+void el_batcher_release(el_batcher *b, const el_item *it)
 {
-    return a->hash == c->hash && a->key_len == c->key_len &&
-           memcmp(el_item_key(a), el_item_key(c), a->key_len) == 0;
+    kent *k = key_find(b, it->hash);
+    if (!k || !k->held)
+        return;
+    if (--k->held == 0) {
+        /* rows that waited for the key join the FIFOs, in order */
+        uint32_t id = k->wait_head;
+        k->wait_head = k->wait_tail = NONE;
+        while (id != NONE) {
+            uint32_t next = b->nodes[id].wait_next;
+            b->nodes[id].wait_next = NONE;
+            fifo_append(b, id);
+            id = next;
+        }
+    }
+    key_maybe_delete(b, k);
 }
 
-static bool in_set(const uint64_t *set, size_t n, uint64_t h)
+/* ---- forming a batch ---- */
+
+/* The set of partition keys (base and index alike) in the batch. */
+static bool uset_prepare(el_batcher *b, size_t max_items)
 {
-    for (size_t i = 0; i < n; i++)
-        if (set[i] == h)
+    size_t need = 256;
+    while (need < max_items * 8)
+        need *= 2;
+    if (need > b->ucap) {
+        uslot *u = calloc(need, sizeof *u);
+        if (!u)
+            return false;
+        free(b->uset);
+        b->uset = u;
+        b->ucap = need;
+    }
+    return true;
+}
+
+static uslot *uset_slot(el_batcher *b, uint64_t h)
+{
+    size_t mask = b->ucap - 1, i = (size_t)(h * 0x9E3779B97F4A7C15ull >> 32) & mask;
+    while (b->uset[i].gen == b->gen && b->uset[i].hash != h)
+        i = (i + 1) & mask;
+    return &b->uset[i];
+}
+
+static bool uset_has(el_batcher *b, uint64_t h)
+{
+    return uset_slot(b, h)->gen == b->gen;
+}
+
+static void uset_add(el_batcher *b, uint64_t h)
+{
+    uslot *s = uset_slot(b, h);
+    s->hash = h;
+    s->gen = b->gen;
+}
+
+typedef struct forming {
+    el_item **out;
+    size_t n, max_items, bytes, max_bytes, first_new;
+    el_item **superseded;
+    size_t *nsuperseded;
+    bool spread;
+} forming;
+
+static void note_pks(el_batcher *b, forming *f, const el_item *it)
+{
+    if (!f->spread)
+        return;
+    uset_add(b, it->pk_hash);
+    if (it->ipk_hash)
+        uset_add(b, it->ipk_hash);
+}
+
+/* Whether a row of this key is already in the batch (only asked when a row
+ * with the same hash was taken by this call: a rare collision or a key's
+ * waiting rows). */
+static bool key_in_batch(const forming *f, const el_item *it)
+{
+    for (size_t i = f->first_new; i < f->n; i++)
+        if (same_key(f->out[i], it))
             return true;
     return false;
 }
 
-/* One batch being formed: its items and the partition keys they touch. */
-typedef struct forming {
-    el_item **out;
-    size_t n, max_items, bytes, max_bytes, first_new;
-    uint64_t pks[EL_DDB_BATCH_ITEMS * 2];   /* base-table and index partition keys */
-    size_t npks;
-} forming;
-
-static void note_pks(forming *f, const el_item *it)
+/* May node id's row go in this batch as far as its key is concerned? When
+ * not, it is parked on its key (out of the FIFOs) and false returned. */
+static bool key_allows(el_batcher *b, forming *f, uint32_t id, kent *k)
 {
-    if (f->npks < sizeof f->pks / sizeof *f->pks)
-        f->pks[f->npks++] = it->pk_hash;
-    if (it->ipk_hash && f->npks < sizeof f->pks / sizeof *f->pks)
-        f->pks[f->npks++] = it->ipk_hash;
+    if (k->held == 0)
+        return true;
+    /* held only by rows this batch took (a colliding hash): fine unless
+     * it is the same key */
+    if (k->batch_gen == b->gen && k->held == k->batch_n && !key_in_batch(f, b->nodes[id].it))
+        return true;
+    fifo_remove_head(b, id);
+    wait_on_key(b, k, id);
+    return false;
 }
 
-/*
- * One scan of the window. With spread, an item whose base-table or index
- * partition key is already in the batch is passed over (and its key held
- * for the rest of the scan, so no later row of that key overtakes it), to
- * be taken by a later batch or by the second, non-spreading scan.
- * Returns true when it passed something over.
- */
-static bool scan(el_batcher *b, forming *f, bool spread, el_item **superseded,
-                 size_t *nsuperseded, size_t *blocked_dups)
+/* Puts node id's row (or the latest row of its chain that the batch allows)
+ * in the batch. The caller checked that the first row fits. */
+static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
 {
-    size_t scanned = 0;
-    bool passed = false;
-    for (size_t i = b->head; i < b->tail && f->n < f->max_items && scanned < SCAN_LIMIT; i++) {
-        el_item *it = b->win[i];
-        if (!it)
-            continue;
-        scanned++;
-        /* a later row of a key already in this batch replaces it */
-        size_t dup = (size_t)-1;
-        for (size_t k = f->first_new; k < f->n; k++)
-            if (same_key(f->out[k], it)) {
-                dup = k;
-                break;
-            }
-        if (dup != (size_t)-1) {
-            /* superseded[] has room for max_items, and replacing a row by a
-             * larger one must keep the batch within max_bytes. Otherwise stop
-             * here: this row then waits for the key, and lands after it. */
-            if (*nsuperseded == f->max_items ||
-                f->bytes - (f->out[dup]->json_len + 64) + it->json_len + 64 > f->max_bytes)
-                break;
-            superseded[(*nsuperseded)++] = f->out[dup];
-            if (!it->dup_counted) { /* a repeated row counts once */
-                it->dup_counted = 1;
-                (*blocked_dups)++;
-            }
-            f->bytes -= f->out[dup]->json_len + 64;
-            f->out[dup] = it;
-            f->bytes += it->json_len + 64;
-            b->win[i] = NULL;
-            b->live--;
-            continue;
-        }
-        if (is_held(b, it->hash)) {
-            if (!it->dup_counted) {
-                it->dup_counted = 1;
-                (*blocked_dups)++;
-            }
-            continue;
-        }
-        if (spread && (in_set(f->pks, f->npks, it->pk_hash) ||
-                       (it->ipk_hash && in_set(f->pks, f->npks, it->ipk_hash)))) {
-            if (b->ntmp < SCAN_LIMIT && hold(b, it->hash) == EL_OK) {
-                b->tmp[b->ntmp++] = it->hash;
-                passed = true;
-            }
-            continue;
-        }
-        if (f->bytes + it->json_len + 64 > f->max_bytes)
+    node *n = &b->nodes[id];
+    el_item *cur = n->it;
+    uint32_t next = n->chain_next, tail = n->chain_tail;
+    size_t rows = 1;
+    /* the later row wins: while the batch would still have room, superseded[]
+     * has room and the byte budget allows */
+    while (next != NONE && f->n + 1 < f->max_items && *f->nsuperseded < f->max_items) {
+        el_item *later = b->nodes[next].it;
+        if (f->bytes + later->json_len + 64 > f->max_bytes)
             break;
-        f->out[f->n++] = it;
-        f->bytes += it->json_len + 64;
-        note_pks(f, it);
-        b->win[i] = NULL;
-        b->live--;
+        f->superseded[(*f->nsuperseded)++] = cur;
+        cur = later;
+        uint32_t after = b->nodes[next].chain_next;
+        node_free(b, next);
+        next = after;
+        rows++;
     }
-    return passed;
+    f->out[f->n++] = cur;
+    f->bytes += cur->json_len + 64;
+    note_pks(b, f, cur);
+    fifo_remove_head(b, id);
+    b->live -= rows;
+    if (k->batch_gen != b->gen) {
+        k->batch_gen = b->gen;
+        k->batch_n = 0;
+    }
+    k->batch_n++;
+    k->held++;
+    bool newest = k->window == id;
+    node_free(b, id);
+    k->nodes--;
+    if (next != NONE) {
+        /* the rest of the chain waits for the key as a node of its own */
+        node *r = &b->nodes[next];
+        r->pk = b->spread ? r->it->pk_hash : 0;
+        r->ipk = b->spread ? r->it->ipk_hash : 0;
+        r->chain_tail = tail;
+        r->pk_next = r->ipk_next = NONE;
+        k->nodes++;
+        if (newest)
+            k->window = next;
+        wait_on_key(b, k, next);
+    } else if (newest) {
+        k->window = NONE;
+    }
+}
+
+/* Pops ready nodes into the batch; with f->spread, a node whose partition
+ * key is already in the batch is deferred instead. Stops when the batch is
+ * full, nothing is ready, or a row does not fit the byte budget (false). */
+static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
+{
+    while (f->n < f->max_items) {
+        uint32_t id;
+        if (!f->spread && *di < *ndefer)
+            id = b->defer[(*di)++];
+        else if (b->nheap)
+            id = heap_pop(b);
+        else
+            break;
+        b->visits++;
+        node *n = &b->nodes[id];
+        kent *k = key_find(b, n->it->hash);
+        if (!key_allows(b, f, id, k))
+            continue;
+        if (f->spread && (uset_has(b, n->it->pk_hash) ||
+                          (n->it->ipk_hash && uset_has(b, n->it->ipk_hash)))) {
+            b->defer[(*ndefer)++] = id;
+            continue;
+        }
+        if (f->bytes + n->it->json_len + 64 > f->max_bytes) {
+            heap_push(b, id);
+            return false;
+        }
+        take(b, f, id, k);
+    }
+    return true;
 }
 
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
                        el_item **out, el_item **superseded, size_t *nsuperseded,
                        size_t *blocked_dups)
 {
-    forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes };
+    forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes,
+                  .superseded = superseded, .nsuperseded = nsuperseded };
     *nsuperseded = 0;
-    *blocked_dups = 0;
+    *blocked_dups = b->dups;
+    b->dups = 0;
+    if (++b->gen == 0) {
+        /* 2^32 batches: forget the old generation tags */
+        for (size_t i = 0; i < b->ucap; i++)
+            b->uset[i].gen = 0;
+        for (size_t i = 0; i < b->kcap; i++)
+            b->keys[i].batch_gen = 0;
+        b->gen = 1;
+    }
+    f.spread = b->spread && uset_prepare(b, max_items);
     /* due retries first: they already hold their keys */
     for (size_t i = 0; i < b->nretry && f.n < max_items;) {
         el_item *it = b->retry[i];
         if (it->not_before <= now && f.bytes + it->json_len + 64 <= max_bytes) {
             out[f.n++] = it;
             f.bytes += it->json_len + 64;
-            note_pks(&f, it);
+            note_pks(b, &f, it);
             b->retry[i] = b->retry[--b->nretry];
         } else {
             i++;
         }
     }
     f.first_new = f.n;
-    /* First spread the batch over as many partition keys as the window
-     * offers (DynamoDB's guidance for uploads: sorted input must not hit
-     * one partition at a time); then, if room is left, fill it with what
-     * was passed over, since only keys already in the batch are waiting. */
-    bool passed = scan(b, &f, b->spread, superseded, nsuperseded, blocked_dups);
-    while (b->ntmp)
-        release_hash(b, b->tmp[--b->ntmp]);
-    if (passed && f.n < max_items)
-        scan(b, &f, false, superseded, nsuperseded, blocked_dups);
-    size_t n = f.n;
-    /* new items take their keys (after the scans, so in-batch duplicates are
-     * resolved by replacement rather than blocking) */
-    for (size_t k = f.first_new; k < n; k++)
-        if (hold(b, out[k]->hash)) {
-            /* out of memory for the key table: send fewer items this time */
-            for (size_t j = k; j < n; j++) {
-                el_err err = el_batcher_add(b, out[j]);
-                (void)err;
-            }
-            n = k;
-            break;
-        }
-    while (b->head < b->tail && !b->win[b->head])
-        b->head++;
-    if (b->head == b->tail)
-        b->head = b->tail = 0;
-    return n;
+    /* First spread the batch over as many partition keys as are ready
+     * (DynamoDB's guidance for uploads: sorted input must not hit one
+     * partition at a time); then, if room is left, fill it with what was
+     * deferred and what taking rows made ready, since only keys already in
+     * the batch are waiting. */
+    size_t ndefer = 0, di = 0;
+    bool fits = fill(b, &f, &ndefer, &di);
+    if (fits && f.spread && f.n < max_items) {
+        f.spread = false;
+        fill(b, &f, &ndefer, &di);
+    }
+    /* what was deferred and not taken is ready again, by age */
+    while (ndefer > di)
+        heap_push(b, b->defer[--ndefer]);
+    return f.n;
 }
 
 size_t el_batcher_pending(const el_batcher *b)
@@ -339,4 +791,9 @@ double el_batcher_next_due(const el_batcher *b)
         if (due < 0 || b->retry[i]->not_before < due)
             due = b->retry[i]->not_before;
     return due;
+}
+
+unsigned long long el_batcher_visits(const el_batcher *b)
+{
+    return b->visits;
 }

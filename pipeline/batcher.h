@@ -12,8 +12,12 @@
  *    done, so the later row always lands last, whatever the concurrency;
  *  - items are spread over partition keys: a batch takes at most one item
  *    per base-table partition key and per index partition key while items
- *    of other keys wait in the window, and only then fills up with more of
- *    the same keys (interleaving, SPEC §5).
+ *    of other keys are ready, and only then fills up with more of the same
+ *    keys (interleaving, SPEC §5). Rows of one partition key (base or
+ *    index) leave in input order; an item is ready when it is the oldest
+ *    pending row of both its partition keys;
+ *  - forming a batch costs O(batch size), however skewed or sorted the
+ *    input (per-key FIFOs and a heap of ready items, oldest first; no window scan).
  * Retries (UnprocessedItems) keep their key held and go first once due.
  *
  * Pure data structure: no threads, no I/O; the network stage owns it.
@@ -67,5 +71,9 @@ size_t el_batcher_pending(const el_batcher *b);
 
 /* Earliest not_before among waiting retries, or -1 when there are none. */
 double el_batcher_next_due(const el_batcher *b);
+
+/* For tests: how many pending rows el_batcher_form has examined so far
+ * (taken, deferred or parked), a machine-independent measure of its work. */
+unsigned long long el_batcher_visits(const el_batcher *b);
 
 #endif

@@ -5,7 +5,11 @@
  * the request (no intermediate attribute tree): the batcher only
  * concatenates. Keys are rendered into scratch buffers first because they
  * are needed twice (as PK/SK and, inverted, as the index keys) and must be
- * checked for emptiness and length before anything is appended.
+ * checked for emptiness and length before anything is appended. What does
+ * not change from row to row (the key attributes' `{"PK":{"S":` openers,
+ * each attribute's `,"name":`, a constant string attribute whole) is
+ * encoded once in el_transform_new, so an item is a handful of appends
+ * rather than ~40 small writes.
  */
 #include "pipeline/transform.h"
 
@@ -26,7 +30,71 @@ struct el_transform {
     const el_plan *plan;     /* hot keys to shard, or NULL */
     size_t plan_source;      /* this source's index in the plan */
     const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
+    /* pre-encoded fragments, in `pre` */
+    el_buf pre;
+    size_t key_off[4], key_len[4];  /* openers of PK, SK, index PK, index SK */
+    size_t *attr_off, *attr_len;    /* `,"name":` of each src->attrs[i] */
+    size_t *const_off, *const_len;  /* a whole constant S attribute, len 0: none */
+    size_t *const_size;             /* its DynamoDB size */
 };
+
+/* Appends name as a JSON string between `before` and `after`, into t->pre,
+ * and records where. */
+static el_err pre_put(el_transform *t, const char *before, const char *name,
+                      const char *after, size_t *off, size_t *len)
+{
+    *off = t->pre.len;
+    el_err err = el_buf_puts(&t->pre, before);
+    if (!err)
+        err = el_json_put_string(&t->pre, name, strlen(name));
+    if (!err)
+        err = el_buf_puts(&t->pre, after);
+    *len = t->pre.len - *off;
+    return err;
+}
+
+static el_err prepare_fragments(el_transform *t)
+{
+    const el_mapping *m = t->m;
+    const el_source *src = t->src;
+    el_err err = pre_put(t, "{", m->pk_attr, ":{\"S\":", &t->key_off[0], &t->key_len[0]);
+    if (!err)
+        err = pre_put(t, "},", m->sk_attr, ":{\"S\":", &t->key_off[1], &t->key_len[1]);
+    if (!err && src->index) {
+        err = pre_put(t, "},", m->index_pk_attr, ":{\"S\":", &t->key_off[2], &t->key_len[2]);
+        if (!err)
+            err = pre_put(t, "},", m->index_sk_attr, ":{\"S\":", &t->key_off[3],
+                          &t->key_len[3]);
+    }
+    size_t n = src->nattrs ? src->nattrs : 1;
+    t->attr_off = calloc(n, sizeof *t->attr_off);
+    t->attr_len = calloc(n, sizeof *t->attr_len);
+    t->const_off = calloc(n, sizeof *t->const_off);
+    t->const_len = calloc(n, sizeof *t->const_len);
+    t->const_size = calloc(n, sizeof *t->const_size);
+    if (!t->attr_off || !t->attr_len || !t->const_off || !t->const_len || !t->const_size)
+        return EL_ENOMEM;
+    for (size_t i = 0; !err && i < src->nattrs; i++) {
+        const el_attr_spec *a = &src->attrs[i];
+        err = pre_put(t, ",", a->name, ":", &t->attr_off[i], &t->attr_len[i]);
+        size_t bad, vlen = a->value ? strlen(a->value) : 0;
+        if (!err && a->kind == EL_ATTR_VALUE && a->value &&
+            (a->type == EL_TYPE_AUTO || a->type == EL_TYPE_S) &&
+            el_utf8_valid(a->value, vlen, &bad)) {
+            t->const_off[i] = t->pre.len;
+            err = el_buf_append(&t->pre, t->pre.data + t->attr_off[i], t->attr_len[i]);
+            if (!err)
+                err = el_buf_puts(&t->pre, "{\"S\":");
+            if (!err)
+                err = el_json_put_string(&t->pre, a->value, vlen);
+            if (!err)
+                err = el_buf_putc(&t->pre, '}');
+            t->const_len[i] = t->pre.len - t->const_off[i];
+            t->const_size[i] = strlen(a->name) + vlen;
+        }
+    }
+    return err;
+}
 
 el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform **out)
 {
@@ -42,6 +110,12 @@ el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform 
     el_buf_init(&t->isk, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->sharded, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&t->pre, (size_t)-1 / 2);
+    el_err err = prepare_fragments(t);
+    if (err) {
+        el_transform_free(t);
+        return err;
+    }
     *out = t;
     return EL_OK;
 }
@@ -56,6 +130,12 @@ void el_transform_free(el_transform *t)
     el_buf_free(&t->isk);
     el_buf_free(&t->tmp);
     el_buf_free(&t->sharded);
+    el_buf_free(&t->pre);
+    free(t->attr_off);
+    free(t->attr_len);
+    free(t->const_off);
+    free(t->const_len);
+    free(t->const_size);
     free(t);
 }
 
@@ -127,18 +207,6 @@ static el_err put_name(el_buf *json, const char *name, bool first)
     return err;
 }
 
-static el_err put_s(el_buf *json, const char *name, const char *s, size_t len, bool first)
-{
-    el_err err = put_name(json, name, first);
-    if (!err)
-        err = el_buf_puts(json, "{\"S\":");
-    if (!err)
-        err = el_json_put_string(json, s, len);
-    if (!err)
-        err = el_buf_putc(json, '}');
-    return err;
-}
-
 /* Decimal digits of v; the per-item path of every epoch attribute, where
  * el_buf_printf's two vsnprintf calls cost more than the rest of the item. */
 static el_err put_int64(el_buf *json, int64_t v)
@@ -172,14 +240,17 @@ static el_attr_type auto_type(el_coltype c)
  * the attribute is omitted (SQL NULL).
  */
 static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const char *name,
-                       el_attr_type type, el_coltype ctype, size_t col, const char *data,
-                       size_t len, bool is_null, bool *first, size_t *size, el_diag *diag)
+                       const char *pre, size_t pre_len, el_attr_type type, el_coltype ctype,
+                       size_t col, const char *data, size_t len, bool is_null, bool *first,
+                       size_t *size, el_diag *diag)
 {
     *size = 0;
     if (is_null && type != EL_TYPE_NULL)
         return EL_OK;
     size_t mark = json->len;
-    el_err err = put_name(json, name, *first);
+    /* pre: the `,"name":` bytes, encoded once (only when not first) */
+    el_err err = pre && !*first ? el_buf_append(json, pre, pre_len)
+                                : put_name(json, name, *first);
     size_t vsize = 0;
     if (!err && is_null) {
         err = el_buf_puts(json, "{\"NULL\":true}");
@@ -363,41 +434,58 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     size_t json_mark = json->len, key_mark = key->len;
     size_t total = 0, sz = 0;
     bool first = false;
-    err = el_buf_putc(json, '{');
+    const char *pre = t->pre.data;
+    err = el_buf_append(json, pre + t->key_off[0], t->key_len[0]);
     if (!err)
-        err = put_s(json, m->pk_attr, t->pk.data, t->pk.len, true);
+        err = el_json_put_string(json, t->pk.data, t->pk.len);
     if (!err)
-        err = put_s(json, m->sk_attr, t->sk.data, t->sk.len, false);
+        err = el_buf_append(json, pre + t->key_off[1], t->key_len[1]);
+    if (!err)
+        err = el_json_put_string(json, t->sk.data, t->sk.len);
     total += strlen(m->pk_attr) + t->pk.len + strlen(m->sk_attr) + t->sk.len;
     if (!err && src->index) {
-        err = put_s(json, m->index_pk_attr, ipk->data, ipk->len, false);
+        err = el_buf_append(json, pre + t->key_off[2], t->key_len[2]);
         if (!err)
-            err = put_s(json, m->index_sk_attr, isk->data, isk->len, false);
+            err = el_json_put_string(json, ipk->data, ipk->len);
+        if (!err)
+            err = el_buf_append(json, pre + t->key_off[3], t->key_len[3]);
+        if (!err)
+            err = el_json_put_string(json, isk->data, isk->len);
         total += strlen(m->index_pk_attr) + ipk->len + strlen(m->index_sk_attr) + isk->len;
     }
+    if (!err)
+        err = el_buf_putc(json, '}');
     const el_schema *schema = src->bound;
     if (!err && src->all_attrs) {
         for (size_t c = 0; !err && c < row->ncols && c < schema->ncols; c++) {
             const el_value *v = &row->values[c];
             if (star_skips(t, schema->names[c]))
                 continue;
-            err = put_attr(t, row, json, schema->names[c], EL_TYPE_AUTO, schema->types[c], c,
-                           v->data, v->len, v->is_null, &first, &sz, diag);
+            err = put_attr(t, row, json, schema->names[c], NULL, 0, EL_TYPE_AUTO,
+                           schema->types[c], c, v->data, v->len, v->is_null, &first, &sz, diag);
             total += sz;
         }
     }
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
+        const char *apre = pre + t->attr_off[i];
+        size_t alen = t->attr_len[i];
         sz = 0;
         switch (a->kind) {
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];
-            err = put_attr(t, row, json, a->name, a->type, schema->types[a->col], a->col,
-                           v->data, v->len, v->is_null, &first, &sz, diag);
+            err = put_attr(t, row, json, a->name, apre, alen, a->type, schema->types[a->col],
+                           a->col, v->data, v->len, v->is_null, &first, &sz, diag);
             break;
         }
         case EL_ATTR_VALUE:
-            err = put_attr(t, row, json, a->name, a->type, EL_COL_TEXT, (size_t)-1,
+            if (t->const_len[i] && !first) {
+                /* the same bytes on every item */
+                err = el_buf_append(json, pre + t->const_off[i], t->const_len[i]);
+                sz = t->const_size[i];
+                break;
+            }
+            err = put_attr(t, row, json, a->name, apre, alen, a->type, EL_COL_TEXT, (size_t)-1,
                            a->value ? a->value : "", a->value ? strlen(a->value) : 0,
                            a->value == NULL, &first, &sz, diag);
             break;
@@ -409,8 +497,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
                 err = reject(row, (size_t)-1, diag, "attribute '%s' is larger than an item",
                              a->name);
             if (!err)
-                err = put_attr(t, row, json, a->name, a->type, EL_COL_TEXT, (size_t)-1,
-                               el_buf_str(&t->tmp), t->tmp.len, false, &first, &sz, diag);
+                err = put_attr(t, row, json, a->name, apre, alen, a->type, EL_COL_TEXT,
+                               (size_t)-1, el_buf_str(&t->tmp), t->tmp.len, false, &first,
+                               &sz, diag);
             break;
         }
         }

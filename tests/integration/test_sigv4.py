@@ -16,6 +16,12 @@ session token). For the FIRST captured request the test
 
 The secret key holds '/', '+' and ':' so a credentials split on ':' would
 show as a wrong signature. Needs no DynamoDB Local.
+
+The load path is checked the same way: `$EDGELOAD_BIN load` of a small CSV
+(DescribeTable answered with a table, BatchWriteItem with no unprocessed
+items) sends its BatchWriteItems from pooled requests driven by the multi
+interface; every captured request's Authorization must be botocore's, with
+and without a session token.
 """
 import datetime
 import http.server
@@ -46,6 +52,21 @@ NOT_FOUND = json.dumps({
 }).encode()
 
 
+TABLE = json.dumps({"Table": {
+    "TableName": "T", "TableStatus": "ACTIVE",
+    "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
+                  {"AttributeName": "SK", "KeyType": "RANGE"}],
+    "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"}
+                             for n in ("PK", "SK", "GSI1PK", "GSI1SK")],
+    "GlobalSecondaryIndexes": [{
+        "IndexName": "GSI1", "IndexStatus": "ACTIVE",
+        "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                      {"AttributeName": "GSI1SK", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "ALL"}}],
+    "BillingModeSummary": {"BillingMode": "PAY_PER_REQUEST"}}}).encode()
+WRITTEN = b'{"UnprocessedItems":{}}'
+
+
 class Capture(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -58,11 +79,17 @@ class Capture(http.server.BaseHTTPRequestHandler):
             "headers": list(self.headers.items()),
             "body": body,
         })
-        self.send_response(400)
+        target = self.headers.get("X-Amz-Target", "")
+        status, answer = 400, NOT_FOUND
+        if self.server.answer_loads and target.endswith(".DescribeTable"):
+            status, answer = 200, TABLE
+        elif self.server.answer_loads and target.endswith(".BatchWriteItem"):
+            status, answer = 200, WRITTEN
+        self.send_response(status)
         self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(NOT_FOUND)))
+        self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
-        self.wfile.write(NOT_FOUND)
+        self.wfile.write(answer)
 
     def log_message(self, fmt, *args):
         pass
@@ -122,6 +149,7 @@ class SigV4Test(unittest.TestCase):
     def setUp(self):
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Capture)
         self.server.captured = []
+        self.server.answer_loads = False
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -212,6 +240,47 @@ class SigV4Test(unittest.TestCase):
 
     def test_signature_with_session_token(self):
         self.check(TOKEN)
+
+    def check_load(self, token):
+        reference = self.boto3_signed_headers(token)
+        self.server.answer_loads = True
+        rows = 600  # 24 requests: pooled requests and handles are reused
+        with open(os.path.join(self.home.name, "edges.csv"), "w") as f:
+            f.write("a,b\n")
+            for i in range(rows):
+                f.write(f"u{i % 37},v{i}\n")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home.name,
+               "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+               "AWS_MAX_ATTEMPTS": "1"}
+        if token:
+            env["AWS_SESSION_TOKEN"] = token
+        proc = subprocess.run(
+            [self.bin, "load", "--table", "T", "--pk", "A#{a}", "--sk", "B#{b}",
+             "--endpoint-url", f"http://127.0.0.1:{self.port}", "--region", REGION,
+             "--concurrency", "4", "--progress", "none",
+             os.path.join(self.home.name, "edges.csv")],
+            env=env, capture_output=True, timeout=120)
+        output = proc.stdout + proc.stderr
+        for secret in (SECRET_KEY, TOKEN):
+            self.assertNotIn(secret.encode(), output, "a secret appeared in the output")
+        self.assertEqual(proc.returncode, 0, output.decode(errors="replace"))
+        writes = [r for r in self.server.captured
+                  if header(r, "X-Amz-Target") == "DynamoDB_20120810.BatchWriteItem"]
+        self.assertEqual(sum(len(json.loads(r["body"])["RequestItems"]["T"]) for r in writes),
+                         rows)
+        for req in writes:
+            auth = header(req, "Authorization")
+            _, fields = parse_authorization(auth)
+            signed = fields["SignedHeaders"].split(";")
+            self.assertEqual(signed, sorted(reference))
+            self.assertEqual(header(req, "X-Amz-Security-Token"), token)
+            self.assertEqual(auth, botocore_authorization(req, self.port, signed, token))
+
+    def test_load_requests_without_session_token(self):
+        self.check_load(None)
+
+    def test_load_requests_with_session_token(self):
+        self.check_load(TOKEN)
 
 
 if __name__ == "__main__":

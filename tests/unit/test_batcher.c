@@ -2,8 +2,9 @@
  * test_batcher.c - forming BatchWriteItem batches: at most 25 items, no
  * duplicate key in a batch (the later row wins), held keys make later rows
  * wait, retries go first when due, byte budgets, the window's room, and the
- * held-key table under colliding hash slots (backward-shift deletion).
- * Also the chunk arena the items live in.
+ * held-key table under colliding hash slots (backward-shift deletion),
+ * a skewed sorted follow graph formed at O(1) work per row, and input order
+ * kept per partition key. Also the chunk arena the items live in.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
@@ -70,6 +71,11 @@ static void form(el_batcher *b, double now, size_t max_items, size_t max_bytes, 
 }
 
 #define BIG_BUDGET EL_DDB_MAX_REQUEST_BYTES
+
+static bool same_item_key(const el_item *a, const el_item *b)
+{
+    return a->key_len == b->key_len && memcmp(el_item_key(a), el_item_key(b), a->key_len) == 0;
+}
 
 /* ---- chunk ---- */
 
@@ -751,6 +757,224 @@ static void test_duplicates_counted_once_per_row(void **state)
     el_chunk_free(c);
 }
 
+/* A follow graph like scripts/bench.sh's: sorted by follower, every
+ * follower following the "celebrities" T0..T3 with probability 0.8, 0.4,
+ * 0.2, 0.1 and 1..6 other targets (T4 ... skewed towards small numbers).
+ * Item: PK "A<follower>", SK "T<target>", index PK "T<target>". */
+static uint64_t graph_rng = 0x9e3779b97f4a7c15ull;
+
+static double graph_unit(void)
+{
+    graph_rng ^= graph_rng << 13;
+    graph_rng ^= graph_rng >> 7;
+    graph_rng ^= graph_rng << 17;
+    return (double)(graph_rng >> 11) / 9007199254740992.0;
+}
+
+static el_chunk *make_follow_graph(size_t rows, size_t ntargets)
+{
+    static const double celeb[4] = {0.8, 0.4, 0.2, 0.1};
+    el_chunk *c = el_chunk_new(0);
+    assert_non_null(c);
+    size_t n = 0;
+    for (size_t f = 0; n < rows; f++) {
+        size_t targets[16], nt = 0;
+        for (size_t k = 0; k < 4; k++)
+            if (graph_unit() < celeb[k])
+                targets[nt++] = k;
+        size_t more = 1 + (size_t)(graph_unit() * 6);
+        for (size_t m = 0; m < more; m++) {
+            /* 1/x-ish over T4.. */
+            size_t t = 4 + (size_t)((double)(ntargets - 4) * graph_unit() * graph_unit() *
+                                    graph_unit());
+            bool dup = false;
+            for (size_t i = 0; i < nt; i++)
+                dup |= targets[i] == t;
+            if (!dup)
+                targets[nt++] = t;
+        }
+        for (size_t i = 0; i < nt && n < rows; i++, n++) {
+            size_t jm = c->json.len, km = c->keys.len;
+            assert_int_equal(el_buf_puts(&c->json, "{}"), EL_OK);
+            assert_int_equal(el_buf_printf(&c->keys, "A%zu", f), EL_OK);
+            assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+            assert_int_equal(el_buf_printf(&c->keys, "T%zu", targets[i]), EL_OK);
+            assert_int_equal(el_chunk_commit(c, jm, km, 2, n, n), EL_OK);
+            char t[32];
+            int len = snprintf(t, sizeof t, "T%zu", targets[i]);
+            c->items[n].ipk_hash = el_fnv1a64(t, (size_t)len);
+        }
+    }
+    return c;
+}
+
+static void test_skewed_sorted_input_is_cheap(void **state)
+{
+    (void)state;
+    /* The window fills with rows of the four celebrity index keys, of
+     * which a batch takes one each while others are ready: the old window
+     * scan then examined ~2,000 blocked rows per batch. Driven like the
+     * network stage: the window topped up to 8,192, 16 batches in flight,
+     * the oldest acknowledged first. */
+    enum { ROWS = 60000, INFLIGHT = 16 };
+    el_chunk *c = make_follow_graph(ROWS, 12000);
+    el_batcher *b = el_batcher_new(8192);
+    assert_non_null(b);
+    static el_item *flight[INFLIGHT][EL_DDB_BATCH_ITEMS];
+    static size_t flight_n[INFLIGHT];
+    static unsigned char sent[ROWS];
+    memset(sent, 0, sizeof sent);
+    size_t next = 0, head = 0, nflight = 0, nsent = 0, batches = 0, short_batches = 0;
+    while (nsent < ROWS) {
+        while (el_batcher_has_room(b) && next < ROWS)
+            assert_int_equal(el_batcher_add(b, &c->items[next++]), EL_OK);
+        if (nflight == INFLIGHT) {
+            /* the oldest batch is answered */
+            for (size_t i = 0; i < flight_n[head]; i++)
+                el_batcher_release(b, flight[head][i]);
+            head = (head + 1) % INFLIGHT;
+            nflight--;
+        }
+        size_t pending = el_batcher_pending(b);
+        formed f;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_int_equal(f.nsup, 0);
+        assert_int_equal(f.blocked, 0);
+        if (f.n == 0) {
+            assert_true(nflight > 0); /* nothing ready only while batches fly */
+            for (size_t i = 0; i < flight_n[head]; i++)
+                el_batcher_release(b, flight[head][i]);
+            head = (head + 1) % INFLIGHT;
+            nflight--;
+            continue;
+        }
+        batches++;
+        if (f.n < EL_DDB_BATCH_ITEMS && pending >= EL_DDB_BATCH_ITEMS)
+            short_batches++;
+        for (size_t i = 0; i < f.n; i++) {
+            size_t row = (size_t)f.out[i]->line;
+            assert_int_equal(sent[row], 0);
+            sent[row] = 1;
+            for (size_t j = 0; j < i; j++)
+                assert_false(same_item_key(f.out[i], f.out[j]));
+        }
+        /* the celebrity index keys are spread: with others ready, at most
+         * one row of T0 in a batch unless the batch was filled up */
+        size_t t0 = 0;
+        uint64_t h0 = el_fnv1a64("T0", 2);
+        for (size_t i = 0; i < f.n; i++)
+            t0 += f.out[i]->ipk_hash == h0;
+        if (t0 > 1)
+            assert_int_equal(f.n, EL_DDB_BATCH_ITEMS);
+        size_t slot = (head + nflight) % INFLIGHT;
+        memcpy(flight[slot], f.out, f.n * sizeof *f.out);
+        flight_n[slot] = f.n;
+        nflight++;
+        nsent += f.n;
+    }
+    assert_int_equal(el_batcher_pending(b), 0);
+    /* every row once; batches full whenever 25 rows were pending */
+    assert_true(short_batches * 100 <= batches);
+    /* O(1) per row: each row examined a few times at most (the window scan
+     * examined thousands) */
+    unsigned long long visits = el_batcher_visits(b);
+    if (visits > 4ull * ROWS)
+        fail_msg("%llu rows examined for %d rows", visits, ROWS);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_partition_key_order_kept(void **state)
+{
+    (void)state;
+    /* rows of one base or index partition key leave in input order */
+    enum { ROWS = 5000 };
+    el_chunk *c = make_follow_graph(ROWS, 800);
+    el_batcher *b = el_batcher_new(1024);
+    size_t next = 0, nsent = 0;
+    unsigned char *gone = calloc(ROWS, 1);
+    assert_non_null(gone);
+    while (nsent < ROWS) {
+        while (el_batcher_has_room(b) && next < ROWS)
+            assert_int_equal(el_batcher_add(b, &c->items[next++]), EL_OK);
+        formed f;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_true(f.n > 0);
+        for (size_t i = 0; i < f.n; i++) {
+            const el_item *it = f.out[i];
+            /* every earlier row of the same pk or ipk already went */
+            for (size_t r = 0; r < (size_t)it->line; r++)
+                if (c->items[r].pk_hash == it->pk_hash || c->items[r].ipk_hash == it->ipk_hash)
+                    assert_int_not_equal(gone[r], 0);
+            gone[it->line] = 1;
+            el_batcher_release(b, f.out[i]);
+        }
+        nsent += f.n;
+    }
+    free(gone);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static void test_uniform_input_stays_in_order(void **state)
+{
+    (void)state;
+    /* Random keys (no skew): many rows wait behind an older row of their
+     * base or index partition key. The oldest ready row must go first, or
+     * chains of such waits leave rows (and the chunks they pin) tens of
+     * thousands of rows behind: the oldest pending row may lag the newest
+     * by about the window, no more. */
+    enum { ROWS = 40000, USERS = 8000, WINDOW = 2048, INFLIGHT = 16 };
+    el_chunk *c = el_chunk_new(0);
+    assert_non_null(c);
+    for (size_t i = 0; i < ROWS; i++) {
+        size_t jm = c->json.len, km = c->keys.len;
+        size_t f = (size_t)(graph_unit() * USERS), t = (size_t)(graph_unit() * USERS);
+        assert_int_equal(el_buf_puts(&c->json, "{}"), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "A%zu", f), EL_OK);
+        assert_int_equal(el_buf_putc(&c->keys, '\0'), EL_OK);
+        assert_int_equal(el_buf_printf(&c->keys, "T%zu#%zu", t, i), EL_OK);
+        assert_int_equal(el_chunk_commit(c, jm, km, 2, i, i), EL_OK);
+        char tb[32];
+        int len = snprintf(tb, sizeof tb, "T%zu", t);
+        c->items[i].ipk_hash = el_fnv1a64(tb, (size_t)len);
+    }
+    el_batcher *b = el_batcher_new(WINDOW);
+    static el_item *flight[INFLIGHT][EL_DDB_BATCH_ITEMS];
+    static size_t flight_n[INFLIGHT];
+    static unsigned char sent[ROWS];
+    memset(sent, 0, sizeof sent);
+    size_t next = 0, head = 0, nflight = 0, nsent = 0, oldest = 0, max_lag = 0;
+    while (nsent < ROWS) {
+        while (el_batcher_has_room(b) && next < ROWS)
+            assert_int_equal(el_batcher_add(b, &c->items[next++]), EL_OK);
+        if (nflight == INFLIGHT) {
+            for (size_t i = 0; i < flight_n[head]; i++)
+                el_batcher_release(b, flight[head][i]);
+            head = (head + 1) % INFLIGHT;
+            nflight--;
+        }
+        formed f;
+        form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+        assert_true(f.n > 0 || nflight > 0);
+        size_t slot = (head + nflight) % INFLIGHT;
+        memcpy(flight[slot], f.out, f.n * sizeof *f.out);
+        flight_n[slot] = f.n;
+        nflight++;
+        for (size_t i = 0; i < f.n; i++)
+            sent[f.out[i]->line] = 1;
+        nsent += f.n;
+        while (oldest < ROWS && sent[oldest])
+            oldest++;
+        if (next - oldest > max_lag)
+            max_lag = next - oldest;
+    }
+    if (max_lag > WINDOW + 2 * EL_DDB_BATCH_ITEMS * INFLIGHT)
+        fail_msg("the oldest pending row lagged %zu rows behind (window %d)", max_lag, WINDOW);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +997,9 @@ int main(void)
         cmocka_unit_test(test_window_grows_past_max),
         cmocka_unit_test(test_held_keys_with_colliding_slots),
         cmocka_unit_test(test_release_of_unheld_key_is_harmless),
+        cmocka_unit_test(test_skewed_sorted_input_is_cheap),
+        cmocka_unit_test(test_partition_key_order_kept),
+        cmocka_unit_test(test_uniform_input_stays_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
