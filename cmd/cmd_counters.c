@@ -7,6 +7,7 @@
  * SET with UpdateItem; running it again lands the same values.
  */
 #include <signal.h>  /* SIGINT/SIGTERM stop the run */
+#include <stdatomic.h> /* the stop flag its handler sets */
 #include <stdio.h>   /* fprintf */
 #include <stdlib.h>  /* calloc, free */
 
@@ -73,7 +74,9 @@ static void help(void)
         stdout);
 }
 
-static volatile sig_atomic_t stop_flag;
+/* atomic: the handler may run on any thread while the others read it
+ * (pipeline/loader.h, el_load_opts.stop) */
+static atomic_int stop_flag;
 
 static void on_signal(int sig)
 {

@@ -3,7 +3,7 @@
  * configuration, a table check, the run, the summary and the exit status.
  */
 #include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
-#include <stdatomic.h> /* reject messages come from several threads */
+#include <stdatomic.h> /* reject messages come from several threads; the stop flag */
 #include <stdio.h>   /* fprintf */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strchr, strcmp */
@@ -152,7 +152,9 @@ static void help(void)
         stdout);
 }
 
-static volatile sig_atomic_t stop_flag;
+/* atomic: the handler may run on any thread while the others read it
+ * (pipeline/loader.h, el_load_opts.stop) */
+static atomic_int stop_flag;
 
 /* The first rejects are shown where they happen (file:line:column: why);
  * the rest only in the rejects file, so a bad file cannot flood a log. */

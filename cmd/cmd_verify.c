@@ -6,6 +6,7 @@
  */
 #include <errno.h>   /* errno for the report file */
 #include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
+#include <stdatomic.h> /* the stop flag its handler sets */
 #include <stdio.h>   /* fprintf, fopen */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strcmp */
@@ -114,7 +115,9 @@ static void help(void)
         stdout);
 }
 
-static volatile sig_atomic_t stop_flag;
+/* atomic: the handler may run on any thread while the others read it
+ * (pipeline/loader.h, el_load_opts.stop) */
+static atomic_int stop_flag;
 
 static void on_signal(int sig)
 {

@@ -32,7 +32,7 @@
 #ifndef EL_COUNTERS_H
 #define EL_COUNTERS_H
 
-#include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdatomic.h> /* atomic_int: the stop flag */
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
@@ -115,7 +115,7 @@ typedef struct el_counters_write_opts {
     int concurrency;                 /* UpdateItem requests in flight (<= 0: 16) */
     double max_wcu;                  /* capacity units per second; 0 = no cap */
     double max_retry_time_s;         /* continuous non-throttle failure before giving up */
-    volatile sig_atomic_t *stop;     /* may be NULL */
+    const atomic_int *stop;          /* may be NULL; see el_load_opts.stop */
 } el_counters_write_opts;
 
 typedef struct el_counters_stats {

@@ -48,7 +48,7 @@
 #ifndef EL_INCREMENTAL_H
 #define EL_INCREMENTAL_H
 
-#include <signal.h>   /* sig_atomic_t */
+#include <stdatomic.h> /* atomic_int: the stop flag */
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
@@ -73,7 +73,7 @@ typedef struct el_incr_opts {
     int concurrency;              /* transactions in flight (<= 0: 16) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */
     double max_retry_time_s;
-    volatile sig_atomic_t *stop;
+    const atomic_int *stop;       /* may be NULL; see el_load_opts.stop */
     const char *op_column;        /* NULL: every row is a put; else "D" rows delete */
     bool no_grouping;             /* one transaction per row (for comparison) */
     uint64_t run_id;              /* in every token; 0: made from the clock and pid */

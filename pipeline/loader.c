@@ -68,7 +68,7 @@ typedef struct run {
     atomic_int readers_left;    /* the last reader to finish closes the queue */
     el_queue *queue;
     atomic_bool abort;
-    pthread_mutex_t mu;         /* guards err/diag and dry-run output */
+    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `multi` */
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
@@ -77,7 +77,7 @@ typedef struct run {
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
-    CURLM *multi;               /* network stage's handle, set before `hungry` */
+    CURLM *multi;               /* network stage's handle while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
     el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
 } run;
@@ -94,6 +94,21 @@ static void fail(run *r, el_err err, const el_diag *d)
     pthread_mutex_unlock(&r->mu);
     atomic_store(&r->abort, true);
     el_queue_close(r->queue);
+}
+
+/* Wakes the network stage when it sleeps waiting for chunks. Under mu,
+ * because the stage may end between our exchange of `hungry` and the wakeup
+ * (woken by its own timeout, it finds the queue done) and cleans up the
+ * multi handle: it sets `multi` to NULL under mu first, so a reader never
+ * wakes a freed handle. Taken only when the stage sleeps, not per chunk. */
+static void wake_network(run *r)
+{
+    if (!atomic_exchange(&r->hungry, false))
+        return;
+    pthread_mutex_lock(&r->mu);
+    if (r->multi)
+        curl_multi_wakeup(r->multi);
+    pthread_mutex_unlock(&r->mu);
 }
 
 static bool stopping(const run *r)
@@ -169,8 +184,8 @@ static el_err hand_over(run *r, el_chunk **c, size_t input, bool eof)
     } else if (!el_queue_push(r->queue, full)) {
         el_chunk_free(full);
         return EL_EINTR;
-    } else if (atomic_exchange(&r->hungry, false)) {
-        curl_multi_wakeup(r->multi);
+    } else {
+        wake_network(r);
     }
     if (eof)
         return EL_OK;
@@ -306,8 +321,7 @@ static void *reader_main(void *arg)
     }
     if (atomic_fetch_sub(&r->readers_left, 1) == 1) {
         el_queue_close(r->queue);
-        if (atomic_exchange(&r->hungry, false))
-            curl_multi_wakeup(r->multi);
+        wake_network(r);
     }
     return NULL;
 }
@@ -733,7 +747,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
     n.b = el_batcher_new(WINDOW_ITEMS);
     n.multi = curl_multi_init();
+    pthread_mutex_lock(&r->mu);
     r->multi = n.multi;
+    pthread_mutex_unlock(&r->mu);
     /* one tracker per input, plus one for the shard directory items */
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     for (size_t i = 0; n.tr && i <= r->ninputs; i++)
@@ -914,6 +930,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     free(n.chunks);
     free(n.out);
     el_checkpoint_free(n.cp);
+    pthread_mutex_lock(&r->mu); /* no reader wakes it from now on (wake_network) */
+    r->multi = NULL;
+    pthread_mutex_unlock(&r->mu);
     curl_multi_cleanup(n.multi);
     el_batcher_free(n.b);
     el_buf_free(&n.body);

@@ -19,7 +19,7 @@
 #ifndef EL_LOADER_H
 #define EL_LOADER_H
 
-#include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdatomic.h> /* atomic_int: the stop flag */
 #include <stdbool.h>  /* bool */
 #include <stdint.h>   /* uint64_t */
 #include <stdio.h>    /* FILE for dry-run output */
@@ -77,7 +77,13 @@ typedef struct el_load_opts {
     el_ddb *ddb;                  /* NULL only with dry_run */
     el_rejects *rejects;
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
-    volatile sig_atomic_t *stop;  /* set by a signal handler: stop taking input */
+    const atomic_int *stop;       /* set by a signal handler: stop taking input.
+                                     An atomic, not a volatile sig_atomic_t: the
+                                     reader threads read it while the handler
+                                     writes it on whichever thread the signal
+                                     hit, a data race unless atomic (and a
+                                     lock-free atomic is safe to store from a
+                                     handler, C11 7.14.1.1) */
     double max_wcu;               /* write capacity units per second; 0 = no cap */
     const char *checkpoint_path;  /* NULL: no checkpoint */
     double checkpoint_interval_s; /* how often it is rewritten (default 5) */

@@ -35,7 +35,7 @@
 #ifndef EL_VERIFY_H
 #define EL_VERIFY_H
 
-#include <signal.h>   /* sig_atomic_t for the stop flag */
+#include <stdatomic.h> /* atomic_int: the stop flag */
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
@@ -133,7 +133,7 @@ typedef struct el_verify_opts {
                                      after this long (index reads are eventually
                                      consistent); <= 0: report the first answer */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
-    volatile sig_atomic_t *stop;  /* may be NULL */
+    const atomic_int *stop;       /* may be NULL; see el_load_opts.stop */
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);
     void *user;

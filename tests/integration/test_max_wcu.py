@@ -4,15 +4,26 @@ over every 10-second window. The figures come from edgeload's plain
 progress lines (cumulative wcu= and elapsed=), which add up exactly what
 the responses reported; the total is checked against the items written
 (each edge costs 1 WCU in the table and 1 in the index).
+
+Under a sanitizer (scripts/test.sh --asan/--tsan) edgeload may be too slow
+to reach the cap on a busy machine (171 WCU/s measured under TSan with a
+load of 30), so there only the cap itself is checked: never 10 % above it.
 """
 
 import os
 import re
 
-from edgeload_test import EdgeloadTestCase, main
+from edgeload_test import EdgeloadTestCase, edgeload_bin, main
 
 CAP = 500
 ITEMS = 8000  # 16,000 WCU: about 32 s at the cap
+
+
+def sanitized(path):
+    """True when the binary carries ASan or TSan (as test_hostile checks)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 class MaxWcuTest(EdgeloadTestCase):
@@ -37,13 +48,15 @@ class MaxWcuTest(EdgeloadTestCase):
         self.assertEqual(float(total.group(2)), 2 * ITEMS)
         # every window of 10 s (from the first full second to the last line)
         windows = 0
+        slow = sanitized(edgeload_bin())
         for i, (t0, w0) in enumerate(points):
             if t0 < 1.0:
                 continue
             for t1, w1 in points[i + 1:]:
                 if t1 - t0 >= 10.0:
                     rate = (w1 - w0) / (t1 - t0)
-                    self.assertLess(abs(rate - CAP) / CAP, 0.10,
+                    off = (rate - CAP) / CAP if slow else abs(rate - CAP) / CAP
+                    self.assertLess(off, 0.10,
                                     "%.0f WCU/s between %.1f s and %.1f s" % (rate, t0, t1))
                     windows += 1
                     break

@@ -478,6 +478,34 @@ static struct {
     int crc; /* 0: no x-amz-crc32 header, 1: the right one, 2: a wrong one */
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* The test thread's side of srv: the server threads read and write it under
+ * srv.mu, and so does the test, because ThreadSanitizer does not count the
+ * request on the socket as ordering the test's writes before the server's
+ * reads. The captured head[]/body[] may be read without the lock once
+ * srv_requests() has returned their count (the lock orders them). */
+#define SRV_SET(field, value)                                                                     \
+    do {                                                                                          \
+        pthread_mutex_lock(&srv.mu);                                                              \
+        srv.field = (value);                                                                      \
+        pthread_mutex_unlock(&srv.mu);                                                            \
+    } while (0)
+
+static size_t srv_requests(void)
+{
+    pthread_mutex_lock(&srv.mu);
+    size_t n = srv.n;
+    pthread_mutex_unlock(&srv.mu);
+    return n;
+}
+
+static int srv_connections(void)
+{
+    pthread_mutex_lock(&srv.mu);
+    int n = srv.connections;
+    pthread_mutex_unlock(&srv.mu);
+    return n;
+}
+
 static bool send_all(int fd, const char *p, size_t n)
 {
     while (n) {
@@ -537,6 +565,7 @@ static void *connection(void *arg)
             srv.body_len[srv.n] = clen;
             srv.n++;
         }
+        size_t seen = srv.n; /* for x-amzn-RequestId */
         pthread_mutex_unlock(&srv.mu);
         memmove(buf, buf + head_len + clen, have - head_len - clen);
         have -= head_len + clen;
@@ -555,7 +584,7 @@ static void *connection(void *arg)
         snprintf(head, sizeof head,
                  "HTTP/1.1 %d X\r\nContent-Type: application/x-amz-json-1.0\r\n"
                  "x-amzn-RequestId: REQ-%zu\r\n%sContent-Length: %zu\r\n\r\n",
-                 status, srv.n, crc_line, mode == SRV_SHORT ? alen + 100 : alen);
+                 status, seen, crc_line, mode == SRV_SHORT ? alen + 100 : alen);
         if (!send_all(fd, head, strlen(head)) || !send_all(fd, answer, alen))
             goto out;
         if (mode == SRV_SHORT)
@@ -707,8 +736,8 @@ static void test_call_request_on_the_wire(void **state)
         srv_clear();
         size_t len;
         char *answer = fixture("resource_not_found.json", &len);
-        srv.status = 400;
-        srv.answer = answer;
+        SRV_SET(status, 400);
+        SRV_SET(answer, answer);
         el_aws_config *cfg = srv_cfg(with_token ? TEST_TOKEN : NULL);
         el_ddb *ddb;
         el_diag d;
@@ -724,16 +753,16 @@ static void test_call_request_on_the_wire(void **state)
         assert_int_equal(res.http_status, 400);
         assert_string_equal(res.error_type, "ResourceNotFoundException");
         assert_string_equal(el_buf_str(&resp), answer);
-        assert_int_equal(srv.n, 1);
+        assert_int_equal(srv_requests(), 1);
         check_signed_request(0, "DescribeTable", with_token ? TEST_TOKEN : NULL);
         assert_string_equal(srv.body[0], body);
 
         /* A second call reuses the connection. */
         el_buf_reset(&resp);
         assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_OK);
-        assert_int_equal(srv.n, 2);
+        assert_int_equal(srv_requests(), 2);
         check_signed_request(1, "ListTables", with_token ? TEST_TOKEN : NULL);
-        assert_int_equal(srv.connections, 1);
+        assert_int_equal(srv_connections(), 1);
         el_buf_free(&resp);
         el_ddb_free(ddb);
         el_aws_config_free(cfg);
@@ -774,8 +803,8 @@ static void test_multi_request_resend(void **state)
     srv_clear();
     size_t len;
     char *answer = fixture("batch_write_unprocessed.json", &len);
-    srv.status = 200;
-    srv.answer = answer;
+    SRV_SET(status, 200);
+    SRV_SET(answer, answer);
     el_aws_config *cfg = srv_cfg(TEST_TOKEN);
     el_ddb *ddb;
     assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
@@ -815,7 +844,7 @@ static void test_multi_request_resend(void **state)
         assert_int_equal(br.nunprocessed, 3);
         el_ddb_batch_result_clear(&br);
     }
-    assert_int_equal(srv.n, 2);
+    assert_int_equal(srv_requests(), 2);
     check_signed_request(0, "BatchWriteItem", TEST_TOKEN);
     check_signed_request(1, "BatchWriteItem", TEST_TOKEN);
     assert_string_equal(srv.body[0], text);
@@ -823,12 +852,12 @@ static void test_multi_request_resend(void **state)
     char first[4096];
     snprintf(first, sizeof first, "%s", captured_header(0, "Authorization"));
     assert_string_not_equal(first, captured_header(1, "Authorization"));
-    assert_int_equal(srv.connections, 1); /* kept alive in the multi handle */
+    assert_int_equal(srv_connections(), 1); /* kept alive in the multi handle */
 
     /* A throttled answer through the same request. */
     char *throttled = fixture("provisioned_throughput_exceeded.json", NULL);
-    srv.status = 400;
-    srv.answer = throttled;
+    SRV_SET(status, 400);
+    SRV_SET(answer, throttled);
     el_ddb_req_reset(req);
     assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
     el_ddb_result res;
@@ -907,9 +936,9 @@ static void test_crc32_and_request_id(void **state)
     (void)state;
     srv_clear();
     char *answer = fixture("batch_write_unprocessed.json", NULL);
-    srv.status = 200;
-    srv.answer = answer;
-    srv.crc = 1;
+    SRV_SET(status, 200);
+    SRV_SET(answer, answer);
+    SRV_SET(crc, 1);
     el_aws_config *cfg = srv_cfg(NULL);
     el_ddb *ddb;
     assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
@@ -919,7 +948,7 @@ static void test_crc32_and_request_id(void **state)
     assert_int_equal(res.outcome, EL_DDB_SUCCESS);
     assert_string_equal(res.request_id, "REQ-1");
 
-    srv.crc = 2; /* the body does not match the checksum: do not trust it */
+    SRV_SET(crc, 2); /* the body does not match the checksum: do not trust it */
     assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
     assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
     assert_int_equal(res.http_status, 200);
@@ -934,7 +963,7 @@ static void test_crc32_and_request_id(void **state)
     assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, NULL, &req), EL_OK);
     CURLM *m = curl_multi_init();
     for (int mode = 2; mode >= 1; mode--) {
-        srv.crc = mode;
+        SRV_SET(crc, mode);
         el_ddb_req_reset(req);
         assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
         el_ddb_req_finish(req, run_multi(m, req), &res);
@@ -982,7 +1011,7 @@ static void test_timeout_and_short_body(void **state)
 {
     (void)state;
     srv_clear();
-    srv.mode = SRV_HANG;
+    SRV_SET(mode, SRV_HANG);
     el_aws_config *cfg = srv_cfg(NULL);
     el_ddb *ddb;
     assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
@@ -993,8 +1022,8 @@ static void test_timeout_and_short_body(void **state)
     assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
     assert_non_null(strstr(res.message, "imed out"));
 
-    srv.mode = SRV_SHORT;
-    srv.answer = "{\"UnprocessedItems\":{}}";
+    SRV_SET(mode, SRV_SHORT);
+    SRV_SET(answer, "{\"UnprocessedItems\":{}}");
     el_ddb_set_timeouts(ddb, 0, 0);
     assert_int_equal(el_ddb_call(ddb, "ListTables", "{}", 2, NULL, &res, &d), EL_ENET);
     assert_int_equal(res.outcome, EL_DDB_TRANSIENT);
@@ -1013,8 +1042,8 @@ static void test_describe_and_create_errors(void **state)
     el_diag d;
 
     char *nf = fixture("resource_not_found.json", NULL);
-    srv.status = 400;
-    srv.answer = nf;
+    SRV_SET(status, 400);
+    SRV_SET(answer, nf);
     assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ETABLE);
     char want[256];
     snprintf(want, sizeof want, "table 'Graph' does not exist in eu-west-1 at http://127.0.0.1:%d",
@@ -1022,13 +1051,13 @@ static void test_describe_and_create_errors(void **state)
     assert_string_equal(d.msg, want);
 
     char *bad = fixture("unrecognized_client.json", NULL);
-    srv.answer = bad;
+    SRV_SET(answer, bad);
     assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ECONFIG);
     assert_non_null(strstr(d.msg, "UnrecognizedClientException"));
     assert_non_null(strstr(d.msg, "environment"));
 
     char *inuse = fixture("resource_in_use.json", NULL);
-    srv.answer = inuse;
+    SRV_SET(answer, inuse);
     el_create_table_opts o = {.table = "Graph", .index_name = "GSI1"};
     assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_ETABLE);
     assert_non_null(strstr(d.msg, "already exists"));
@@ -1037,12 +1066,12 @@ static void test_describe_and_create_errors(void **state)
 
     /* Throttled every time: retried max_attempts (2) times, then an error. */
     char *thr = fixture("throttling.json", NULL);
-    srv.answer = thr;
+    SRV_SET(answer, thr);
     srv_clear();
-    srv.status = 400;
-    srv.answer = thr;
+    SRV_SET(status, 400);
+    SRV_SET(answer, thr);
     assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ESERVICE);
-    assert_int_equal(srv.n, 2);
+    assert_int_equal(srv_requests(), 2);
     assert_non_null(strstr(d.msg, "ThrottlingException"));
 
     el_ddb_free(ddb);
