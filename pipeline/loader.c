@@ -146,7 +146,8 @@ static el_err dry_print(run *r, el_chunk *c)
 {
     el_buf out;
     el_buf_init(&out, (size_t)256 * 1024 * 1024);
-    el_err err = EL_OK;
+    /* sized once: {"Item":...}\n around each item's JSON */
+    el_err err = el_buf_reserve(&out, c->json.len + c->nitems * 10);
     for (size_t i = 0; !err && i < c->nitems; i++) {
         err = el_buf_puts(&out, "{\"Item\":");
         if (!err)
@@ -462,9 +463,16 @@ static el_err open_part(const input_ctx *in, el_chunker_part *p, el_reader **rd,
 
 /* Parses and transforms one part into res, exactly as read_one treats the
  * same rows, except that rejects are held and chunks kept, not handed over. */
+static el_err flush_result(run *r, size_t idx, split_job *j, part_result *res);
+
+/* Parses and transforms one part into res. Once every part before it is
+ * delivered, this thread claims the delivery of its own part and hands
+ * chunks over as they fill (*head), instead of holding the whole part. */
 static void parse_part(run *r, size_t idx, el_transform *t, el_buf *cscratch,
-                       el_chunker_part *p, part_result *res)
+                       el_chunker_part *p, part_result *res, bool *head)
 {
+    split_job *j = r->inputs[idx].split;
+    *head = el_reorder_claim(j->ro, p->seq);
     input_ctx *in = &r->inputs[idx];
     el_diag d;
     el_diag_clear(&d);
@@ -530,6 +538,10 @@ static void parse_part(run *r, size_t idx, el_transform *t, el_buf *cscratch,
             c = err ? c : chunk_like(idx, c->json.len, c->keys.len);
             if (!c)
                 err = EL_ENOMEM;
+            if (!err && !*head)
+                *head = el_reorder_claim(j->ro, p->seq);
+            if (!err && *head && flush_result(r, idx, j, res))
+                break; /* stopped: the next stage is gone, or fail() said why */
         }
         if (err)
             el_diag_set(&d, err, "%s", el_strerror(err));
@@ -553,28 +565,52 @@ static void parse_part(run *r, size_t idx, el_transform *t, el_buf *cscratch,
     }
 }
 
-/* Delivers the results that are next in order, if nobody else is: rejects
- * to the rejects file, chunks to the next stage, then the part's error. */
-static void deliver_ready(run *r, size_t idx, split_job *j)
+/* Delivers what res holds so far (rejects to the rejects file, chunks to
+ * the next stage) and empties it; for the thread delivering res's part. */
+static el_err flush_result(run *r, size_t idx, split_job *j, part_result *res)
 {
     input_ctx *in = &r->inputs[idx];
-    void *p;
-    while (el_reorder_take(j->ro, &p)) {
-        part_result *res = p;
-        el_err err = EL_OK;
-        for (held_reject *h = res->rej; !err && h && !stopping(r); h = h->next)
+    el_err err = EL_OK;
+    while (res->rej) {
+        held_reject *h = res->rej;
+        if (!err && !stopping(r))
             err = reject_row(r, idx, in, &h->why, &h->row);
-        for (size_t i = 0; !err && i < res->nchunks && !stopping(r); i++) {
-            el_chunk *c = res->chunks[i];
-            res->chunks[i] = NULL;
-            c->seq = j->chunk_seq++;
-            err = deliver_chunk(r, c);
-        }
-        if (!err && res->err && !stopping(r))
-            fail(r, res->err, &res->diag);
-        part_result_free(res);
-        el_reorder_done(j->ro);
+        res->rej = h->next;
+        free(h->values);
+        free(h->bytes);
+        free(h);
     }
+    res->rej_tail = &res->rej;
+    for (size_t i = 0; i < res->nchunks; i++) {
+        el_chunk *c = res->chunks[i];
+        res->chunks[i] = NULL;
+        if (err || stopping(r)) {
+            el_chunk_free(c);
+            continue;
+        }
+        c->seq = j->chunk_seq++;
+        err = deliver_chunk(r, c);
+    }
+    res->nchunks = 0;
+    return err;
+}
+
+/* Delivers the part's last contents and its error, and lets the next part go. */
+static void finish_result(run *r, size_t idx, split_job *j, part_result *res)
+{
+    el_err err = flush_result(r, idx, j, res);
+    if (!err && res->err && !stopping(r))
+        fail(r, res->err, &res->diag);
+    part_result_free(res);
+    el_reorder_done(j->ro);
+}
+
+/* Delivers the results that are next in order, if nobody else is. */
+static void deliver_ready(run *r, size_t idx, split_job *j)
+{
+    void *p;
+    while (el_reorder_take(j->ro, &p))
+        finish_result(r, idx, j, p);
 }
 
 /* One reader thread's share of a split input: take the next part, parse
@@ -622,6 +658,7 @@ static void read_parts(run *r, size_t idx)
             break;
         }
         res->rej_tail = &res->rej;
+        bool head = false;
         el_chunker_part p;
         el_err err = el_chunker_next(j->ck, &p, &d);
         uint64_t seq = j->next_part;
@@ -646,9 +683,12 @@ static void read_parts(run *r, size_t idx)
         } else if (!p.tail && !r->counters && p.offset + p.len <= in->resume_offset) {
             free(p.data); /* every row of it was done before the checkpoint */
         } else {
-            parse_part(r, idx, t, &cscratch, &p, res);
+            parse_part(r, idx, t, &cscratch, &p, res, &head);
         }
-        el_reorder_put(j->ro, seq, res);
+        if (head || el_reorder_claim(j->ro, seq))
+            finish_result(r, idx, j, res);
+        else
+            el_reorder_put(j->ro, seq, res);
         deliver_ready(r, idx, j);
     }
     el_buf_free(&cscratch);

@@ -93,6 +93,16 @@ bool el_reorder_take(el_reorder *o, void **result)
     return mine;
 }
 
+bool el_reorder_claim(el_reorder *o, uint64_t seq)
+{
+    pthread_mutex_lock(&o->mu);
+    bool mine = !o->delivering && o->next == seq;
+    if (mine)
+        o->delivering = true;
+    pthread_mutex_unlock(&o->mu);
+    return mine;
+}
+
 void el_reorder_done(el_reorder *o)
 {
     pthread_mutex_lock(&o->mu);

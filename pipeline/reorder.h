@@ -47,6 +47,12 @@ void el_reorder_put(el_reorder *o, uint64_t seq, void *result);
  * (and will deliver what the caller put). */
 bool el_reorder_take(el_reorder *o, void **result);
 
+/* Claims the delivery of result seq before it is made: true when seq is
+ * the next to deliver and nobody is delivering. The caller then delivers
+ * seq's contents as it makes them (no waiting for the whole result, less
+ * memory), never puts seq, and calls el_reorder_done when seq is complete. */
+bool el_reorder_claim(el_reorder *o, uint64_t seq);
+
 /* The result taken is delivered: the next one may go; wakes waiters. */
 void el_reorder_done(el_reorder *o);
 

@@ -44,6 +44,27 @@ static void test_in_order(void **state)
     el_reorder_free(o, NULL);
 }
 
+static void test_claim(void **state)
+{
+    (void)state;
+    el_reorder *o = el_reorder_new(4);
+    void *res;
+    assert_false(el_reorder_claim(o, 1)); /* 0 first */
+    assert_true(el_reorder_claim(o, 0));
+    el_reorder_put(o, 1, P(11));
+    assert_false(el_reorder_take(o, &res)); /* 0 is being delivered */
+    assert_false(el_reorder_claim(o, 0));
+    el_reorder_done(o);
+    assert_true(el_reorder_take(o, &res));
+    assert_ptr_equal(res, P(11));
+    assert_false(el_reorder_claim(o, 2)); /* 1 is being delivered */
+    el_reorder_done(o);
+    assert_true(el_reorder_claim(o, 2));
+    el_reorder_done(o);
+    assert_int_equal(el_reorder_delivered(o), 3);
+    el_reorder_free(o, NULL);
+}
+
 static void test_window_and_close(void **state)
 {
     (void)state;
@@ -87,8 +108,13 @@ static void *worker(void *arg)
             break;
         while (!el_reorder_wait_room(s->o, seq, 50))
             ;
-        el_reorder_put(s->o, seq, P(seq + 1));
         void *res;
+        if (seq % 2 && el_reorder_claim(s->o, seq)) {
+            s->out[s->nout++] = seq; /* delivered while "made" */
+            el_reorder_done(s->o);
+        } else {
+            el_reorder_put(s->o, seq, P(seq + 1));
+        }
         while (el_reorder_take(s->o, &res)) {
             s->out[s->nout++] = (unsigned)(uintptr_t)res - 1;
             el_reorder_done(s->o);
@@ -119,6 +145,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order),
+        cmocka_unit_test(test_claim),
         cmocka_unit_test(test_window_and_close),
         cmocka_unit_test(test_free_leftovers),
         cmocka_unit_test(test_threads_deliver_in_order),
