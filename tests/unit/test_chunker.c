@@ -361,7 +361,8 @@ static void test_parts_equal_whole_random(void **st)
         }
         size_t target = 1 + (size_t)((x >> 20) % 48);
         size_t max_part = iter % 3 == 0 ? target + (size_t)((x >> 30) % 32) : 0;
-        el_reader_opts o = { .format = iter % 4 == 3 ? EL_FMT_TSV : EL_FMT_CSV };
+        el_reader_opts o = { .format = iter % 4 == 3 ? EL_FMT_TSV : EL_FMT_CSV,
+                             .null_string = iter % 5 == 1 ? "a" : NULL };
         check_same(data, len, &o, target, max_part);
     }
 }
