@@ -305,7 +305,7 @@ static void check_same(const char *data, size_t len, const el_reader_opts *o, si
     el_buf_init(&b, 1u << 24);
     if (parse_whole(data, len, o, &a)) {
         parse_parts(data, len, o, target, max_part, &b);
-        if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
+        if (a.len != b.len || (a.len && memcmp(a.data, b.data, a.len) != 0)) {
             fprintf(stderr, "input (%zu bytes, target %zu):\n%.*s\n--- whole:\n%.*s--- parts:\n%.*s",
                     len, target, (int)len, data, (int)a.len, a.data ? a.data : "",
                     (int)b.len, b.data ? b.data : "");
