@@ -730,8 +730,23 @@ static el_err setup_escape(csv_rd *r, el_input *in, const el_reader_opts *opts, 
 
 static const el_reader_ops csv_ops = { csv_next, csv_schema, csv_free_rd };
 
-el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
-                          const el_reader_ops **ops, void **self, el_diag *diag)
+/* Parallel reading (formats/chunker.h): a part starts in libcsv's initial
+ * state at a line start, so only the counters need setting; its bytes
+ * become the read buffer (no copy). */
+static void start_part(csv_rd *r, const el_reader_part *part)
+{
+    r->lines_fed = part->line ? part->line - 1 : 0;
+    r->bytes_fed = part->offset;
+    if (part->data) {
+        free(r->chunk);
+        r->chunk = part->data;
+        r->clen = part->len;
+        r->in_eof = true;
+    }
+}
+
+static el_err csv_open(el_input *in, const el_reader_opts *opts, const el_reader_part *part,
+                       const el_reader_ops **ops, void **self, el_diag *diag)
 {
     csv_rd *r = calloc(1, sizeof *r);
     if (!r)
@@ -767,7 +782,7 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
     /* Skip a UTF-8 byte order mark (Excel writes one). */
-    if (!err) {
+    if (!err && !part) {
         const unsigned char *p;
         size_t got;
         err = el_input_peek(in, 3, &p, &got, diag);
@@ -781,6 +796,8 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     if (!err && opts->escape)
         err = setup_escape(r, in, opts, delim, tsv, diag);
     r->in = in;
+    if (!err && part)
+        start_part(r, part);
     if (!err && opts->columns) {
         r->schema.ncols = opts->ncolumns;
         r->schema.names = calloc(opts->ncolumns ? opts->ncolumns : 1, sizeof(char *));
@@ -797,10 +814,46 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     }
     if (err) {
         r->in = NULL; /* on failure the caller keeps the input */
+        if (part && r->chunk == part->data)
+            r->chunk = NULL; /* and a part's bytes */
         csv_free_rd(r);
         return err;
     }
     *ops = &csv_ops;
     *self = r;
     return EL_OK;
+}
+
+el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
+                          const el_reader_ops **ops, void **self, el_diag *diag)
+{
+    return csv_open(in, opts, NULL, ops, self, diag);
+}
+
+el_err el_csv_reader_open_part(const el_reader_part *part, const el_reader_opts *opts,
+                               const el_reader_ops **ops, void **self, el_diag *diag)
+{
+    el_reader_opts o = *opts;
+    o.columns = (const char *const *)part->schema->names;
+    o.ncolumns = part->schema->ncols;
+    el_err err = csv_open(part->in, &o, part, ops, self, diag);
+    if (err) {
+        el_input_free(part->in);
+        free(part->data);
+        return err;
+    }
+    csv_rd *r = *self;
+    if (part->skip_first) {
+        /* the header record: read by the whole input's reader already */
+        err = fill_queue(r, diag);
+        if (!err)
+            r->head++;
+        else if (err == EL_EOF)
+            err = EL_OK;
+    }
+    if (err) {
+        csv_free_rd(r);
+        *self = NULL;
+    }
+    return err;
 }

@@ -150,6 +150,32 @@ el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **
     return el_reader_open_input(in, opts, out, diag);
 }
 
+el_err el_reader_open_part(const el_reader_part *part, const el_reader_opts *opts,
+                           el_reader **out, el_diag *diag)
+{
+    *out = NULL;
+    if (opts->format != EL_FMT_CSV && opts->format != EL_FMT_TSV) {
+        el_input_free(part->in);
+        free(part->data);
+        return el_diag_set(diag, EL_EUSAGE, "only CSV and TSV inputs are read in parts");
+    }
+    el_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        el_input_free(part->in);
+        free(part->data);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_err err = el_csv_reader_open_part(part, opts, &r->ops, &r->self, diag);
+    if (err) {
+        free(r);
+        return err;
+    }
+    r->format = opts->format;
+    r->in = part->in;
+    *out = r;
+    return EL_OK;
+}
+
 el_err el_reader_next(el_reader *r, el_row *row, el_diag *diag)
 {
     return r->ops->next(r->self, row, diag);

@@ -100,6 +100,27 @@ el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader 
  */
 el_err el_reader_next(el_reader *r, el_row *row, el_diag *diag) EL_MUST_USE;
 
+/*
+ * A part of a CSV/TSV input cut at a record boundary (formats/chunker.h),
+ * for parsing one input on several threads. Its rows are those the whole
+ * input's reader yields for these bytes, with the whole input's line numbers
+ * and offsets (`line` and `offset` are those of the part's first byte).
+ */
+typedef struct el_reader_part {
+    unsigned char *data;     /* the part's bytes (malloc'ed), or NULL: read `in` */
+    size_t len;
+    el_input *in;            /* with data NULL: positioned at `offset`, read to its end */
+    uint64_t line, offset;
+    const el_schema *schema; /* the columns, from the whole input's reader (copied) */
+    bool skip_first;         /* the part begins with the header record: drop it */
+} el_reader_part;
+
+/* Opens a reader on a part. opts->format must be EL_FMT_CSV or EL_FMT_TSV.
+ * The reader takes ownership of part->data and part->in, also on failure.
+ * Caller frees with el_reader_free. */
+el_err el_reader_open_part(const el_reader_part *part, const el_reader_opts *opts,
+                           el_reader **out, el_diag *diag) EL_MUST_USE;
+
 /* Column names and types; valid for the reader's lifetime. */
 const el_schema *el_reader_schema(const el_reader *r);
 
@@ -132,6 +153,9 @@ typedef el_err (*el_reader_open_fn)(el_input *in, const el_reader_opts *opts,
 
 el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
                           const el_reader_ops **ops, void **self, el_diag *diag);
+/* el_reader_open_part for CSV/TSV; takes part->data and part->in in every case. */
+el_err el_csv_reader_open_part(const el_reader_part *part, const el_reader_opts *opts,
+                               const el_reader_ops **ops, void **self, el_diag *diag);
 el_err el_mysql_reader_open(el_input *in, const el_reader_opts *opts,
                             const el_reader_ops **ops, void **self, el_diag *diag);
 el_err el_postgres_reader_open(el_input *in, const el_reader_opts *opts,

@@ -1,7 +1,9 @@
 /*
  * loader.h - the load pipeline: readers -> transform -> batcher -> network.
  *
- *   reader threads (one per input, at most --threads at once)
+ *   reader threads (--threads of them: one per input at a time, or all
+ *   together on a large CSV/TSV input cut into parts at record boundaries,
+ *   whose chunks are handed over in input order: formats/chunker.h)
  *     read rows, transform them into items, put items into chunks
  *   a bounded queue of chunks (back-pressure to the readers)
  *   the network stage (the calling thread)
