@@ -148,9 +148,10 @@ typedef struct scanner {
 static bool is_term(unsigned char c) { return c == '\r' || c == '\n'; }
 
 /* Consumes bytes of p[0..n) until just after a newline that leaves the
- * parser between rows (a candidate record start), or to the end. Returns the
- * bytes consumed; *hit tells which. */
-static size_t scan_block(scanner *sc, const unsigned char *p, size_t n, bool *hit)
+ * parser between rows (a candidate record start) at or after file offset
+ * `from`, or to the end. Returns the bytes consumed; *hit tells which. */
+static size_t scan_block(scanner *sc, const unsigned char *p, size_t n, uint64_t from,
+                         bool *hit)
 {
     size_t i = 0;
     int st = sc->state;
@@ -205,7 +206,7 @@ static size_t scan_block(scanner *sc, const unsigned char *p, size_t n, bool *hi
         }
         if (c == '\n') {
             sc->lines++;
-            if (st == ST_ROW) {
+            if (st == ST_ROW && sc->pos + i >= from) {
                 *hit = true;
                 break;
             }
@@ -282,7 +283,9 @@ el_err el_split_scan(const el_split_input *in, const uint64_t *targets, size_t n
             }
         }
         bool hit;
-        at += scan_block(&sc, buf + at, len - at, &hit);
+        /* no stop before the next target, once the header's end is known */
+        uint64_t from = head_found && t < nt ? targets[t] : 0;
+        at += scan_block(&sc, buf + at, len - at, from, &hit);
         if (!hit)
             continue;
         if (!head_found) {
@@ -350,6 +353,7 @@ el_err el_split_assign(const el_split *s, const el_split_input *in, size_t n,
     /* this worker's cuts, global offsets; with the newline counts and the
      * header end of the file each falls in, for a range that starts there */
     uint64_t c[2], c_lines[2] = { 0, 0 }, c_head[2] = { 0, 0 }, c_head_lines[2] = { 0, 0 };
+    uint64_t local[2] = { 0, 0 }, base[2] = { 0, 0 };
     size_t c_file[2] = { n, n };
     unsigned ks[2] = { s->index, s->index + 1 };
     for (int e = 0; e < 2; e++) {
@@ -358,21 +362,33 @@ el_err el_split_assign(const el_split *s, const el_split_input *in, size_t n,
             c[e] = k == 0 ? 0 : total;
             continue;
         }
-        uint64_t b = nominal(total, k, s->count), g;
-        size_t i = holder(in, n, b, &g);
-        uint64_t local = b - g;
-        if (!in[i].splittable) {
-            c[e] = local * 2 < in[i].size ? g : g + in[i].size;
+        uint64_t b = nominal(total, k, s->count);
+        size_t i = holder(in, n, b, &base[e]);
+        local[e] = b - base[e];
+        if (!in[i].splittable)
+            c[e] = local[e] * 2 < in[i].size ? base[e] : base[e] + in[i].size;
+        else
+            c_file[e] = i;
+    }
+    for (int e = 0; e < 2; e++) {
+        if (c_file[e] == n || (e == 1 && c_file[0] == c_file[1]))
             continue;
-        }
-        uint64_t cut, lines;
-        el_err err = el_split_scan(&in[i], &local, 1, &cut, &lines, &c_head[e],
-                                   &c_head_lines[e], diag);
+        /* both cuts in one file: one scan finds both */
+        bool both = e == 0 && c_file[1] == c_file[0];
+        uint64_t targets[2] = { local[0], local[1] }, cut[2], lines[2];
+        el_err err = el_split_scan(&in[c_file[e]], both ? targets : &local[e], both ? 2 : 1,
+                                   cut, lines, &c_head[e], &c_head_lines[e], diag);
         if (err)
             return err;
-        c[e] = g + cut;
-        c_lines[e] = lines;
-        c_file[e] = i;
+        for (int k = 0; k < (both ? 2 : 1); k++) {
+            int at = both ? k : e;
+            c[at] = base[at] + cut[k];
+            c_lines[at] = lines[k];
+        }
+        if (both) {
+            c_head[1] = c_head[0];
+            c_head_lines[1] = c_head_lines[0];
+        }
     }
     uint64_t g = 0;
     for (size_t i = 0; i < n; i++) {
