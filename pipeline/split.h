@@ -25,10 +25,13 @@
  *
  * Record starts. A byte offset p of a CSV/TSV file is a record start when the
  * byte before it is a newline and the parser is between rows after the bytes
- * [0, p): not inside a quoted field (which may hold newlines), not inside a
- * row that a lone CR... the exact rule is libcsv's state machine, which the
- * scanner here replays byte-class by byte-class with the reader's own
- * settings (delimiter, quote; TSV has none; a leading BOM skipped). Finding the
+ * [0, p): not inside a quoted field (which may hold newlines). Counting
+ * quotes is not enough (libcsv takes a quote inside an unquoted field as a
+ * literal), so the scanner replays libcsv's own state machine with the
+ * reader's settings (delimiter, quote; TSV has none; a leading BOM skipped),
+ * and a unit test checks it against libcsv on random bytes. Without a header
+ * row, a record start whose bytes begin with a BOM is not used (the reader
+ * would take those bytes for its stream's BOM). Finding the
  * first record start at or after b needs the parser state at b, so the file's
  * prefix [0, b) is scanned once, sequentially (pread in 1 MiB blocks, the
  * bytes that cannot change the state skipped in a tight loop; both cuts of a
@@ -47,6 +50,18 @@
  * statements) at an arbitrary offset, and a dump's CREATE TABLE is not at the
  * start of the range. A large dump is better exported as several files, or
  * as CSV.
+ *
+ * The run (pipeline/loader.c, cmd/cmd_load.c). Every worker opens every
+ * input, so a schema or mapping error stops each worker alike, and reads
+ * only its part. Shard choices come from one plan file made by `edgeload
+ * plan --plan-out` over the whole input: --plan is required with hot
+ * sources, since a worker counting its own part would shard other keys than
+ * its peers. Counters are not set by workers (a part's counts would
+ * overwrite the totals): one `edgeload counters` run after all of them sets
+ * them. Checkpoint, rejects and stats files are per worker (el_split_path);
+ * a checkpoint records the worker's parts, so --resume refuses another
+ * worker's. Every worker writes the shard directory items: the same items,
+ * an idempotent overwrite.
  *
  * Pure policy plus one sequential scanner; no threads, no network.
  */
