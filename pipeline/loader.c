@@ -1071,17 +1071,8 @@ static el_err split_inputs(run *r, el_diag *diag)
     el_err err = si && parts ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
     for (size_t i = 0; !err && i < r->ninputs; i++) {
         input_ctx *in = &r->inputs[i];
-        el_input *raw = el_reader_input(in->reader);
-        el_format f = el_reader_format(in->reader);
-        bool tsv = f == EL_FMT_TSV;
-        si[i] = (el_split_input){
-            .path = in->path, .size = el_input_raw_size(raw),
-            .splittable = (f == EL_FMT_CSV || tsv) && el_input_seekable(raw) &&
-                          el_input_compression(raw) == EL_COMP_NONE && !in->ropts.escape,
-            .delimiter = (unsigned char)(in->ropts.delimiter ? in->ropts.delimiter
-                                                             : (tsv ? '\t' : ',')),
-            .quote = tsv ? 0xFF : '"', .header = in->ropts.columns == NULL
-        };
+        si[i] = el_split_input_of(in->path, &in->ropts, el_reader_format(in->reader),
+                                  el_reader_input(in->reader));
     }
     if (!err)
         err = el_split_assign(&o->split, si, r->ninputs, parts, diag);
@@ -1097,7 +1088,7 @@ static el_err split_inputs(run *r, el_diag *diag)
         if (p->kind != EL_SPLIT_RANGE)
             continue;
         el_reader_opts ro = in->ropts;
-        ro.format = el_reader_format(in->reader);
+        ro.format = p->format;
         el_reader *part;
         el_diag d;
         el_diag_clear(&d);

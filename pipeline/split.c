@@ -129,6 +129,21 @@ char *el_split_path(const char *path, const el_split *s)
     return out;
 }
 
+/* ---- inputs ---- */
+
+el_split_input el_split_input_of(const char *path, const el_reader_opts *ropts,
+                                 el_format format, el_input *raw)
+{
+    bool tsv = format == EL_FMT_TSV;
+    return (el_split_input){
+        .path = path, .size = el_input_raw_size(raw),
+        .splittable = (format == EL_FMT_CSV || tsv) && el_input_seekable(raw) &&
+                      el_input_compression(raw) == EL_COMP_NONE && !ropts->escape,
+        .delimiter = (unsigned char)(ropts->delimiter ? ropts->delimiter : (tsv ? '\t' : ',')),
+        .quote = tsv ? 0xFF : '"', .header = ropts->columns == NULL, .format = format
+    };
+}
+
 /* ---- the scanner ---- */
 
 /* libcsv's parser states, split by the `quoted` flag where it matters. */
@@ -394,6 +409,7 @@ el_err el_split_assign(const el_split *s, const el_split_input *in, size_t n,
     for (size_t i = 0; i < n; i++) {
         el_split_part *p = &parts[i];
         memset(p, 0, sizeof *p);
+        p->format = in[i].format;
         uint64_t end = g + in[i].size;
         uint64_t x = c[0] > g ? (c[0] < end ? c[0] - g : in[i].size) : 0;
         uint64_t y = c[1] > g ? (c[1] < end ? c[1] - g : in[i].size) : 0;

@@ -117,7 +117,13 @@ typedef struct el_split_input {
     unsigned char delimiter; /* its dialect, as the reader parses it */
     unsigned char quote;     /* '"' for CSV, 0xFF (no quoting) for TSV */
     bool header;             /* the first record is a header row (no --columns) */
+    el_format format;        /* the format it reads as (a range is opened as that) */
 } el_split_input;
+
+/* How the split sees an input opened with ropts, read as format from raw (an
+ * opened input: its size, compression and seekability). path is borrowed. */
+el_split_input el_split_input_of(const char *path, const el_reader_opts *ropts,
+                                 el_format format, el_input *raw);
 
 typedef enum el_split_kind {
     EL_SPLIT_NONE = 0,       /* no byte of the input is in this part */
@@ -128,6 +134,7 @@ typedef enum el_split_kind {
 typedef struct el_split_part {
     el_split_kind kind;
     el_reader_range range;   /* EL_SPLIT_RANGE: for el_reader_open_range */
+    el_format format;        /* the input's format, to open the range with */
 } el_split_part;
 
 /*

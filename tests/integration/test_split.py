@@ -10,12 +10,15 @@ a single run into a second table, shard directory items and counters
 included; the four workers' rejects together are the single run's. Each
 worker has its own checkpoint, and --resume works per worker: worker 1 is
 killed (-9) in the middle of its part first and resumes with the others.
+`verify --split I/N` checks each part; counters and verify --reverse refuse
+--split.
 """
 
 import gzip
 import json
 import os
 import random
+import re
 import subprocess
 import time
 
@@ -180,6 +183,20 @@ class SplitTest(EdgeloadTestCase):
                                  "--table", split, "--quiet", *self.inputs)
         self.assertIn(proc.returncode, (0, 3), proc.stderr)
 
+        # verify, split as the load was: every worker's part matches, and the
+        # parts together read every row once
+        verified = 0
+        for i in range(1, 5):
+            proc = self.run_edgeload("verify", *self.endpoint_args(), "--mapping", self.mapping,
+                                     "--table", split, "--plan", plan, "--split", "%d/4" % i,
+                                     "--report", os.path.join(self.dir, "verify.jsonl"),
+                                     *self.inputs)
+            self.assertExit(proc, 0, "verify --split %d/4" % i)
+            verified += int(re.search(r"verify: (\d+) rows read",
+                                      proc.stdout + proc.stderr).group(1))
+            self.assertTrue(os.path.exists(os.path.join(self.dir, "verify.%d-of-4.jsonl" % i)))
+        self.assertEqual(verified, total)
+
         one = self.scan_all(single)
         four = self.scan_all(split)
         self.assertEqual(len(one), len(four))
@@ -241,6 +258,14 @@ class SplitTest(EdgeloadTestCase):
         proc = self.run_edgeload("load", "--dry-run", "--mapping", self.mapping, "--split",
                                  "1/2", "-", stdin="a,b\n")
         self.assertExit(proc, 2, "--split with standard input")
+        proc = self.run_edgeload("verify", *self.endpoint_args(), "--mapping", self.mapping,
+                                 "--table", "T", "--split", "1/2", "--reverse", "5",
+                                 *self.inputs)
+        self.assertExit(proc, 2, "verify --split with --reverse")
+        proc = self.run_edgeload("counters", *self.endpoint_args(), "--mapping", self.mapping,
+                                 "--table", "T", "--split", "1/2", *self.inputs)
+        self.assertExit(proc, 2, "counters --split")
+        self.assertIn("whole input", proc.stderr)
 
     def test_auto_index_from_the_scheduler(self):
         plan = os.path.join(self.dir, "plan.json")
