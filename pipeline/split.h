@@ -61,7 +61,8 @@
  * them. Checkpoint, rejects and stats files are per worker (el_split_path);
  * a checkpoint records the worker's parts, so --resume refuses another
  * worker's. Every worker writes the shard directory items: the same items,
- * an idempotent overwrite.
+ * an idempotent overwrite. `verify --split` checks the items of the same
+ * part (pipeline/verify.c); `counters` refuses --split.
  *
  * Pure policy plus one sequential scanner; no threads, no network.
  */
