@@ -180,7 +180,8 @@ class SplitTest(EdgeloadTestCase):
 
         # the counters: one pass over the whole input after the workers
         proc = self.run_edgeload("counters", *self.endpoint_args(), "--mapping", self.mapping,
-                                 "--table", split, "--quiet", *self.inputs)
+                                 "--table", split, "--quiet", "--rejects",
+                                 os.path.join(self.dir, "counters-rejects.jsonl"), *self.inputs)
         self.assertIn(proc.returncode, (0, 3), proc.stderr)
 
         # verify, split as the load was: every worker's part matches, and the
