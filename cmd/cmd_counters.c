@@ -21,8 +21,11 @@ enum {
     O_MAX_WCU, O_REJECTS
 };
 
+enum { O_SPLIT = O_REJECTS + 100 }; /* refused, with the reason */
+
 static const cli_opt opts[] = {
     CLI_MAPPING_OPTS,
+    { "split", true, O_SPLIT },
     { "concurrency", true, O_CONCURRENCY },
     { "threads", true, O_THREADS },
     { "quiet", false, O_QUIET },
@@ -124,6 +127,11 @@ int cmd_counters(int argc, char **argv)
         case -2: goto out;
         case 0: a.inputs[a.ninputs++] = arg; break;
         case O_HELP: help(); rc = 0; goto out;
+        case O_SPLIT:
+            cli_error("counters: no --split: a count needs every row of the whole input (a "
+                      "part's count would overwrite the total); run it once, after the "
+                      "split load's workers");
+            goto out;
         case O_CONCURRENCY:
             if (!cli_parse_long("concurrency", arg, 1, &n))
                 goto out;

@@ -15,12 +15,13 @@
 #include "pipeline/incremental.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
+#include "pipeline/split.h"
 
 enum {
     O_DRY_RUN = MAPPING_OPT_END, O_REJECTS, O_MAX_REJECTS, O_CONCURRENCY, O_THREADS, O_QUIET,
     O_STATS_JSON, O_MAX_RETRY_TIME, O_CHECKPOINT, O_RESUME, O_MAX_WCU, O_PROGRESS,
     O_PROGRESS_INTERVAL, O_CHECKPOINT_INTERVAL,
-    O_OUTPUT, O_PART_ITEMS, O_PLAN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP
+    O_OUTPUT, O_PART_ITEMS, O_PLAN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP, O_SPLIT
 };
 
 static const cli_opt opts[] = {
@@ -45,6 +46,7 @@ static const cli_opt opts[] = {
     { "incremental", false, O_INCREMENTAL },
     { "op-column", true, O_OP_COLUMN },
     { "no-group", false, O_NO_GROUP },
+    { "split", true, O_SPLIT },
     CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
@@ -125,6 +127,19 @@ static void help(void)
 "  --progress-interval SECONDS  seconds between plain lines (default 10)\n"
 "  --quiet                  no progress and no summary line\n"
 "\n"
+"Split runs (README, Scale): N workers, started by any scheduler, each load a\n"
+"disjoint part of the same inputs; together they load every row exactly once:\n"
+"  --split I/N              read part I of N: whole inputs, and byte ranges cut at\n"
+"                           record starts in plain CSV/TSV files\n"
+"  --split auto/N           I from AWS_BATCH_JOB_ARRAY_INDEX (0-based), else\n"
+"                           JOB_COMPLETION_INDEX (0-based, Kubernetes Indexed Job),\n"
+"                           else PARALLEL_SEQ (1-based, GNU parallel's {#})\n"
+"                           With --split: hot sources need --plan FILE (one plan over\n"
+"                           the whole input); counters are not set (run one\n"
+"                           'edgeload counters' after every worker finished);\n"
+"                           --checkpoint, --rejects and --stats-json names get {i}\n"
+"                           and {n} replaced, or .I-of-N before their extension\n"
+"\n"
 "Counters (mapping \"counters\", or --counter PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE,\n"
 "repeatable): by default the counts are computed from the whole input (a\n"
 "duplicate row counts once) and SET with UpdateItem after every item is\n"
@@ -182,6 +197,9 @@ static void show_reject(const char *input, const el_diag *why, void *user)
         fprintf(stderr, "edgeload: %s:%llu: %s (row rejected)\n", input,
                 (unsigned long long)why->line, why->msg);
 }
+
+/* --split auto/N reads the scheduler's index from the environment */
+static const char *env_get(const char *name) { return getenv(name); }
 
 static void on_signal(int sig)
 {
@@ -356,6 +374,7 @@ int cmd_load(int argc, char **argv)
     long max_rejects = -1, n;
     bool quiet = false, incremental = false, no_group = false;
     const char *op_column = NULL;
+    char *split_paths[3] = { NULL, NULL, NULL }; /* --split: per-worker file names */
     progress_mode pmode = PROGRESS_AUTO;
     double pinterval = 10;
     progress prog;
@@ -417,6 +436,15 @@ int cmd_load(int argc, char **argv)
         case O_INCREMENTAL: incremental = true; break;
         case O_OP_COLUMN: op_column = arg; break;
         case O_NO_GROUP: no_group = true; break;
+        case O_SPLIT: {
+            el_diag sd;
+            el_diag_clear(&sd);
+            if (el_split_parse(arg, env_get, &lo.split, &sd)) {
+                cli_error("%s", sd.msg);
+                goto out;
+            }
+            break;
+        }
         case O_MAX_WCU:
             if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
                 goto out;
@@ -471,6 +499,35 @@ int cmd_load(int argc, char **argv)
         cli_error("load: --part-items needs --output DIR");
         rc = EXIT_USAGE;
         goto out;
+    }
+    if (lo.split.count) {
+        const char *why = incremental ? "--incremental (a delta is one process)"
+                          : lo.output_dir ? "--output (one process writes the import files)"
+                          : NULL;
+        for (size_t i = 0; !why && i < a.ninputs; i++)
+            if (strcmp(a.inputs[i], "-") == 0)
+                why = "standard input (every worker must read the same files)";
+        if (why) {
+            cli_error("load: --split cannot be combined with %s", why);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        const char **names[3] = { &lo.checkpoint_path, &rejects_path, &stats_path };
+        for (int k = 0; k < 3; k++) {
+            if (!*names[k])
+                continue;
+            if (!(split_paths[k] = el_split_path(*names[k], &lo.split))) {
+                cli_error("out of memory");
+                rc = EXIT_FATAL;
+                goto out;
+            }
+            *names[k] = split_paths[k];
+        }
+        if (el_mapping_has_counters(m) && !quiet)
+            fprintf(stderr, "edgeload: --split %u/%u: counters are not set by split workers (a "
+                    "part's counts are not the totals); when every worker has finished, run "
+                    "'edgeload counters' once with the same mapping and inputs\n",
+                    lo.split.index + 1, lo.split.count);
     }
     if (!lo.dry_run && !lo.output_dir) {
         rc = EXIT_USAGE;
@@ -548,6 +605,8 @@ int cmd_load(int argc, char **argv)
     if (stats_path)
         write_stats(stats_path, &st);
 out:
+    for (int k = 0; k < 3; k++)
+        free(split_paths[k]);
     for (size_t i = 0; i < nattr; i++)
         free(attr_specs[i]);
     free(attr_specs);

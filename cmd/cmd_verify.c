@@ -21,8 +21,11 @@ enum {
     O_CONCURRENCY, O_PLAN, O_NO_COUNTERS, O_COUNTERS_ONLY
 };
 
+enum { O_SPLIT = O_PLAN + 100 }; /* --split: the part of load --split I/N */
+
 static const cli_opt opts[] = {
     CLI_MAPPING_OPTS,
+    { "split", true, O_SPLIT },
     { "sample", true, O_SAMPLE },
     { "seed", true, O_SEED },
     { "reverse", true, O_REVERSE },
@@ -102,6 +105,10 @@ static void help(void)
 "  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
 "                           failures (default 900); throttling never gives up\n"
 "  --quiet                  print neither mismatches nor the summary\n"
+"  --split I/N, --split auto/N\n"
+"                           check only the items of part I of N, as 'load --split'\n"
+"                           cuts the inputs (README, Scale); no --reverse. The\n"
+"                           report file name gets {i}/{n} or .I-of-N as load's files\n"
 "\n"
 "AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
 "  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
@@ -118,6 +125,9 @@ static void help(void)
 /* atomic: the handler may run on any thread while the others read it
  * (pipeline/loader.h, el_load_opts.stop) */
 static atomic_int stop_flag;
+
+/* --split auto/N reads the scheduler's index from the environment */
+static const char *env_get(const char *name) { return getenv(name); }
 
 static void on_signal(int sig)
 {
@@ -240,6 +250,7 @@ int cmd_verify(int argc, char **argv)
     a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
     size_t nattr = 0;
     int rc = EXIT_USAGE;
+    char *split_report = NULL; /* --split: this worker's report name */
     long n;
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
@@ -289,6 +300,15 @@ int cmd_verify(int argc, char **argv)
                 goto out;
             break;
         case O_PLAN: vo.plan_path = arg; break;
+        case O_SPLIT: {
+            el_diag sd;
+            el_diag_clear(&sd);
+            if (el_split_parse(arg, env_get, &vo.split, &sd)) {
+                cli_error("%s", sd.msg);
+                goto out;
+            }
+            break;
+        }
         case O_NO_COUNTERS: vo.no_counters = true; break;
         case O_COUNTERS_ONLY: vo.counters_only = true; break;
         case O_CONCURRENCY:
@@ -302,12 +322,30 @@ int cmd_verify(int argc, char **argv)
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
         goto out;
+    if (vo.split.count && vo.reverse) {
+        cli_error("verify: --split checks a part's items only: no --reverse (a part does not "
+                  "know every source of a target)");
+        rc = EXIT_USAGE;
+        goto out;
+    }
     rc = EXIT_USAGE;
     if (!cli_connect(&aws, &cfg, &ddb))
         goto out;
     rc = check_table(ddb, m, vo.reverse > 0);
     if (rc != EXIT_LOADED)
         goto out;
+    if (vo.split.count && el_mapping_has_counters(m) && !vo.no_counters && !quiet &&
+        !vo.counters_only)
+        fprintf(stderr, "edgeload: --split %u/%u: counters are not checked by a part (its counts "
+                "are not the totals); run 'edgeload verify --counters-only' once over the "
+                "whole input\n", vo.split.index + 1, vo.split.count);
+    if (vo.split.count) { /* each worker its own report */
+        if (!(split_report = el_split_path(rep.path, &vo.split))) {
+            rc = EXIT_FATAL;
+            goto out;
+        }
+        rep.path = split_report;
+    }
     rep.file = fopen(rep.path, "w");
     if (!rep.file) {
         cli_error("cannot write the report file %s: %s", rep.path, strerror(errno));
@@ -352,6 +390,7 @@ int cmd_verify(int argc, char **argv)
             rc = EXIT_FATAL;
     }
 out:
+    free(split_report);
     if (rep.file)
         fclose(rep.file);
     for (size_t i = 0; i < nattr; i++)

@@ -16,7 +16,7 @@
 #include <stdlib.h>     /* calloc, free */
 #include <string.h>     /* memcpy, memmove, strerror */
 #include <sys/stat.h>   /* fstat for size and seekability */
-#include <unistd.h>     /* read, close */
+#include <unistd.h>     /* read, pread, close */
 #include <zlib.h>       /* gzip decoding */
 #include <zstd.h>       /* zstd decoding */
 
@@ -43,6 +43,9 @@ struct el_input {
     bool gz_live;           /* inflateInit2 done */
     bool gz_member_done;    /* between gzip members */
     bool eof;               /* no more decompressed bytes */
+    /* el_input_open_range: the file's [0, head) then [start, end), by pread */
+    bool ranged;
+    uint64_t file_pos, head, start, end;
 };
 
 const char *el_input_name(const el_input *in) { return in->name; }
@@ -66,6 +69,22 @@ void el_input_free(el_input *in)
     free(in);
 }
 
+/* One read of a ranged input: up to the head's end, then from `start` on
+ * up to `end`. 0 at the range's end. */
+static ssize_t range_read(el_input *in)
+{
+    if (in->file_pos == in->head)
+        in->file_pos = in->start;
+    uint64_t stop = in->file_pos < in->head ? in->head : in->end;
+    size_t want = stop - in->file_pos < RAW_CAP ? (size_t)(stop - in->file_pos) : RAW_CAP;
+    if (want == 0)
+        return 0;
+    ssize_t n = pread(in->fd, in->raw, want, (off_t)in->file_pos);
+    if (n > 0)
+        in->file_pos += (uint64_t)n;
+    return n;
+}
+
 /* Refills `raw` when it is empty. Sets raw_eof at the end of the file. */
 static el_err raw_fill(el_input *in, el_diag *diag)
 {
@@ -82,7 +101,7 @@ static el_err raw_fill(el_input *in, el_diag *diag)
     } else {
         ssize_t n;
         do {
-            n = read(in->fd, in->raw, RAW_CAP);
+            n = in->ranged ? range_read(in) : read(in->fd, in->raw, RAW_CAP);
         } while (n < 0 && errno == EINTR);
         if (n < 0)
             return el_diag_set(diag, EL_EIO, "cannot read %s: %s", in->name, strerror(errno));
@@ -277,6 +296,38 @@ el_err el_input_open(const char *path, el_input **out, el_diag *diag)
         el_input_free(in);
         return err;
     }
+    *out = in;
+    return EL_OK;
+}
+
+el_err el_input_open_range(const char *path, uint64_t head, uint64_t start, uint64_t end,
+                           el_input **out, el_diag *diag)
+{
+    *out = NULL;
+    el_input *in;
+    el_err err = input_new(path, &in, diag);
+    if (err)
+        return err;
+    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (in->fd < 0) {
+        err = el_diag_set(diag, EL_EIO, "cannot open %s: %s", in->name, strerror(errno));
+        el_input_free(in);
+        return err;
+    }
+    struct stat st;
+    if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || head > start || start > end ||
+        end > (uint64_t)st.st_size) {
+        el_input_free(in);
+        return el_diag_set(diag, EL_EUSAGE, "%s: cannot read bytes %llu-%llu of it (not a "
+                           "regular file of that size)", path, (unsigned long long)start,
+                           (unsigned long long)end);
+    }
+    in->ranged = true;
+    in->head = head;
+    in->start = start;
+    in->end = end;
+    in->raw_size = head + (end - start);
+    in->seekable = true;
     *out = in;
     return EL_OK;
 }

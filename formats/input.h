@@ -33,6 +33,16 @@ el_err el_input_open(const char *path, el_input **out, el_diag *diag) EL_MUST_US
 el_err el_input_open_mem(const void *data, size_t len, const char *name,
                          el_input **out, el_diag *diag) EL_MUST_USE;
 
+/* Opens a byte range of an uncompressed regular file (for `--split`,
+ * pipeline/split.h): the stream is the file's bytes [0, head) followed by its
+ * bytes [start, end), read with pread, so a CSV reader sees its header row and
+ * then this part's rows. Requires head <= start <= end <= the file's size.
+ * No decompression and no detection: the caller knows the file is plain.
+ * el_input_raw_size() is the stream's length (head + end - start). Ownership
+ * and failure as el_input_open. */
+el_err el_input_open_range(const char *path, uint64_t head, uint64_t start, uint64_t end,
+                           el_input **out, el_diag *diag) EL_MUST_USE;
+
 /* Reads up to n decompressed bytes into dst. *got = 0 means end of input.
  * A compressed stream that ends inside a frame gives EL_ETRUNCATED. */
 el_err el_input_read(el_input *in, void *dst, size_t n, size_t *got, el_diag *diag) EL_MUST_USE;

@@ -19,6 +19,12 @@ struct el_reader {
     void *self;
     el_format format;
     el_input *in;   /* owned by self; kept for name and progress */
+    bool at_end;    /* el_reader_skip_rest */
+    /* el_reader_open_range with start > 0: rows at stream offset >= head are
+     * the file's rows at offset + off_shift, line + line_shift; those before
+     * head (on the header's own line) belong to the part holding byte 0 */
+    bool shifted;
+    uint64_t head, off_shift, line_shift;
 };
 
 const char *el_format_name(el_format f)
@@ -176,9 +182,53 @@ el_err el_reader_open_part(const el_reader_part *part, const el_reader_opts *opt
     return EL_OK;
 }
 
+el_err el_reader_open_range(const char *path, const el_reader_opts *opts,
+                            const el_reader_range *range, el_reader **out, el_diag *diag)
+{
+    *out = NULL;
+    if (opts->format != EL_FMT_CSV && opts->format != EL_FMT_TSV)
+        return el_diag_set(diag, EL_EUSAGE, "%s: only CSV and TSV inputs can be read by byte "
+                           "range", path);
+    el_input *in;
+    uint64_t head = range->start ? range->head : 0;
+    el_err err = el_input_open_range(path, head, range->start, range->end, &in, diag);
+    if (err)
+        return err;
+    err = el_reader_open_input(in, opts, out, diag);
+    if (err || range->start == 0)
+        return err;
+    (*out)->shifted = true;
+    (*out)->head = head;
+    (*out)->off_shift = range->start - head;
+    (*out)->line_shift = range->start_lines - range->head_lines;
+    return EL_OK;
+}
+
+void el_reader_skip_rest(el_reader *r) { r->at_end = true; }
+
 el_err el_reader_next(el_reader *r, el_row *row, el_diag *diag)
 {
-    return r->ops->next(r->self, row, diag);
+    if (r->at_end)
+        return EL_EOF;
+    if (!r->shifted)
+        return r->ops->next(r->self, row, diag);
+    for (;;) {
+        el_err err = r->ops->next(r->self, row, diag);
+        bool has_row = err == EL_OK || err == EL_EREJECT;
+        if (has_row && row->offset < r->head)
+            continue; /* a record sharing the header's line: not this range's */
+        if (has_row) {
+            row->offset += r->off_shift;
+            row->line += r->line_shift;
+        }
+        if (err != EL_OK && err != EL_EOF && diag && diag->offset >= r->head &&
+            (diag->offset || diag->line)) {
+            diag->offset += r->off_shift;
+            if (diag->line)
+                diag->line += r->line_shift;
+        }
+        return err;
+    }
 }
 
 const el_schema *el_reader_schema(const el_reader *r) { return r->ops->schema(r->self); }

@@ -91,6 +91,30 @@ el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
                             el_diag *diag) EL_MUST_USE;
 
+/* A byte range of an uncompressed CSV/TSV file (`--split`, pipeline/split.h
+ * finds the cut points): the reader reads the file's [0, head) (the header
+ * row: head is where the first data record starts, 0 for --columns files),
+ * then its [start, end); start and end are record starts, where the parser
+ * is between rows, so the rows read are exactly the file's rows starting in
+ * [start, end). Rows keep the file's real line numbers and offsets. */
+typedef struct el_reader_range {
+    uint64_t head;
+    uint64_t start, end;
+    uint64_t head_lines;   /* newlines in the file's bytes [0, head) */
+    uint64_t start_lines;  /* newlines in the file's bytes [0, start) */
+} el_reader_range;
+
+/* Opens a range as above; opts->format must be EL_FMT_CSV or EL_FMT_TSV (the
+ * bytes at `start` say nothing about the format). With start == 0 it reads
+ * [0, end) with no remapping. Ownership and failure as el_reader_open. */
+el_err el_reader_open_range(const char *path, const el_reader_opts *opts,
+                            const el_reader_range *range, el_reader **out,
+                            el_diag *diag) EL_MUST_USE;
+
+/* No more rows: el_reader_next returns EL_EOF from now on. A `--split`
+ * worker opens an input that is not in its part for the schema only. */
+void el_reader_skip_rest(el_reader *r);
+
 /*
  * Next row. EL_OK: row filled. EL_EOF: no more rows. EL_EREJECT: this row is
  * bad; diag has the reason (naming the column) and its line/column/offset, row

@@ -100,6 +100,7 @@ typedef struct run {
     CURLM *multi;               /* network stage's handle while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
     el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
+    uint64_t split_hash;        /* --split: this worker's parts, for job_hash */
 } run;
 
 /* Records the first fatal error and tells every stage to stop. */
@@ -1497,7 +1498,70 @@ static uint64_t job_hash(const run *r)
     }
     for (size_t i = 0; i < r->ninputs; i++)
         h = el_checkpoint_hash(h, r->inputs[i].path, strlen(r->inputs[i].path) + 1);
+    if (r->o->split.count)
+        h = el_checkpoint_hash(h, &r->split_hash, sizeof r->split_hash);
     return h;
+}
+
+/* SPLIT hook: --split I/N keeps this worker's part of each input (opened
+ * already, for its schema): a byte range of a plain CSV/TSV file is opened
+ * anew on that range, an input wholly in another part yields no rows. */
+static el_err split_inputs(run *r, el_diag *diag)
+{
+    const el_load_opts *o = r->o;
+    for (size_t s = 0; s < o->mapping->nsources; s++) {
+        const el_source *src = o->mapping->sources[s];
+        if (src->index && src->hot_threshold && !o->plan_path)
+            return el_diag_set(diag, EL_EUSAGE,
+                               "--split: source '%s' shards hot targets, and every worker must "
+                               "shard the same keys: run 'edgeload plan --plan-out plan.json' "
+                               "once over the whole input, then give each worker --plan "
+                               "plan.json", src->name);
+    }
+    el_split_input *si = calloc(r->ninputs ? r->ninputs : 1, sizeof *si);
+    el_split_part *parts = calloc(r->ninputs ? r->ninputs : 1, sizeof *parts);
+    el_err err = si && parts ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; !err && i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        si[i] = el_split_input_of(in->path, &in->ropts, el_reader_format(in->reader),
+                                  el_reader_input(in->reader));
+    }
+    if (!err)
+        err = el_split_assign(&o->split, si, r->ninputs, parts, diag);
+    uint64_t h = el_checkpoint_hash(0, &o->split.index, sizeof o->split.index);
+    h = el_checkpoint_hash(h, &o->split.count, sizeof o->split.count);
+    for (size_t i = 0; !err && i < r->ninputs; i++) {
+        input_ctx *in = &r->inputs[i];
+        el_split_part *p = &parts[i];
+        uint64_t span[3] = { p->kind, p->range.start, p->range.end };
+        h = el_checkpoint_hash(h, span, sizeof span);
+        if (p->kind == EL_SPLIT_NONE)
+            el_reader_skip_rest(in->reader);
+        if (p->kind != EL_SPLIT_RANGE)
+            continue;
+        el_reader_opts ro = in->ropts;
+        ro.format = p->format;
+        el_reader *part;
+        el_diag d;
+        el_diag_clear(&d);
+        err = el_reader_open_range(in->path, &ro, &p->range, &part, &d);
+        if (err) {
+            el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+            break;
+        }
+        const el_schema *old = el_reader_schema(in->reader);
+        if (in->src->bound == old) /* the source borrows the schema it was bound to */
+            err = el_source_bind(in->src, el_reader_schema(part), &d);
+        el_reader_free(in->reader);
+        in->reader = part;
+        in->raw_size = el_input_raw_size(el_reader_input(part));
+        if (err)
+            el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+    }
+    r->split_hash = h;
+    free(si);
+    free(parts);
+    return err;
 }
 
 /* Applies a checkpoint: offsets to skip to, rejects already written. */
@@ -1608,6 +1672,11 @@ static el_err start_split(run *r, input_ctx *in, size_t threads, el_diag *diag)
         (unsigned char)delim == quote || !el_input_seekable(el_reader_input(in->reader)) ||
         in->raw_size <= target || (in->resume_done && !r->counters))
         return EL_OK;
+    /* A --split worker reads byte ranges (or nothing) of its inputs through
+     * el_reader_open_range; the chunker reads whole files, so the two do not
+     * combine yet: a split worker parses each of its ranges on one thread. */
+    if (r->o->split.count)
+        return EL_OK;
     split_job *j = calloc(1, sizeof *j);
     if (!j)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
@@ -1652,6 +1721,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err err = plan_inputs(&r, diag);
     if (!err)
         err = open_inputs(&r, diag);
+    if (!err && o->split.count) /* SPLIT hook */
+        err = split_inputs(&r, diag);
     if (!err)
         err = prepare_plan(&r, diag);
     el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
@@ -1674,7 +1745,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     if (!err && o->counters_only && (o->dry_run || o->output_dir || o->checkpoint_path))
         err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run, --output or "
                           "--checkpoint");
-    if (!err && !o->dry_run && !o->output_dir && el_mapping_has_counters(o->mapping) &&
+    if (!err && !o->dry_run && !o->output_dir && !o->split.count /* SPLIT hook */ &&
+        el_mapping_has_counters(o->mapping) &&
         el_counters_new(o->mapping, &r.counters)) /* COUNTERS hook: before readers start */
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err) {

@@ -31,6 +31,7 @@
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
+#include "pipeline/split.h"
 
 typedef struct el_load_stats {
     uint64_t rows_read;
@@ -104,6 +105,13 @@ typedef struct el_load_opts {
     bool counters_only;
     const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
     uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
+    /* --split I/N (pipeline/split.h): read only this worker's part of the
+     * inputs; count 0 = everything. With a split, a source with "hot" needs
+     * plan_path (every worker must shard the same keys; EL_EUSAGE without),
+     * counters are not counted or written (a part's counts are not the
+     * totals: one `edgeload counters` run over the whole input sets them),
+     * and the checkpoint belongs to this part only. */
+    el_split split;
 } el_load_opts;
 
 /*

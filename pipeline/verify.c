@@ -381,12 +381,18 @@ static bool same_columns(const el_schema *a, const el_schema *b)
     return true;
 }
 
-static el_err open_input(vrun *v, el_source *s, const char *path, el_reader **r, el_diag *diag)
+/* Opens an input, or (SPLIT hook) the byte range of it that is this part. */
+static el_err open_input(vrun *v, el_source *s, const char *path, const el_split_part *part,
+                         el_reader **r, el_diag *diag)
 {
     el_reader_opts ro = el_source_reader_opts(s, &v->o->reader);
     el_diag d;
     el_diag_clear(&d);
-    el_err err = el_reader_open(path, &ro, r, &d);
+    if (part && part->kind == EL_SPLIT_RANGE)
+        ro.format = part->format;
+    el_err err = part && part->kind == EL_SPLIT_RANGE
+                     ? el_reader_open_range(path, &ro, &part->range, r, &d)
+                     : el_reader_open(path, &ro, r, &d);
     if (err) {
         if (d.line)
             return el_diag_set(diag, err, "%s:%llu: %s", path, (unsigned long long)d.line, d.msg);
@@ -438,11 +444,14 @@ static el_err offer_target(vrun *v, const char *json, const char *key, size_t kl
     return err;
 }
 
-static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *diag)
+static el_err read_input(vrun *v, el_source *src, const char *path, const el_split_part *part,
+                         el_diag *diag)
 {
     el_reader *r = NULL;
     el_transform *t = NULL;
-    el_err err = open_input(v, src, path, &r, diag);
+    if (part && part->kind == EL_SPLIT_NONE)
+        return EL_OK; /* SPLIT hook: another part's input */
+    el_err err = open_input(v, src, path, part, &r, diag);
     if (!err && el_transform_new(v->m, src, &t))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && v->plan)
@@ -524,8 +533,48 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
     el_buf_free(&key);
     el_buf_free(&cscratch);
     el_transform_free(t);
+    /* the source borrows the schema it was bound to: not past the reader's
+     * life (the next input of the source compared its columns with freed
+     * memory); the column indices stay */
+    if (r && src->bound == el_reader_schema(r))
+        src->bound = NULL;
     el_reader_free(r);
     return err;
+}
+
+/* SPLIT hook: this part of each input, as load --split reads it (each input
+ * opened once here for its format, compression and size). */
+static el_err split_parts(vrun *v, const el_fanin_input *fin, size_t n, el_split_part **out,
+                          el_diag *diag)
+{
+    if (v->o->reverse)
+        return el_diag_set(diag, EL_EUSAGE, "--split checks a part's items only: no --reverse "
+                           "(a part does not know every source of a target)");
+    el_split_input *si = calloc(n ? n : 1, sizeof *si);
+    el_split_part *parts = calloc(n ? n : 1, sizeof *parts);
+    el_err err = si && parts ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; !err && i < n; i++) {
+        el_reader *r = NULL;
+        el_diag d;
+        el_diag_clear(&d);
+        err = el_reader_open(fin[i].path, &fin[i].ropts, &r, &d);
+        if (err) {
+            el_diag_set(diag, err, "%s", d.msg);
+            break;
+        }
+        si[i] = el_split_input_of(fin[i].path, &fin[i].ropts, el_reader_format(r),
+                                  el_reader_input(r));
+        el_reader_free(r);
+    }
+    if (!err)
+        err = el_split_assign(&v->o->split, si, n, parts, diag);
+    free(si);
+    if (err) {
+        free(parts);
+        return err;
+    }
+    *out = parts;
+    return EL_OK;
 }
 
 /* Pairs inputs with sources as load does and reads them in order. */
@@ -562,7 +611,7 @@ static el_err read_inputs(vrun *v, el_diag *diag)
          * once to bind it (open_input does) */
         if (src->index && (src->hot_threshold || o->plan_path)) {
             el_reader *r = NULL;
-            err = open_input(v, src, paths[i], &r, diag);
+            err = open_input(v, src, paths[i], NULL, &r, diag);
             el_reader_free(r);
             /* the column indices stay; the schema they came from is gone */
             src->bound = NULL;
@@ -570,8 +619,13 @@ static el_err read_inputs(vrun *v, el_diag *diag)
     }
     if (!err)
         err = el_fanin_plan(m, fin, n, o->plan_path, &v->plan, diag);
+    el_split_part *parts = NULL;
+    if (!err && o->split.count) /* SPLIT hook */
+        err = split_parts(v, fin, n, &parts, diag);
     for (size_t i = 0; !err && i < n; i++)
-        err = read_input(v, m->sources[m->nsources == 1 ? 0 : i], paths[i], diag);
+        err = read_input(v, m->sources[m->nsources == 1 ? 0 : i], paths[i],
+                         parts ? &parts[i] : NULL, diag);
+    free(parts);
     for (size_t i = 0; paths && i < n; i++)
         free(paths[i]);
     free(paths);
@@ -1457,7 +1511,10 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
                           "check (\"counters\" in a source, or --counter)");
     if (!err && o->counters_only && o->reverse)
         err = el_diag_set(diag, EL_EUSAGE, "--counters-only checks no item: drop --reverse");
-    if (!err && !o->no_counters && el_mapping_has_counters(v.m) &&
+    if (!err && o->counters_only && o->split.count) /* SPLIT hook */
+        err = el_diag_set(diag, EL_EUSAGE, "--counters-only needs the whole input: no --split");
+    /* SPLIT hook: a part's counts are not the totals: no counter check */
+    if (!err && !o->no_counters && !o->split.count && el_mapping_has_counters(v.m) &&
         el_counters_new(v.m, &v.counters))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     err = err ? err : read_inputs(&v, diag);

@@ -47,6 +47,7 @@
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
+#include "pipeline/split.h"   /* el_split: --split I/N */
 
 #define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
 #define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
@@ -122,6 +123,12 @@ typedef struct el_verify_opts {
     el_ddb *ddb;
     const char *plan_path;        /* hot keys as load used them (--plan); NULL: counted
                                      for sources with "hot", as load does */
+    el_split split;               /* --split I/N: check only the items of this part's
+                                     rows (the parts of load --split); count 0 = all.
+                                     No reverse check and no counter check with a split
+                                     (a part knows neither every source of a target
+                                     nor a count's total): counters are not checked,
+                                     --reverse and counters_only are EL_EUSAGE */
     uint64_t sample;              /* 0: every expected item */
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */
