@@ -27,6 +27,7 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
 
@@ -94,6 +95,8 @@ typedef struct el_load_opts {
     bool counters_only;
     const char *output_dir;       /* --output: write files (file_sink.h), not DynamoDB */
     uint64_t output_part_items;   /* items per part file; 0 = the sink's default */
+    const el_object_store *output_store; /* with output_dir "s3://...": where the parts
+                                            go (s3/s3_store.h); NULL = files. Borrowed */
 } el_load_opts;
 
 /*
