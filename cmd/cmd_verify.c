@@ -11,6 +11,7 @@
 #include <string.h>  /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
 #include "pipeline/mapping.h"
 #include "pipeline/verify.h"
@@ -32,6 +33,7 @@ static const cli_opt opts[] = {
     { "concurrency", true, O_CONCURRENCY },
     { "plan", true, O_PLAN },
     CLI_AWS_OPTS,
+    CLI_S3_OPTS,
     { NULL, false, 0 }
 };
 
@@ -209,6 +211,9 @@ int cmd_verify(int argc, char **argv)
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
+    cli_s3 s3c = { 0 };
+    const char **inputs = NULL;
+    size_t ninputs = 0;
     if (!attr_specs || !a.inputs) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
@@ -259,11 +264,16 @@ int cmd_verify(int argc, char **argv)
                 goto out;
             vo.concurrency = (int)n;
             break;
+        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
     m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!m)
+        goto out;
+    inputs = a.inputs;
+    ninputs = a.ninputs;
+    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &vo.reader, &rc))
         goto out;
     rc = EXIT_USAGE;
     if (!cli_connect(&aws, &cfg, &ddb))
@@ -280,8 +290,8 @@ int cmd_verify(int argc, char **argv)
     if (quiet)
         rep.show = 0;
     vo.mapping = m;
-    vo.inputs = a.ninputs ? a.inputs : NULL;
-    vo.ninputs = a.ninputs;
+    vo.inputs = ninputs ? inputs : NULL;
+    vo.ninputs = ninputs;
     vo.ddb = ddb;
     vo.stop = &stop_flag;
     vo.on_mismatch = on_mismatch;
@@ -324,5 +334,6 @@ out:
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
+    cli_s3_free(&s3c);
     return rc;
 }

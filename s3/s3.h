@@ -58,6 +58,11 @@ const char *el_s3_endpoint(const el_s3 *s3);
 /* The region requests are signed for (borrowed). */
 const char *el_s3_region(const el_s3 *s3);
 
+/* How s3_source.h reads objects through this client: parts of part_size
+ * bytes (0 = 8 MiB), `ahead` of them in flight (0 = 4). */
+void el_s3_set_read_parts(el_s3 *s3, size_t part_size, int ahead);
+void el_s3_read_parts(const el_s3 *s3, size_t *part_size, int *ahead);
+
 /* Sets the attempts of one request (connection errors, 5xx, SlowDown):
  * default 5, or the config's max_attempts. Backoff: capped exponential with
  * full jitter, from base_ms (default 100). For tests. */

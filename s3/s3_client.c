@@ -49,6 +49,8 @@ struct el_s3 {
     bool custom;          /* not AWS's own endpoint: path-style always */
     int attempts;
     double base_ms;
+    size_t read_part;     /* s3_source.c's part size, 0 = its default */
+    int read_ahead;
     pthread_mutex_t rng_lock;
     uint64_t rng;
     bool global_init;
@@ -186,6 +188,18 @@ void el_s3_free(el_s3 *s3)
 const char *el_s3_endpoint(const el_s3 *s3) { return s3->endpoint; }
 const char *el_s3_region(const el_s3 *s3) { return s3->cfg->region; }
 int s3_attempts(const el_s3 *s3) { return s3->attempts; }
+
+void el_s3_set_read_parts(el_s3 *s3, size_t part_size, int ahead)
+{
+    s3->read_part = part_size;
+    s3->read_ahead = ahead;
+}
+
+void el_s3_read_parts(const el_s3 *s3, size_t *part_size, int *ahead)
+{
+    *part_size = s3->read_part;
+    *ahead = s3->read_ahead;
+}
 
 void el_s3_set_retry(el_s3 *s3, int attempts, double base_ms)
 {
@@ -460,7 +474,8 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
     if (code_is(&d, "NoSuchBucket"))
         return el_diag_set(diag, EL_EIO, "s3://%s: no such bucket (at %s)", b, s3->endpoint);
     if (code_is(&d, "NoSuchKey") || (c->status == 404 && !d.code[0] && k[0]))
-        return el_diag_set(diag, EL_EIO, "s3://%s/%s: no such key", b, k);
+        return el_diag_set(diag, EL_EIO, "s3://%s/%s: no such key%s", b, k,
+                           d.code[0] ? "" : " (or no such bucket)");
     if (code_is(&d, "NoSuchUpload"))
         return el_diag_set(diag, EL_EIO, "s3://%s/%s: the multipart upload is gone "
                            "(NoSuchUpload)", b, k);

@@ -317,9 +317,13 @@ el_err el_s3_input_open_range(el_s3 *s3, const char *url, uint64_t size, const c
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->cond, NULL);
     r->s3 = s3;
-    r->part_size = opts && opts->part_size ? opts->part_size : DEFAULT_PART;
-    r->ahead = opts && opts->ahead > 0 ? (opts->ahead < MAX_AHEAD ? opts->ahead : MAX_AHEAD)
-                                       : DEFAULT_AHEAD;
+    el_s3_source_opts o = { 0, 0 };
+    if (opts)
+        o = *opts;
+    else
+        el_s3_read_parts(s3, &o.part_size, &o.ahead);
+    r->part_size = o.part_size ? o.part_size : DEFAULT_PART;
+    r->ahead = o.ahead > 0 ? (o.ahead < MAX_AHEAD ? o.ahead : MAX_AHEAD) : DEFAULT_AHEAD;
     el_err err = el_s3_url_parse(url, &r->bucket, &r->key, diag);
     if (!err && (!r->key[0] || r->key[strlen(r->key) - 1] == '/'))
         err = el_diag_set(diag, EL_EUSAGE, "%s names no object (a prefix ending in '/' is "
