@@ -187,7 +187,8 @@ bool cli_s3_output(cli_s3 *c, const el_aws_opts *aws, const char *url,
         return false;
     el_diag d;
     el_diag_clear(&d);
-    if (el_s3_store_new(c->s3, url, 0, &c->store, &d)) {
+    const char *ps = getenv("EDGELOAD_S3_UPLOAD_PART_SIZE");   /* tests: many parts */
+    if (el_s3_store_new(c->s3, url, ps ? (size_t)strtoull(ps, NULL, 10) : 0, &c->store, &d)) {
         cli_error("%s", d.msg);
         *rc = EXIT_USAGE;
         return false;

@@ -479,7 +479,11 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
     if (code_is(&d, "NoSuchUpload"))
         return el_diag_set(diag, EL_EIO, "s3://%s/%s: the multipart upload is gone "
                            "(NoSuchUpload)", b, k);
-    if (code_is(&d, "AccessDenied") || (c->status == 403 && !d.code[0]))
+    if (c->status == 403 && !d.code[0])   /* HEAD: no body to say more */
+        return el_diag_set(diag, EL_ECONFIG, "s3://%s%s%s: access denied (HTTP 403): a wrong "
+                           "secret access key, or the credentials (%s) may not read it", b, sl,
+                           k, s3->cfg->cred_source ? s3->cfg->cred_source : "as configured");
+    if (code_is(&d, "AccessDenied"))
         return el_diag_set(diag, EL_ECONFIG, "s3://%s%s%s: access denied: the credentials (%s) "
                            "may not %s it", b, sl, k,
                            s3->cfg->cred_source ? s3->cfg->cred_source : "as configured",

@@ -15,7 +15,7 @@
 #include <string.h>   /* memcpy, strlen */
 
 #define DEFAULT_PART (16u * 1024u * 1024u)
-#define MIN_PART (5u * 1024u * 1024u)
+#define MIN_TEST_PART (64u * 1024u)     /* S3-compatible test servers take smaller */
 #define MAX_PARTS 10000
 
 struct el_s3_store {
@@ -180,8 +180,8 @@ el_err el_s3_store_new(el_s3 *s3, const char *url, size_t part_size, el_s3_store
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     st->s3 = s3;
     st->part_size = part_size ? part_size : DEFAULT_PART;
-    if (st->part_size < MIN_PART)
-        st->part_size = MIN_PART;
+    if (st->part_size < MIN_TEST_PART)
+        st->part_size = MIN_TEST_PART;
     char *key = NULL;
     el_err err = el_s3_url_parse(url, &st->bucket, &key, diag);
     if (!err) {

@@ -23,8 +23,9 @@
 typedef struct el_s3_store el_s3_store;
 
 /* For s3://bucket/prefix (a '/' is added when missing; "s3://bucket" or
- * "s3://bucket/" is the bucket's root). Borrows s3. part_size 0 = 16 MiB,
- * at least 5 MiB. *out NULL on failure. */
+ * "s3://bucket/" is the bucket's root). Borrows s3. part_size 0 = 16 MiB;
+ * AWS wants at least 5 MiB (smaller, down to 64 KiB, only for S3-compatible
+ * test servers that accept it). *out NULL on failure. */
 el_err el_s3_store_new(el_s3 *s3, const char *url, size_t part_size, el_s3_store **out,
                        el_diag *diag) EL_MUST_USE;
 void el_s3_store_free(el_s3_store *st);
