@@ -13,6 +13,12 @@
  * says the run is complete, and a directory that already holds a manifest or
  * parts is refused so that two runs never mix in one place.
  *
+ * With an object store (opts.store: s3://bucket/prefix/, s3/s3_store.h) the
+ * same bytes go to store objects instead of files: a part is an object
+ * opened at the part's start, streamed into as the compressor emits, and
+ * committed (made visible) where the file would be renamed; the manifest is
+ * committed last, and an unfinished part is aborted, never visible.
+ *
  * Format: "Amazon S3 import formats for DynamoDB" (S3DataImport.Format):
  * DynamoDB JSON is one {"Item":{...}} object per line, "newlines are used as
  * item delimiters and shouldn't be used within an item object" (the item

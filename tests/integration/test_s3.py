@@ -231,6 +231,12 @@ class S3Test(et.EdgeloadTestCase):
         self.assertEqual(after["bad_signatures"], 0)
         # 3 objects, read twice (counting pass + load), in parts of 8,000 bytes
         self.assertGreater(after["gets"] - before["gets"], 12)
+        # verify reads the same objects and finds every item
+        proc = self.run_edgeload("verify", *self.endpoint_args(), *self.mapping_args(table),
+                                 "s3://dumps/follows/", "--quiet",
+                                 "--report", os.path.join(self.tmpdir(), "v.jsonl"),
+                                 env=self.s3_env(self.proxy_port))
+        self.assertExit(proc, 0)
 
     def test_2_cut_connections_resume(self):
         port, _ = self.start_proxy("--cut-after", "7000", "--cuts", "6")
@@ -290,6 +296,38 @@ class S3Test(et.EdgeloadTestCase):
         self.assertExit(again, 2)
         self.assertIn("already holds the output of a run", again.stderr)
 
+    def test_6_checkpoint_names_urls_and_resumes(self):
+        import signal
+        table = self.unique_table("s3cp")
+        self.create_table_boto(table)
+        tmp = self.tmpdir()
+        cp = os.path.join(tmp, "cp.json")
+        args = ["load", *self.endpoint_args(), *self.mapping_args(table), "s3://dumps/follows/",
+                "--checkpoint", cp, "--checkpoint-interval", "0.2", "--progress", "none",
+                "--rejects", os.path.join(tmp, "r.jsonl")]
+        env = dict(os.environ)
+        env.update(self.s3_env(self.proxy_port))
+        p = subprocess.Popen([self.bin, *args, "--max-wcu", "1500"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.time()
+        while time.time() - t0 < 60 and p.poll() is None:
+            if os.path.exists(cp) and self.count_pk(table, "ACTOR#u1") >= 0 and \
+                    len(self.scan_all(table)) > 500:
+                break
+            time.sleep(0.3)
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        et.assert_no_sanitizer_report(err)
+        self.assertIn(p.returncode, (0, 130), err)
+        with open(cp) as f:
+            text = f.read()
+        self.assertIn("s3://dumps/follows/part-1.csv", text)
+        self.assertIn("s3://dumps/follows/part-3.sql.zst", text)
+        proc = self.run_edgeload(*args, "--resume", env=self.s3_env(self.proxy_port))
+        self.assertExit(proc, 0)
+        self.check_table(table)
+
     def test_4_errors(self):
         table = "unused"
         proc = self.run_edgeload("load", "--dry-run", *self.mapping_args(table),
@@ -313,6 +351,17 @@ class S3Test(et.EdgeloadTestCase):
                                  env=self.s3_env(self.proxy_port))
         self.assertExit(proc, 1)
         self.assertIn("s3://dumps/follows/missing.csv: no such key", proc.stderr)
+
+    def test_7_wrong_region_is_named(self):
+        port, _ = self.start_proxy("--bucket-region", "eu-west-1")
+        proc = self.run_edgeload("plan", *self.mapping_args("T"), "s3://dumps/follows/",
+                                 env=self.s3_env(port))
+        self.assertExit(proc, 2)
+        self.assertIn("s3://dumps: the bucket is in region eu-west-1, not us-east-1: give "
+                      "--region eu-west-1", proc.stderr)
+        proc = self.run_edgeload("plan", *self.mapping_args("T"), "s3://dumps/follows/",
+                                 "--region", "eu-west-1", env=self.s3_env(port))
+        self.assertExit(proc, 0)
 
     def test_5_plan_reads_s3(self):
         proc = self.run_edgeload("plan", *self.mapping_args("T"), "s3://dumps/follows/",

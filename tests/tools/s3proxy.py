@@ -16,6 +16,10 @@ DESIGN
   of body, and then the connection is reset (SO_LINGER 0): the client sees
   a connection lost in the middle of an object.
 
+  With --bucket-region R, a request signed for another region is answered
+  400 AuthorizationHeaderMalformed with <Region>R</Region>, as S3 answers
+  for a bucket in another region.
+
   GET /__stats answers {"requests", "cuts", "bad_signatures", "gets"} as
   JSON. Nothing secret is logged or answered.
 """
@@ -94,6 +98,14 @@ def make_handler(state):
                 return
             with state.lock:
                 state.stats["requests"] += 1
+            auth = self.headers.get("Authorization", "")
+            if state.args.bucket_region and "/%s/s3/" % state.args.bucket_region not in auth:
+                # what S3 answers a request signed for another region
+                self.answer(400, ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>'
+                                  'AuthorizationHeaderMalformed</Code><Message>the region is '
+                                  'wrong; expecting \'%s\'</Message><Region>%s</Region></Error>'
+                                  % ((state.args.bucket_region,) * 2)))
+                return
             given, want = expected_signature(self.command, self.headers.get("Host", ""),
                                              self.path, self.headers, state.args.secret)
             if given is not None and given != want:
@@ -165,6 +177,8 @@ def main():
     ap.add_argument("--secret", default="S3RVER", help="secret to check signatures with")
     ap.add_argument("--cut-after", type=int, default=0)
     ap.add_argument("--cuts", type=int, default=0)
+    ap.add_argument("--bucket-region", default="",
+                    help="answer requests signed for another region as S3 does")
     args = ap.parse_args()
     host, port = args.upstream.rsplit(":", 1)
     args.upstream_host, args.upstream_port = host, int(port)

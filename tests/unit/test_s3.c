@@ -7,9 +7,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/file_sink.h"
 #include "s3/s3.h"
 #include "s3/s3_sign.h"
 #include "s3/s3_xml.h"
@@ -176,6 +179,113 @@ static void test_xml_error_and_find(void **state)
     assert_int_equal(el_s3_xml_find(up, strlen(up), "UploadId", small, sizeof small), EL_ELIMIT);
 }
 
+/* ---- file_sink through an object store (what s3_store.c plugs in) ---- */
+
+typedef struct mem_obj {
+    char name[64];
+    el_buf data;
+} mem_obj;
+
+typedef struct mem_store {
+    char committed[16][64];   /* names, in commit order */
+    size_t ncommitted;
+    size_t open, aborted;
+    bool used;
+} mem_store;
+
+static mem_store *g_store;
+
+static el_err ms_check(void *self, el_diag *diag)
+{
+    mem_store *m = self;
+    return m->used ? el_diag_set(diag, EL_EUSAGE, "used") : EL_OK;
+}
+
+static el_err ms_open(void *self, const char *name, void **obj, el_diag *diag)
+{
+    (void)diag;
+    mem_store *m = self;
+    mem_obj *o = calloc(1, sizeof *o);
+    assert_non_null(o);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    el_buf_init(&o->data, 1u << 24);
+    m->open++;
+    *obj = o;
+    return EL_OK;
+}
+
+static el_err ms_write(void *obj, const void *p, size_t n, el_diag *diag)
+{
+    (void)diag;
+    mem_obj *o = obj;
+    return el_buf_append(&o->data, p, n);
+}
+
+static el_err ms_commit(void *obj, el_diag *diag)
+{
+    (void)diag;
+    mem_obj *o = obj;
+    assert_true(g_store->ncommitted < 16);
+    assert_true(o->data.len > 0);
+    snprintf(g_store->committed[g_store->ncommitted++], 64, "%s", o->name);
+    g_store->open--;
+    el_buf_free(&o->data);
+    free(o);
+    return EL_OK;
+}
+
+static void ms_abort(void *obj)
+{
+    mem_obj *o = obj;
+    g_store->aborted++;
+    g_store->open--;
+    el_buf_free(&o->data);
+    free(o);
+}
+
+static const el_object_store_ops MS_OPS = { ms_check, ms_open, ms_write, ms_commit, ms_abort };
+
+static void test_file_sink_object_store(void **state)
+{
+    (void)state;
+    mem_store m = { 0 };
+    g_store = &m;
+    el_object_store store = { &MS_OPS, &m };
+    el_file_sink_opts o = { .dir = "s3://b/p/", .store = &store, .part_max_items = 2,
+                            .table = "T" };
+    el_file_sink *s;
+    el_diag d;
+    assert_int_equal(el_file_sink_new(&o, &s, &d), EL_OK);
+    const char *item = "{\"PK\":{\"S\":\"a\"},\"SK\":{\"S\":\"b\"}}";
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(el_file_sink_put(s, item, strlen(item), &d), EL_OK);
+    assert_int_equal(m.ncommitted, 2);      /* the third part is still open */
+    assert_int_equal(el_file_sink_finish(s, &d), EL_OK);
+    assert_int_equal(m.ncommitted, 4);
+    assert_string_equal(m.committed[0], "data/part-00000.json.zst");
+    assert_string_equal(m.committed[2], "data/part-00002.json.zst");
+    assert_string_equal(m.committed[3], "manifest.json");   /* last */
+    el_file_sink_free(s);
+    assert_int_equal(m.open, 0);
+
+    /* unfinished: the open part is aborted, no manifest */
+    mem_store m2 = { 0 };
+    g_store = &m2;
+    store.self = &m2;
+    assert_int_equal(el_file_sink_new(&o, &s, &d), EL_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(el_file_sink_put(s, item, strlen(item), &d), EL_OK);
+    el_file_sink_free(s);
+    assert_int_equal(m2.ncommitted, 1);
+    assert_int_equal(m2.aborted, 1);
+    assert_int_equal(m2.open, 0);
+
+    /* a used location is refused */
+    m2.used = true;
+    assert_int_equal(el_file_sink_new(&o, &s, &d), EL_EUSAGE);
+    assert_null(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_xml_list),
         cmocka_unit_test(test_xml_bad),
         cmocka_unit_test(test_xml_error_and_find),
+        cmocka_unit_test(test_file_sink_object_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
