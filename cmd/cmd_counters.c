@@ -55,7 +55,7 @@ static void help(void)
 "no rows gets no attribute: read a missing counter as 0.\n"
 "\n"
 "Mapping and input options are those of `edgeload load` (--mapping, --table,\n"
-"--pk, --sk, --attr, --format, --delimiter, --null, --columns, ...).\n"
+"--pk, --sk, --attr, --format, --delimiter, --null, --escape, --columns, ...).\n"
 "\n"
 "Run:\n"
 "  --concurrency N          UpdateItem requests in flight (default 16)\n"

@@ -61,7 +61,7 @@ static void help(void)
 "  --no-index, --index-name NAME (default GSI1), --attr NAME=COLUMN[:TYPE],\n"
 "  --const NAME=VALUE[:TYPE], --all-columns, --source-table NAME,\n"
 "  --format FORMAT (default auto), --delimiter CHAR, --null STRING,\n"
-"  --columns A,B,C\n"
+"  --escape CHAR, --columns A,B,C\n"
 "\n"
 "Verification:\n"
 "  --sample N               check a uniform random sample of N distinct items\n"

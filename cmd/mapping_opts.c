@@ -108,6 +108,17 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
         ro->delimiter = arg[0];
         return 1;
     case O_NULL: ro->null_string = arg; return 1;
+    case O_ESCAPE:
+        /* '\\' is how SQL (ESCAPED BY '\\') and a shell's double quotes
+         * spell one backslash; "" (ESCAPED BY '') is none */
+        if (strcmp(arg, "\\\\") == 0)
+            arg = "\\";
+        if (strlen(arg) > 1 || arg[0] == '\n' || arg[0] == '\r') {
+            cli_error("--escape must be one character (e.g. '\\'), not '%s'", arg);
+            return -1;
+        }
+        ro->escape = arg[0];
+        return 1;
     case O_COLUMNS:
         mapping_args_free_columns(a);
         a->columns = split_columns(arg, &a->ncolumns);

@@ -21,7 +21,7 @@
 enum {
     O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
     O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS, O_COUNTER,
+    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS, O_COUNTER, O_ESCAPE,
     MAPPING_OPT_END
 };
 
@@ -42,6 +42,7 @@ enum {
     { "format", true, O_FORMAT },                          \
     { "delimiter", true, O_DELIMITER },                    \
     { "null", true, O_NULL },                              \
+    { "escape", true, O_ESCAPE },                          \
     { "columns", true, O_COLUMNS },                        \
     { "hot-threshold", true, O_HOT_THRESHOLD },            \
     { "max-shards", true, O_MAX_SHARDS },                  \

@@ -1,5 +1,6 @@
 /*
- * csv_reader.c - CSV and TSV rows through libcsv.
+ * csv_reader.c - CSV and TSV rows: through libcsv, or with --escape through
+ * a tokenizer of our own.
  *
  * DESIGN: libcsv is push-based (callbacks per field and per record); edgeload
  * pulls rows. We feed libcsv one physical line at a time (up to and including
@@ -11,16 +12,36 @@
  * TSV has no quoting at all (see open).
  *
  * NULL follows PostgreSQL's CSV convention: an unquoted empty field is NULL,
- * a quoted empty field ("") is the empty string. With --null STRING, a field
- * equal to STRING is NULL and empty fields are empty strings.
+ * a quoted empty field ("") is the empty string. With --null STRING, an
+ * unquoted field equal to STRING is NULL and empty fields are empty strings;
+ * a quoted field is never NULL (COPY ... CSV writes the text \N as "\N").
+ * libcsv does not say whether a field was quoted, but it leaves a quoted
+ * field's closing quote in its buffer just past the field; an unquoted
+ * field leaves nothing there because on_field clears what each field wrote
+ * (and the buffer is allocated zeroed, see zalloc), so that byte tells.
+ *
+ * --escape CHAR (MySQL/MariaDB SELECT ... INTO OUTFILE, read back by LOAD
+ * DATA) is a tokenizer of our own, as libcsv has no escape character. It
+ * decodes what LOAD DATA decodes: \0 \b \n \r \t \Z, \N (a field that is
+ * exactly \N is NULL, quoted or not), the escape before any other byte
+ * (the delimiter, the quote, a newline, itself) is that byte; quotes are
+ * optional per field and may also be doubled. An empty field is the empty
+ * string. Line ends are \r\n when the first line ends so (LINES TERMINATED
+ * BY '\r\n': the server then escapes CR and writes LF raw), else \n (a CR
+ * is data). A blank line is a row with one empty value when the input has
+ * one column (that is how the server writes ''), else skipped. --null
+ * STRING matches the raw bytes of an unquoted field (so \\N, the text \N,
+ * is not NULL under --null '\N').
  *
  * A field longer than EL_CSV_MAX_FIELD makes its row a reject, and libcsv's
- * buffer is cut back as it grows, so a 10 GB line costs no more memory than
- * a 400 KB one.
+ * buffer (or ours) is cut back as it grows, so a 10 GB line costs no more
+ * memory than a 400 KB one.
  */
 #include "formats/reader.h"
 
 #include <csv.h>     /* libcsv */
+#include <stddef.h>  /* max_align_t */
+#include <stdint.h>  /* SIZE_MAX */
 #include <stdlib.h>  /* calloc, realloc, free */
 #include <string.h>  /* memchr, memcmp, strlen */
 
@@ -41,7 +62,17 @@ typedef struct rec {
     size_t first, n;     /* fields [first, first+n) */
     uint64_t line, offset;
     size_t long_col;     /* 1-based column of a field over the limit, 0 = none */
+    size_t dropped;      /* fields beyond the widest row kept (counted, not stored) */
 } rec;
+
+/* Escape-mode tokenizer states. */
+enum tok_state {
+    TS_REC_START,   /* before the first byte of a record */
+    TS_FIELD_START, /* before the first byte of a field */
+    TS_UNQUOTED,
+    TS_QUOTED,
+    TS_QUOTE_SEEN   /* a quote inside a quoted field: its end, or doubled */
+};
 
 typedef struct csv_rd {
     el_input *in;
@@ -70,14 +101,70 @@ typedef struct csv_rd {
     size_t cur_long_col;  /* record in progress: 1-based column of a field over the
                              limit, 0 = none */
     bool open_field_long; /* the field being parsed was cut back at the limit */
+    size_t cur_dropped;   /* record in progress: fields not stored (too many) */
 
     el_value *vals;
     size_t capvals;
+
+    /* escape mode (--escape) */
+    int escape;           /* the escape byte, -1 = libcsv mode */
+    int quote;            /* '"', or -1 for TSV */
+    unsigned char delim;
+    bool crlf;            /* lines end in "\r\n" */
+    bool special[256];    /* bytes that end a run of plain field bytes */
+    enum tok_state ts;
+    bool esc_pending;     /* the last byte was the escape */
+    bool cr_pending;      /* crlf: the last byte was a CR that may end the line */
+    bool quoted;          /* the field being read started with the quote */
+    bool found_null;      /* it holds \N */
+    bool raw_match;       /* its raw bytes so far are a prefix of null_string */
+    size_t raw_len;
+    el_buf field;         /* its decoded bytes (at most EL_CSV_MAX_FIELD) */
 } csv_rd;
 
-static void on_field(void *s, size_t len, void *ctx)
+/* libcsv's buffer, allocated zeroed and kept initialised as it grows (a size
+ * header in front), so that reading the byte past a field is defined. */
+typedef union zhdr {
+    size_t size;
+    max_align_t align;
+} zhdr;
+
+static void *zalloc(void *p, size_t n)
 {
-    csv_rd *r = ctx;
+    size_t old = 0;
+    zhdr *h = NULL;
+    if (p) {
+        h = (zhdr *)p - 1;
+        old = h->size;
+    }
+    if (n > SIZE_MAX - sizeof *h)
+        return NULL;
+    zhdr *nh = realloc(h, sizeof *nh + n);
+    if (!nh)
+        return NULL;
+    if (n > old)
+        memset((unsigned char *)(nh + 1) + old, 0, n - old);
+    nh->size = n;
+    return nh + 1;
+}
+
+static void zfree(void *p)
+{
+    if (p)
+        free((zhdr *)p - 1);
+}
+
+/* Appends one finished field of the record in progress; null is final. */
+static void add_field(csv_rd *r, const char *s, size_t len, bool null)
+{
+    size_t widest = r->schema.ncols > EL_CSV_MAX_COLUMNS ? r->schema.ncols : EL_CSV_MAX_COLUMNS;
+    if (r->nflds - r->cur_first > widest) {
+        /* a line of a billion commas: its row is a reject whatever else it
+         * holds, so the rest is counted, not kept */
+        r->cur_dropped++;
+        r->open_field_long = false;
+        return;
+    }
     if (r->nflds == r->capflds) {
         size_t cap = r->capflds ? r->capflds * 2 : 64;
         fld *f = realloc(r->flds, cap * sizeof *f);
@@ -90,21 +177,40 @@ static void on_field(void *s, size_t len, void *ctx)
     }
     fld *f = &r->flds[r->nflds++];
     /* A field over the limit is kept empty and makes its record a reject;
-     * feed() has already discarded what libcsv buffered beyond the limit. */
+     * feed() has already discarded what was buffered beyond the limit. */
     if (len > EL_CSV_MAX_FIELD || r->open_field_long) {
         if (!r->cur_long_col)
             r->cur_long_col = r->nflds - r->cur_first;
         r->open_field_long = false;
         len = 0;
+        null = false;
     }
     f->off = r->data.len;
-    f->len = s ? len : 0;
-    f->null = s == NULL;
-    if (s && el_buf_append(&r->data, s, len))
+    f->len = null ? 0 : len;
+    f->null = null;
+    if (!null && len && el_buf_append(&r->data, s, len))
         r->oom = true;
     /* keep every field NUL-terminated for callers that like C strings */
     if (el_buf_putc(&r->data, '\0'))
         r->oom = true;
+}
+
+/* libcsv's field callback: s is NULL for an unquoted empty field. */
+static void on_field(void *s, size_t len, void *ctx)
+{
+    csv_rd *r = ctx;
+    struct csv_parser *p = &r->parser;
+    bool quoted = s && len < p->entry_size && p->entry_buf[len] == p->quote_char;
+    bool null;
+    if (r->null_string)
+        null = !quoted && len == r->null_len && (len == 0 || memcmp(s, r->null_string, len) == 0);
+    else
+        null = s == NULL;
+    add_field(r, s, len, null);
+    /* Clear what this field wrote (and its closing quote) so that the next
+     * field's end is read against zeroes (see the DESIGN note). */
+    if (s && p->entry_buf)
+        memset(p->entry_buf, 0, len < p->entry_size ? len + 1 : p->entry_size);
 }
 
 static void on_record(int c, void *ctx)
@@ -122,7 +228,8 @@ static void on_record(int c, void *ctx)
         r->caprecs = cap;
     }
     r->recs[r->nrecs++] = (rec){ r->cur_first, r->nflds - r->cur_first, r->cur_line,
-                                 r->cur_offset, r->cur_long_col };
+                                 r->cur_offset, r->cur_long_col, r->cur_dropped };
+    r->cur_dropped = 0;
     r->cur_first = r->nflds;
     r->cur_long_col = 0;
 }
@@ -198,10 +305,246 @@ static el_err feed(csv_rd *r, el_diag *diag)
          * field marked, so its row becomes a reject (or, for an open quote
          * at the end of the input, a truncation error). libcsv's parser
          * struct is public and entry_pos is its fill level. */
+        memset(r->parser.entry_buf, 0, r->parser.entry_pos);
         r->parser.entry_pos = 0;
         r->open_field_long = true;
     }
     return EL_OK;
+}
+
+/* ---- escape mode: the tokenizer ---- */
+
+static void tok_put(csv_rd *r, const void *p, size_t n)
+{
+    if (r->open_field_long)
+        return;
+    if (r->field.len + n > EL_CSV_MAX_FIELD) {
+        el_buf_truncate(&r->field, 0);
+        r->open_field_long = true; /* add_field turns it into a reject */
+        return;
+    }
+    if (el_buf_append(&r->field, p, n))
+        r->oom = true;
+}
+
+static void tok_putc(csv_rd *r, unsigned char c)
+{
+    tok_put(r, &c, 1);
+}
+
+/* Raw bytes of an unquoted field, matched against --null as they come. */
+static void tok_raw(csv_rd *r, const void *p, size_t n)
+{
+    if (!r->raw_match)
+        return;
+    if (n > r->null_len - r->raw_len || memcmp(r->null_string + r->raw_len, p, n) != 0)
+        r->raw_match = false;
+    else
+        r->raw_len += n;
+}
+
+static void tok_rawc(csv_rd *r, unsigned char c)
+{
+    tok_raw(r, &c, 1);
+}
+
+static void tok_field_reset(csv_rd *r)
+{
+    el_buf_truncate(&r->field, 0);
+    r->quoted = r->found_null = false;
+    r->raw_match = r->null_string != NULL;
+    r->raw_len = 0;
+}
+
+static void tok_end_field(csv_rd *r)
+{
+    bool null = (r->found_null && r->field.len == 1) || /* exactly \N, as LOAD DATA */
+                (!r->quoted && r->raw_match && r->raw_len == r->null_len);
+    add_field(r, r->field.data ? r->field.data : "", r->field.len, null);
+    tok_field_reset(r);
+    r->ts = TS_FIELD_START;
+}
+
+/* The line ended: the record ends, or, blank, is skipped (see DESIGN). */
+static void tok_end_line(csv_rd *r)
+{
+    bool blank = r->ts == TS_FIELD_START && r->nflds == r->cur_first;
+    if (!blank || r->schema.ncols == 1) {
+        tok_end_field(r);
+        on_record(0, r);
+    }
+    tok_field_reset(r);
+    r->ts = TS_REC_START;
+}
+
+/* LOAD DATA's unescape: the byte an escaped c stands for. */
+static unsigned char tok_unescape(csv_rd *r, unsigned char c)
+{
+    switch (c) {
+    case '0': return '\0';
+    case 'b': return '\b';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'Z': return 0x1A;
+    case 'N': r->found_null = true; return 'N';
+    default: return c;
+    }
+}
+
+/* One byte c, at byte offset off of the input. */
+static void tok_byte(csv_rd *r, unsigned char c, uint64_t off)
+{
+    if (r->cr_pending) {
+        r->cr_pending = false;
+        if (c == '\n') {
+            tok_end_line(r);
+            r->lines_fed++;
+            return;
+        }
+        /* not a line end: the CR is data of the field it is in */
+        if (r->ts == TS_QUOTE_SEEN) {
+            tok_putc(r, (unsigned char)r->quote);
+            r->ts = TS_QUOTED;
+        } else if (r->ts != TS_QUOTED) {
+            r->ts = TS_UNQUOTED;
+            tok_rawc(r, '\r');
+        }
+        tok_putc(r, '\r');
+    }
+    if (c == '\n')
+        r->lines_fed++;
+    if (r->esc_pending) {
+        r->esc_pending = false;
+        if (r->ts == TS_UNQUOTED)
+            tok_rawc(r, c);
+        tok_putc(r, tok_unescape(r, c));
+        return;
+    }
+    switch (r->ts) {
+    case TS_REC_START:
+        r->cur_line = r->lines_fed + (c == '\n' ? 0 : 1);
+        r->cur_offset = off;
+        r->ts = TS_FIELD_START;
+        /* fall through */
+    case TS_FIELD_START:
+        if (c == r->quote) {
+            r->quoted = true;
+            r->raw_match = false;
+            r->ts = TS_QUOTED;
+            return;
+        }
+        if (c != r->delim && c != '\n' && !(c == '\r' && r->crlf))
+            r->ts = TS_UNQUOTED;
+        /* fall through */
+    case TS_UNQUOTED:
+        if (c == r->delim) {
+            tok_end_field(r);
+        } else if (c == '\n' && !r->crlf) {
+            tok_end_line(r);
+        } else if (c == '\r' && r->crlf) {
+            r->cr_pending = true;
+        } else if ((int)c == r->escape) {
+            tok_rawc(r, c);
+            r->esc_pending = true;
+        } else {
+            tok_rawc(r, c);
+            tok_putc(r, c);
+        }
+        return;
+    case TS_QUOTE_SEEN:
+        if (c == r->quote) { /* doubled */
+            tok_putc(r, c);
+            r->ts = TS_QUOTED;
+            return;
+        }
+        if (c == r->delim) {
+            tok_end_field(r);
+            return;
+        }
+        if (c == '\n' && !r->crlf) {
+            tok_end_line(r);
+            return;
+        }
+        if (c == '\r' && r->crlf) {
+            r->cr_pending = true;
+            return;
+        }
+        /* a quote not followed by an end is data (LOAD DATA) */
+        tok_putc(r, (unsigned char)r->quote);
+        r->ts = TS_QUOTED;
+        /* fall through */
+    case TS_QUOTED:
+        if ((int)c == r->escape)
+            r->esc_pending = true;
+        else if (c == r->quote)
+            r->ts = TS_QUOTE_SEEN;
+        else
+            tok_putc(r, c);
+        return;
+    }
+}
+
+/* Tokenizes the chunk until a record is queued or the chunk is used up. */
+static el_err esc_feed(csv_rd *r, el_diag *diag)
+{
+    if (r->cpos == r->clen) {
+        if (r->in_eof)
+            return EL_EOF;
+        size_t got;
+        el_err err = el_input_read(r->in, r->chunk, READ_CHUNK, &got, diag);
+        if (err)
+            return err;
+        r->cpos = 0;
+        r->clen = got;
+        if (got == 0) {
+            r->in_eof = true;
+            return EL_EOF;
+        }
+    }
+    size_t queued = r->nrecs;
+    while (r->cpos < r->clen && r->nrecs == queued && !r->oom) {
+        const unsigned char *p = r->chunk + r->cpos;
+        size_t n = r->clen - r->cpos, run = 0;
+        /* plain bytes inside a field go in one piece */
+        if ((r->ts == TS_UNQUOTED || r->ts == TS_QUOTED) && !r->esc_pending && !r->cr_pending) {
+            while (run < n && !r->special[p[run]])
+                run++;
+        }
+        if (run) {
+            if (r->ts == TS_UNQUOTED)
+                tok_raw(r, p, run);
+            tok_put(r, p, run);
+        } else {
+            tok_byte(r, p[0], r->bytes_fed);
+            run = 1;
+        }
+        r->cpos += run;
+        r->bytes_fed += run;
+    }
+    if (r->oom)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory reading CSV");
+    return EL_OK;
+}
+
+/* End of input in escape mode: the last record, if any. *open_quote: the
+ * input ended inside a quoted field. */
+static void esc_finish(csv_rd *r, bool *open_quote)
+{
+    *open_quote = false;
+    if (r->esc_pending) { /* a trailing escape is itself (LOAD DATA) */
+        r->esc_pending = false;
+        if (r->ts == TS_UNQUOTED)
+            tok_rawc(r, (unsigned char)r->escape);
+        tok_putc(r, (unsigned char)r->escape);
+    }
+    if (r->ts == TS_QUOTED) {
+        *open_quote = true;
+        return;
+    }
+    r->cr_pending = false; /* a CR at the very end ends the line */
+    if (r->ts != TS_REC_START)
+        tok_end_line(r);
 }
 
 /* Makes sure a record is queued. EL_EOF when the input has no more. */
@@ -211,11 +554,16 @@ static el_err fill_queue(csv_rd *r, el_diag *diag)
     while (r->head == r->nrecs) {
         if (r->finished)
             return EL_EOF;
-        el_err err = feed(r, diag);
+        el_err err = r->escape >= 0 ? esc_feed(r, diag) : feed(r, diag);
         if (err == EL_EOF) {
             /* An open quote at the end of input means the file was cut. */
-            bool open_quote = r->parser.pstate == 2 /* FIELD_BEGUN */ && r->parser.quoted;
-            csv_fini(&r->parser, on_field, on_record, r);
+            bool open_quote;
+            if (r->escape >= 0) {
+                esc_finish(r, &open_quote);
+            } else {
+                open_quote = r->parser.pstate == 2 /* FIELD_BEGUN */ && r->parser.quoted;
+                csv_fini(&r->parser, on_field, on_record, r);
+            }
             r->finished = true;
             if (r->oom)
                 return el_diag_set(diag, EL_ENOMEM, "out of memory reading CSV");
@@ -245,10 +593,10 @@ static el_err read_header(csv_rd *r, el_diag *diag)
         return el_diag_at(diag, EL_ELIMIT, h->line, h->long_col, h->offset,
                           "header column %zu is longer than %u bytes (unbalanced quote?)",
                           h->long_col, EL_CSV_MAX_FIELD);
-    if (h->n > EL_CSV_MAX_COLUMNS)
+    if (h->n + h->dropped > EL_CSV_MAX_COLUMNS)
         return el_diag_at(diag, EL_ELIMIT, h->line, 0, h->offset,
-                          "header has %zu columns, more than the %u allowed", h->n,
-                          EL_CSV_MAX_COLUMNS);
+                          "header has %zu columns, more than the %u allowed",
+                          h->n + h->dropped, EL_CSV_MAX_COLUMNS);
     r->schema.ncols = h->n;
     r->schema.names = calloc(h->n ? h->n : 1, sizeof(char *));
     r->schema.types = calloc(h->n ? h->n : 1, sizeof(el_coltype));
@@ -299,13 +647,6 @@ static el_err csv_next(void *self, el_row *row, el_diag *diag)
         v->data = r->data.data + f->off;
         v->len = f->len;
         v->is_null = f->null;
-        if (r->null_string && !f->null && f->len == r->null_len &&
-            memcmp(v->data, r->null_string, f->len) == 0)
-            v->is_null = true;
-        else if (r->null_string && f->null) {
-            v->is_null = false; /* with --null, empty is just empty */
-            v->data = "";
-        }
         if (v->is_null) {
             v->data = "";
             v->len = 0;
@@ -323,14 +664,15 @@ static el_err csv_next(void *self, el_row *row, el_diag *diag)
                           c <= want ? r->schema.names[c - 1] : "beyond the header",
                           c <= want ? "'" : "", EL_CSV_MAX_FIELD);
     }
-    if (q->n != want) {
-        if (q->n < want)
+    size_t got = q->n + q->dropped;
+    if (got != want) {
+        if (got < want)
             return el_diag_at(diag, EL_EREJECT, q->line, q->n + 1, q->offset,
                               "wrong number of columns: expected %zu, got %zu "
                               "(column '%s' missing)", want, q->n, r->schema.names[q->n]);
         return el_diag_at(diag, EL_EREJECT, q->line, want + 1, q->offset,
                           "wrong number of columns: expected %zu, got %zu "
-                          "(extra column %zu)", want, q->n, want + 1);
+                          "(extra column %zu)", want, got, want + 1);
     }
     return EL_OK;
 }
@@ -349,6 +691,7 @@ static void csv_free_rd(void *self)
         csv_free(&r->parser);
     el_schema_clear(&r->schema);
     el_buf_free(&r->data);
+    el_buf_free(&r->field);
     free(r->flds);
     free(r->recs);
     free(r->vals);
@@ -356,6 +699,33 @@ static void csv_free_rd(void *self)
     free(r->null_string);
     el_input_free(r->in);
     free(r);
+}
+
+/* Escape mode: checks the characters, and decides the line end from the
+ * first line (after the BOM, which open has skipped). */
+static el_err setup_escape(csv_rd *r, el_input *in, const el_reader_opts *opts, char delim,
+                           bool tsv, el_diag *diag)
+{
+    unsigned char e = (unsigned char)opts->escape;
+    r->quote = tsv ? -1 : '"';
+    r->delim = (unsigned char)delim;
+    if (e == '\n' || e == '\r' || e == r->delim || (int)e == r->quote)
+        return el_diag_set(diag, EL_EUSAGE, "--escape must differ from the delimiter, the quote "
+                           "and the line end");
+    r->escape = e;
+    r->special[r->delim] = r->special[e] = r->special['\n'] = r->special['\r'] = true;
+    if (r->quote >= 0)
+        r->special[r->quote] = true;
+    el_buf_init(&r->field, EL_CSV_MAX_FIELD + 1);
+    tok_field_reset(r);
+    const unsigned char *p;
+    size_t got;
+    el_err err = el_input_peek(in, READ_CHUNK, &p, &got, diag);
+    if (err)
+        return err;
+    const unsigned char *nl = memchr(p, '\n', got);
+    r->crlf = nl && nl > p && nl[-1] == '\r';
+    return EL_OK;
 }
 
 static const el_reader_ops csv_ops = { csv_next, csv_schema, csv_free_rd };
@@ -385,6 +755,8 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
     if (tsv)
         csv_set_quote(&r->parser, 0xFF);
     csv_set_space_func(&r->parser, no_space);
+    csv_set_realloc_func(&r->parser, zalloc);
+    csv_set_free_func(&r->parser, zfree);
     /* libcsv grows its field buffer linearly by this much (default 128 bytes,
      * which makes a 400 KB field cost thousands of reallocs). */
     csv_set_blk_size(&r->parser, READ_CHUNK);
@@ -394,9 +766,6 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
         if (!r->null_string)
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
-    if (!err && opts->escape)
-        err = el_diag_set(diag, EL_EUSAGE, "--escape is not supported yet for CSV input");
-
     /* Skip a UTF-8 byte order mark (Excel writes one). */
     if (!err) {
         const unsigned char *p;
@@ -408,6 +777,9 @@ el_err el_csv_reader_open(el_input *in, const el_reader_opts *opts,
             r->bytes_fed = 3;
         }
     }
+    r->escape = -1;
+    if (!err && opts->escape)
+        err = setup_escape(r, in, opts, delim, tsv, diag);
     r->in = in;
     if (!err && opts->columns) {
         r->schema.ncols = opts->ncolumns;

@@ -37,6 +37,15 @@ typedef struct table_def {
 
 enum state { ST_IDLE, ST_VALUES, ST_COPY, ST_EOF };
 
+/* A hash index over an array of names (open addressing, linear probing), so
+ * that a dump with 100,000 CREATE TABLEs costs 100,000 lookups, not 10^10
+ * comparisons. The keys live in the array; the index holds positions. */
+typedef struct name_index {
+    size_t *pos;      /* cap slots: NO_COL = empty, else a position in the array */
+    uint64_t *hash;   /* the hash of each occupied slot's key */
+    size_t cap, used; /* cap is 0 or a power of two; used <= cap / 2 */
+} name_index;
+
 struct el_sql_dump {
     el_sql_dialect dialect;
     el_input *in;
@@ -46,9 +55,12 @@ struct el_sql_dump {
     size_t ngiven;                  /* of a table the dump never declares */
 
     table_def *defs;                /* every CREATE TABLE seen */
-    size_t ndefs;
+    size_t ndefs, capdefs;
+    name_index def_index;           /* defs by exact (schema, name) */
     char **seen;                    /* tables with data, as "schema.name" */
-    size_t nseen;
+    size_t nseen, capseen;
+    name_index seen_index;          /* seen by text */
+    uint64_t name_compares;         /* key comparisons of both indexes */
 
     bool selected;
     char *sel_schema, *sel_name;
@@ -80,6 +92,65 @@ static char *xstrdup(const char *s)
 static bool ieq(const char *a, const char *b)
 {
     return el_sql_word_is(a, b);
+}
+
+/* FNV-1a over whether there is a schema, the schema and the name. */
+static uint64_t table_hash(const char *schema, const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    h = (h ^ (schema ? 1u : 0u)) * 0x100000001b3u;
+    for (const char *p = schema ? schema : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3u;
+    h = (h ^ 0xffu) * 0x100000001b3u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3u;
+    return h;
+}
+
+static void index_free(name_index *ix)
+{
+    free(ix->pos);
+    free(ix->hash);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* Makes room for one more key (doubling, at most half full). */
+static el_err index_reserve(name_index *ix)
+{
+    if (ix->used + 1 <= ix->cap / 2)
+        return EL_OK;
+    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    size_t *pos = malloc(cap * sizeof *pos);
+    uint64_t *hash = malloc(cap * sizeof *hash);
+    if (!pos || !hash) {
+        free(pos);
+        free(hash);
+        return EL_ENOMEM;
+    }
+    for (size_t i = 0; i < cap; i++)
+        pos[i] = NO_COL;
+    for (size_t i = 0; i < ix->cap; i++) {
+        if (ix->pos[i] == NO_COL)
+            continue;
+        size_t k = (size_t)ix->hash[i] & (cap - 1);
+        while (pos[k] != NO_COL)
+            k = (k + 1) & (cap - 1);
+        pos[k] = ix->pos[i];
+        hash[k] = ix->hash[i];
+    }
+    free(ix->pos);
+    free(ix->hash);
+    ix->pos = pos;
+    ix->hash = hash;
+    ix->cap = cap;
+    return EL_OK;
+}
+
+static void index_put(name_index *ix, size_t slot, uint64_t h, size_t position)
+{
+    ix->pos[slot] = position;
+    ix->hash[slot] = h;
+    ix->used++;
 }
 
 static void free_def(table_def *t)
@@ -257,10 +328,20 @@ static bool ends_type(const char *w)
     return false;
 }
 
+/* Remembers t (taking what it owns); a table declared again replaces its
+ * earlier definition, as the server would have. */
 static el_err add_def(el_sql_dump *d, table_def *t)
 {
-    for (size_t i = 0; i < d->ndefs; i++) {
-        table_def *o = &d->defs[i];
+    name_index *ix = &d->def_index;
+    if (index_reserve(ix))
+        return EL_ENOMEM;
+    uint64_t h = table_hash(t->schema, t->name);
+    size_t k = (size_t)h & (ix->cap - 1);
+    for (; ix->pos[k] != NO_COL; k = (k + 1) & (ix->cap - 1)) {
+        if (ix->hash[k] != h)
+            continue;
+        table_def *o = &d->defs[ix->pos[k]];
+        d->name_compares++;
         bool sa = o->schema != NULL, sb = t->schema != NULL;
         if (sa == sb && strcmp(o->name, t->name) == 0 &&
             (!sa || strcmp(o->schema, t->schema) == 0)) {
@@ -272,10 +353,15 @@ static el_err add_def(el_sql_dump *d, table_def *t)
     }
     if (d->ndefs >= MAX_TABLES)
         return EL_OK; /* remember no more; later tables get no types */
-    table_def *p = realloc(d->defs, (d->ndefs + 1) * sizeof *p);
-    if (!p)
-        return EL_ENOMEM;
-    d->defs = p;
+    if (d->ndefs == d->capdefs) {
+        size_t cap = d->capdefs ? d->capdefs * 2 : 16;
+        table_def *p = realloc(d->defs, cap * sizeof *p);
+        if (!p)
+            return EL_ENOMEM;
+        d->defs = p;
+        d->capdefs = cap;
+    }
+    index_put(ix, k, h, d->ndefs);
     d->defs[d->ndefs++] = *t;
     memset(t, 0, sizeof *t);
     return EL_OK;
@@ -459,19 +545,38 @@ static el_err note_seen(el_sql_dump *d, const char *schema, const char *name)
 {
     char full[2 * NAME_MAX_LEN + 2];
     format_table(full, sizeof full, schema, name);
-    for (size_t i = 0; i < d->nseen; i++)
-        if (strcmp(d->seen[i], full) == 0)
+    name_index *ix = &d->seen_index;
+    if (index_reserve(ix))
+        return EL_ENOMEM;
+    uint64_t h = table_hash(NULL, full);
+    size_t k = (size_t)h & (ix->cap - 1);
+    for (; ix->pos[k] != NO_COL; k = (k + 1) & (ix->cap - 1)) {
+        if (ix->hash[k] != h)
+            continue;
+        d->name_compares++;
+        if (strcmp(d->seen[ix->pos[k]], full) == 0)
             return EL_OK;
+    }
     if (d->nseen >= MAX_TABLES)
         return EL_OK;
-    char **p = realloc(d->seen, (d->nseen + 1) * sizeof *p);
-    if (!p)
-        return EL_ENOMEM;
-    d->seen = p;
+    if (d->nseen == d->capseen) {
+        size_t cap = d->capseen ? d->capseen * 2 : 16;
+        char **p = realloc(d->seen, cap * sizeof *p);
+        if (!p)
+            return EL_ENOMEM;
+        d->seen = p;
+        d->capseen = cap;
+    }
     if (!(d->seen[d->nseen] = xstrdup(full)))
         return EL_ENOMEM;
+    index_put(ix, k, h, d->nseen);
     d->nseen++;
     return EL_OK;
+}
+
+uint64_t el_sql_dump_name_compares(const el_sql_dump *d)
+{
+    return d->name_compares;
 }
 
 /* "a, b, c" of every table declared or with data, for usage errors. */
@@ -1312,6 +1417,8 @@ static void dump_free(void *self)
     for (size_t i = 0; i < d->nseen; i++)
         free(d->seen[i]);
     free(d->seen);
+    index_free(&d->def_index);
+    index_free(&d->seen_index);
     free(d->map);
     free_cols(d->given_cols, d->ngiven);
     free(d->want_schema);

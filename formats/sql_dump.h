@@ -40,6 +40,7 @@
 
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -53,6 +54,11 @@ typedef struct el_sql_dump el_sql_dump;
  * success only. */
 el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_opts *opts,
                         const el_reader_ops **ops, void **self, el_diag *diag) EL_MUST_USE;
+
+/* Table-name comparisons made so far remembering CREATE TABLEs and the
+ * tables with data (hash indexes: about one per statement, whatever the
+ * number of tables). For tests of that cost. */
+uint64_t el_sql_dump_name_compares(const el_sql_dump *d);
 
 /* el_coltype for a declared type in a dialect (NULL or "" gives TEXT). */
 el_coltype el_sql_coltype(el_sql_dialect dialect, const char *sql_type);

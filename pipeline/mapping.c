@@ -336,6 +336,8 @@ el_reader_opts el_source_reader_opts(const el_source *s, const el_reader_opts *b
         ro.delimiter = s->delimiter;
     if (s->null_string)
         ro.null_string = s->null_string;
+    if (s->escape)
+        ro.escape = s->escape;
     if (s->columns) {
         ro.columns = (const char *const *)s->columns;
         ro.ncolumns = s->ncolumns;
@@ -552,6 +554,12 @@ static el_err parse_source(jctx *c, el_mapping *m, yajl_val v, size_t idx)
                 err = jerr(c, "source '%s': \"delimiter\" must be one character", s->name);
             else
                 s->delimiter = jstr(x)[0];
+        } else if (strcmp(k, "escape") == 0) {
+            /* "\\" in JSON is one backslash; "" is none */
+            if (!jstr(x) || strlen(jstr(x)) > 1 || jstr(x)[0] == '\n' || jstr(x)[0] == '\r')
+                err = jerr(c, "source '%s': \"escape\" must be one character", s->name);
+            else
+                s->escape = jstr(x)[0];
         } else if (strcmp(k, "columns") == 0) {
             if (!YAJL_IS_ARRAY(x) || x->u.array.len == 0) {
                 err = jerr(c, "source '%s': \"columns\" must be a list of names", s->name);

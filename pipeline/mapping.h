@@ -66,6 +66,7 @@ typedef struct el_source {
     el_format format;      /* EL_FMT_AUTO unless "format" says */
     char delimiter;        /* 0 = format default */
     char *null_string;     /* CSV --null */
+    char escape;           /* CSV --escape ("escape"), 0 = none */
     char **columns;        /* CSV headerless column names, NULL = header row */
     size_t ncolumns;
     el_template *pk, *sk;
@@ -159,7 +160,7 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag) EL
 char *el_mapping_input_path(const el_mapping *m, const char *input);
 
 /* Reader options for an input of src: the source's own settings (mapping
- * "format", "delimiter", "null", "columns", "source_table") over base (the
+ * "format", "delimiter", "null", "escape", "columns", "source_table") over base (the
  * command line's). Strings are borrowed from both. */
 el_reader_opts el_source_reader_opts(const el_source *src, const el_reader_opts *base);
 

@@ -9,26 +9,40 @@
 #       JavaScript v3 (BatchWriteCommand, 16 batches in flight) - items/s,
 #       the loader's own CPU us per item (user+sys, /usr/bin/time), peak RSS,
 #       item count checked with a Scan (Select=COUNT) of a fresh table each
-#   (3) edgeload against the null endpoint (tests/tools/nullddb.py)
+#   (3) edgeload against the null endpoint (tests/tools/nullddb.c, built
+#       as build-bench/nullddb; --null-impl py for nullddb.py): items/s, the
+#       loader's CPU us per item, and the endpoint's own CPU us per item;
+#       plus the endpoint alone driven by wrk (if installed), to show its
+#       ceiling is far above the loader's
 #   (4) edgeload's peak RSS at two input sizes (N and 4N rows, --output)
-#   (5) issue 5: tests/tools/faultproxy.py's per-partition throttling model
-#       (1,000 WCU/s per table PK and per index PK) in front of DynamoDB
-#       Local, the skewed graph sorted by follower loaded (a) with sharding
-#       (--hot-threshold) and interleaving, (b) with both off
+#   (5) issue 5: the per-partition throttling model (1,000 WCU/s per table
+#       PK and per index PK, burst 300, over-budget writes returned as
+#       UnprocessedItems), the skewed graph sorted by follower loaded (a)
+#       with sharding (--hot-threshold) and interleaving, (b) with both off
 #       (EDGELOAD_BENCH_NO_INTERLEAVE=1, no --hot-threshold), and (c) the
-#       same number of rows spread uniformly over keys
+#       same number of rows spread uniformly over keys. Through one or more
+#       of (--throttle-via): c = nullddb.c's built-in model (no proxy, so
+#       only the per-key limits and edgeload are measured), ddb =
+#       tests/tools/faultproxy.py --pk-wcu in front of DynamoDB Local,
+#       null = faultproxy.py in front of nullddb.c
 #
 # Options:
 #   --rows N            rows for (1), (3) and the smaller size of (4)
 #                       (default 1000000; --quick: 200000)
 #   --ddb-rows N        rows loaded into DynamoDB Local in (2) (default 100000;
 #                       --quick: 20000)
-#   --throttle-rows N   rows of (5) (default 100000; --quick: 20000)
+#   --throttle-rows N   rows of (5) through the C model (default 200000;
+#                       --quick: 50000). The hottest target holds ~17 % of
+#                       the edges, so "both off" needs >= 0.17 N / 1000 s
+#   --throttle-ddb-rows N  rows of (5) through the proxy (ddb, null)
+#                       (default 100000; --quick: 20000)
 #   --hot-threshold N   threshold of (5a) (default 1000)
-#   --throttle-upstream ddb|null  what the proxy of (5) forwards to: DynamoDB
-#                       Local (default), or the null endpoint, to see the
-#                       throttling model without DynamoDB Local's own ceiling
-#                       (counts then checked with the null endpoint's counter)
+#   --throttle-via LIST  c, ddb, null, comma-separated (default c,ddb;
+#                       --quick: c). Rows thr_*, thr_*_ddb, thr_*_pxn
+#   --throttle-upstream ddb|null  the same as --throttle-via ddb|null (older name)
+#   --table-wcu T       with --throttle-via c, also limit each table to T WCU/s
+#                       (DynamoDB's on-demand default is 40000; default: no limit)
+#   --null-impl c|py    null endpoint of (3): nullddb.c (default) or nullddb.py
 #   --quick             the small sizes above (the whole run takes minutes)
 #   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5)
 #   --port P            first of three loopback ports: DynamoDB Local, the
@@ -47,14 +61,17 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= THR_ROWS= THR_UP=ddb QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
     --ddb-rows) DDB_ROWS=$2; shift 2 ;;
     --throttle-rows) THR_ROWS=$2; shift 2 ;;
+    --throttle-ddb-rows) THR_DDB_ROWS=$2; shift 2 ;;
     --hot-threshold) HOT=$2; shift 2 ;;
-    --throttle-upstream) THR_UP=$2; shift 2 ;;
+    --throttle-via|--throttle-upstream) THR_VIA=$2; shift 2 ;;
+    --null-impl) NULL_IMPL=$2; shift 2 ;;
+    --table-wcu) TABLE_WCU=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --only) ONLY=$2; shift 2 ;;
     --port) PORT=$2; shift 2 ;;
@@ -64,15 +81,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $QUICK = 1 ]; then
-  : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${THR_ROWS:=20000}"
+  : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${THR_ROWS:=50000}" "${THR_DDB_ROWS:=20000}" "${THR_VIA:=c}"
 else
-  : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${THR_ROWS:=100000}"
+  : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${THR_ROWS:=200000}" "${THR_DDB_ROWS:=100000}" "${THR_VIA:=c,ddb}"
 fi
-for v in ROWS DDB_ROWS THR_ROWS HOT PORT; do
+case $TABLE_WCU in ''|*[!0-9]*) el_die "--table-wcu must be a number" ;; esac
+for v in ROWS DDB_ROWS THR_ROWS THR_DDB_ROWS HOT PORT; do
   case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
 done
-case $THR_UP in ddb|null) ;; *) el_die "--throttle-upstream must be ddb or null" ;; esac
+for v in ${THR_VIA//,/ }; do
+  case $v in c|ddb|null) ;; *) el_die "--throttle-via takes c, ddb and null" ;; esac
+done
+case $NULL_IMPL in c|py) ;; *) el_die "--null-impl must be c or py" ;; esac
 want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+via() { case ",$THR_VIA," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 WORK=${WORK:-$EL_ROOT/build-bench/bench}
 mkdir -p "$WORK"
@@ -87,7 +109,9 @@ NODE_DIR=$EL_CACHE_DIR/bench-node
 el_say "building edgeload (Release) in build-bench"
 el_build build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 EL=$EL_ROOT/build-bench/edgeload
+NULLC=$EL_ROOT/build-bench/nullddb
 [ -x "$EL" ] || el_die "no edgeload binary in build-bench"
+[ -x "$NULLC" ] || el_die "no nullddb (tests/tools/nullddb.c) binary in build-bench"
 
 DDB_PORT=$PORT NULL_PORT=$((PORT + 1)) PROXY_PORT=$((PORT + 2))
 export EDGELOAD_DDB_PORT=$DDB_PORT
@@ -270,18 +294,65 @@ if want 2; then
 fi
 
 # ======================= (3) null endpoint ====================================
+# start_null NAME COUNTFILE STATSFILE [OPTIONS...] - the null endpoint of
+# --null-impl on NULL_PORT (the C one for any throttling options)
+start_null() {
+  local name=$1 cf=$2 sf=$3 impl=$NULL_IMPL; shift 3
+  [ $# -gt 0 ] && impl=c
+  rm -f "$cf" "$sf"
+  if [ "$impl" = c ]; then
+    start_server "$name" "$NULLC" --listen "127.0.0.1:$NULL_PORT" --count-file "$cf" --stats-file "$sf" "$@"
+  else
+    start_server "$name" "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
+      --count-file "$cf" --stats-file "$sf"
+  fi
+}
+# proc_usage PID - "CPU_SECONDS PEAK_RSS_KB" of a running process
+proc_usage() {
+  local tck; tck=$(getconf CLK_TCK)
+  awk -v t="$tck" '{print ($14 + $15) / t}' "/proc/$1/stat" | tr '\n' ' '
+  awk '/^VmHWM:/ {print $2}' "/proc/$1/status"
+}
 if want 3; then
   gen "skewed-$ROWS.csv" "$ROWS" skewed
-  el_say "(3) edgeload against the null endpoint, $ROWS rows"
-  start_server nullddb "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
-    --count-file "$SCRATCH/null.count"
+  el_say "(3) edgeload against the null endpoint (nullddb.$NULL_IMPL), $ROWS rows"
+  start_null nullddb "$SCRATCH/null.count" "$SCRATCH/null.stats"
   np=$SERVER_PID
   run_timed null_el "$EL" load "${MAP[@]}" --table Graph --endpoint-url "http://127.0.0.1:$NULL_PORT" \
     --quiet --stats-json "$SCRATCH/stats.null" "$DATA/skewed-$ROWS.csv"
+  read -r srv_cpu srv_rss < <(proc_usage "$np")
   stop_server "$np"
   T_N[null_el]=$(cat "$SCRATCH/null.count")
-  T_NOTE[null_el]="edgeload -> nullddb.py (1 worker, same 2 cores)"
   [ "${T_N[null_el]}" = "$ROWS" ] || el_die "the null endpoint received ${T_N[null_el]} writes, expected $ROWS"
+  T_NOTE[null_el]="edgeload -> nullddb.$NULL_IMPL (1 thread, same 2 cores); the endpoint's own CPU $(echo "scale=2; $srv_cpu * 1000000 / $ROWS" | bc -l) µs/item, RSS $((srv_rss / 1024)) MB"
+  if command -v wrk >/dev/null 2>&1 && [ "$NULL_IMPL" = c ]; then
+    # The endpoint alone: wrk, 1 thread, 32 keep-alive connections, 25 edge
+    # items a request with ReturnConsumedCapacity INDEXES, as edgeload sends.
+    "$PY" - "$SCRATCH/wrk.body" "$SCRATCH/wrk.lua" <<'PYEOF'
+import json, sys
+items = [{"PutRequest": {"Item": {"PK": {"S": "ACTOR#u%d" % i}, "SK": {"S": "TARGET#u%d" % (i * 7)},
+          "GSI1PK": {"S": "TARGET#u%d" % (i * 7)}, "GSI1SK": {"S": "ACTOR#u%d" % i},
+          "createdAt": {"N": "1704067200"}, "edgeType": {"S": "FOLLOWS"}}}} for i in range(25)]
+open(sys.argv[1], "w").write(json.dumps({"RequestItems": {"Graph": items}, "ReturnConsumedCapacity": "INDEXES"},
+                                        separators=(",", ":")))
+open(sys.argv[2], "w").write('''wrk.method = "POST"
+wrk.headers["X-Amz-Target"] = "DynamoDB_20120810.BatchWriteItem"
+wrk.headers["Content-Type"] = "application/x-amz-json-1.0"
+local f = io.open("%s", "rb"); wrk.body = f:read("*a"); f:close()
+''' % sys.argv[1])
+PYEOF
+    start_null nullddb_wrk "$SCRATCH/wrk.count" "$SCRATCH/wrk.stats"
+    np=$SERVER_PID
+    wrk -t1 -c32 -d5s -s "$SCRATCH/wrk.lua" "http://127.0.0.1:$NULL_PORT/" >"$SCRATCH/wrk.out" 2>&1 ||
+      el_die "wrk failed: $(cat "$SCRATCH/wrk.out")"
+    read -r srv_cpu srv_rss < <(proc_usage "$np")
+    stop_server "$np"
+    T_N[null_srv]=$(cat "$SCRATCH/wrk.count")
+    T_EL[null_srv]=$(sed -n 's/.* requests in \([0-9.]*\)s.*/\1/p' "$SCRATCH/wrk.out")
+    T_CPU[null_srv]=$srv_cpu T_RSS[null_srv]=$srv_rss
+    T_NOTE[null_srv]="nullddb.c alone, driven by wrk (-t1 -c32, 25 items a request): CPU and RSS are the endpoint's"
+    ORDER+=(null_srv)
+  fi
 fi
 
 # ======================= (4) RSS at two sizes =================================
@@ -303,30 +374,35 @@ fi
 
 # ======================= (5) issue 5: throttling model ========================
 if want 5; then
-  gen "skewed-$THR_ROWS.csv" "$THR_ROWS" skewed
-  gen "uniform-$THR_ROWS.csv" "$THR_ROWS" uniform
-  [ "$THR_UP" = ddb ] && ddb_start
-  el_say "(5) per-partition throttling (faultproxy --pk-wcu 1000 -> $THR_UP), $THR_ROWS rows"
-  thr() {  # thr CASE NOTE INPUT [ENV=...] -- [EDGELOAD OPTIONS...]
-    local c=$1 note=$2 input=$3 envs=() expect up=$DDB np=
-    shift 3
+  # hottest N - the largest fan-in of one target in a generated CSV
+  hottest() { awk -F, 'NR > 1 {n[$2]++} END {m = 0; for (k in n) if (n[k] > m) m = n[k]; print m}' "$1"; }
+  # thr VIA SUFFIX ROWS CASE NOTE INPUT [ENV=...] -- [EDGELOAD OPTIONS...]
+  thr() {
+    local via=$1 sfx=$2 rows=$3 c=$4$2 note=$5 input=$6 envs=() expect up=$DDB np= pp= url
+    shift 6
     while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
-    if [ "$THR_UP" = null ]; then
-      rm -f "$SCRATCH/null.$c.count"
-      start_server "nullddb_$c" "$PY" "$EL_ROOT/tests/tools/nullddb.py" --listen "127.0.0.1:$NULL_PORT" \
-        --count-file "$SCRATCH/null.$c.count"
-      np=$SERVER_PID up=http://127.0.0.1:$NULL_PORT
-    else
-      ddb_table "bench_$c"
+    case $via in
+      c)
+        start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats" --pk-wcu 1000 --pk-burst 300 \
+          --table-wcu "$TABLE_WCU"
+        np=$SERVER_PID url=http://127.0.0.1:$NULL_PORT ;;
+      null)
+        start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats" --parse
+        np=$SERVER_PID up=http://127.0.0.1:$NULL_PORT ;;
+      ddb) ddb_table "bench_$c" ;;
+    esac
+    if [ "$via" != c ]; then
+      start_server "proxy_$c" "$PY" "$EL_ROOT/tests/tools/faultproxy.py" --listen "127.0.0.1:$PROXY_PORT" \
+        --upstream "$up" --pk-wcu 1000 --pk-burst 300 --stats-file "$SCRATCH/proxy.$c.json"
+      pp=$SERVER_PID url=http://127.0.0.1:$PROXY_PORT
     fi
-    start_server "proxy_$c" "$PY" "$EL_ROOT/tests/tools/faultproxy.py" --listen "127.0.0.1:$PROXY_PORT" \
-      --upstream "$up" --pk-wcu 1000 --stats-file "$SCRATCH/proxy.$c.json"
-    local pp=$SERVER_PID
     run_timed "$c" env "${envs[@]}" "$EL" load "${MAP[@]}" --table "bench_$c" \
-      --endpoint-url "http://127.0.0.1:$PROXY_PORT" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$input"
-    stop_server "$pp"
+      --endpoint-url "$url" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$input"
+    local srv_cpu=0 srv_rss=0
+    [ -n "$np" ] && read -r srv_cpu srv_rss < <(proc_usage "$np")
+    [ -n "$pp" ] && stop_server "$pp"
     expect=$(stat_items "$SCRATCH/stats.$c")
-    if [ "$THR_UP" = null ]; then
+    if [ -n "$np" ]; then
       stop_server "$np"
       T_N[$c]=$(cat "$SCRATCH/null.$c.count")
       [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the null endpoint got ${T_N[$c]} writes, expected $expect"
@@ -334,14 +410,33 @@ if want 5; then
       check_count "$c" "bench_$c" "$expect"
       ddb_drop "bench_$c"
     fi
-    T_NOTE[$c]="$note; $("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d requests, %d items withheld, %d throttled batches" % (s["batch_requests"], s["items_withheld"], s["faults"]["pk_throttle"]))' "$SCRATCH/proxy.$c.json")"
+    if [ "$via" = c ]; then
+      T_NOTE[$c]="$note; nullddb.c model: $("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d requests, %d items withheld, %d throttled batches, endpoint CPU %.2f µs/item" % (s["batch_requests"], s["items_withheld"], s["pk_throttle"], float(sys.argv[2]) * 1e6 / max(1, s["items"])))' "$SCRATCH/null.$c.stats" "$srv_cpu")"
+    else
+      T_NOTE[$c]="$note; faultproxy -> $via: $("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("%d requests, %d items withheld, %d throttled batches" % (s["batch_requests"], s["items_withheld"], s["faults"]["pk_throttle"]))' "$SCRATCH/proxy.$c.json")"
+    fi
   }
-  thr thr_on "skewed, sorted, sharding+interleaving on (--hot-threshold $HOT)" \
-    "$DATA/skewed-$THR_ROWS.csv" -- --hot-threshold "$HOT"
-  thr thr_off "skewed, sorted, sharding and interleaving off" \
-    "$DATA/skewed-$THR_ROWS.csv" EDGELOAD_BENCH_NO_INTERLEAVE=1 --
-  thr thr_uni "uniform keys, no sharding, interleaving on" \
-    "$DATA/uniform-$THR_ROWS.csv" --
+  # thr_set VIA SUFFIX ROWS - the three cases through one throttling path
+  thr_set() {
+    local via=$1 sfx=$2 rows=$3 hot
+    gen "skewed-$rows.csv" "$rows" skewed
+    gen "uniform-$rows.csv" "$rows" uniform
+    [ "$via" = ddb ] && ddb_start
+    hot=$(hottest "$DATA/skewed-$rows.csv")
+    el_say "(5) per-partition throttling via $via (1,000 WCU/s per key), $rows rows; hottest target: $hot edges"
+    THR_HOT[$via]=$hot THR_N[$via]=$rows
+    [ "$via" = c ] && [ "$TABLE_WCU" -gt 0 ] && el_say "    and $TABLE_WCU WCU/s per table"
+    thr "$via" "$sfx" "$rows" thr_on "skewed, sorted, sharding+interleaving on (--hot-threshold $HOT)" \
+      "$DATA/skewed-$rows.csv" -- --hot-threshold "$HOT"
+    thr "$via" "$sfx" "$rows" thr_off "skewed, sorted, sharding and interleaving off (hottest key $hot edges: >= $((hot / 1000)) s at 1,000 WCU/s)" \
+      "$DATA/skewed-$rows.csv" EDGELOAD_BENCH_NO_INTERLEAVE=1 --
+    thr "$via" "$sfx" "$rows" thr_uni "uniform keys, no sharding, interleaving on" \
+      "$DATA/uniform-$rows.csv" --
+  }
+  declare -A THR_HOT THR_N
+  via c && thr_set c "" "$THR_ROWS"
+  via ddb && thr_set ddb _ddb "$THR_DDB_ROWS"
+  via null && thr_set null _pxn "$THR_DDB_ROWS"
 fi
 
 # ======================= the table ============================================
@@ -377,7 +472,7 @@ EOF
 {
   echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS (proxy -> $THR_UP); wall-clock items/s; CPU = user+sys of the loader process only"
+  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS via nullddb.c's model$([ "$TABLE_WCU" -gt 0 ] && echo " with $TABLE_WCU WCU/s per table"), $THR_DDB_ROWS via faultproxy ($THR_VIA); null endpoint: nullddb.$NULL_IMPL; wall-clock items/s; CPU = user+sys of the loader process only (null_srv: of the endpoint)"
   echo
   echo "| case       |     items |  elapsed |    items/s | CPU µs/it | RSS MB  | what |"
   echo "|------------|-----------|----------|------------|----------|---------|------|"
@@ -396,7 +491,11 @@ EOF
   if [ -n "${T_RSS[rss_$ROWS]:-}" ] && [ -n "${T_RSS[rss_$((ROWS * 4))]:-}" ]; then
     echo "- peak RSS $((ROWS * 4)) rows / $ROWS rows: $(echo "scale=3; ${T_RSS[rss_$((ROWS * 4))]} / ${T_RSS[rss_$ROWS]}" | bc -l)"
   fi
-  tratio "issue 5: elapsed, both off / sharding+interleaving on (target >= 10)" thr_off thr_on
-  tratio "issue 5: elapsed, sharding+interleaving on / uniform keys (target <= 1.5)" thr_on thr_uni
+  tratio "issue 5 (nullddb.c model): elapsed, both off / sharding+interleaving on (target >= 10)" thr_off thr_on
+  tratio "issue 5 (nullddb.c model): elapsed, sharding+interleaving on / uniform keys (target <= 1.5)" thr_on thr_uni
+  tratio "issue 5 (faultproxy -> DynamoDB Local): elapsed, both off / on" thr_off_ddb thr_on_ddb
+  tratio "issue 5 (faultproxy -> DynamoDB Local): elapsed, on / uniform keys" thr_on_ddb thr_uni_ddb
+  tratio "issue 5 (faultproxy -> nullddb.c): elapsed, both off / on" thr_off_pxn thr_on_pxn
+  tratio "issue 5 (faultproxy -> nullddb.c): elapsed, on / uniform keys" thr_on_pxn thr_uni_pxn
 } | tee "$RESULTS"
 el_say "table written to $RESULTS"

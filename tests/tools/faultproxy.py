@@ -969,20 +969,22 @@ class Server(socketserver.ThreadingTCPServer):
 class ToolProcess:
     """One of the test tools (this proxy or nullddb.py) run as a child process.
 
-    Starts `python3 SCRIPT --listen 127.0.0.1:0 ARGS...`, waits for its
-    "listening on" line and exposes the port.  Use as a context manager, or
+    Starts `python3 SCRIPT --listen 127.0.0.1:0 ARGS...` (or `COMMAND...
+    --listen ...` when command is given), waits for its "listening on" line
+    and exposes the port.  Use as a context manager, or
     call stop().  The child gets SIGTERM on stop and is killed if it does not
     exit within 10 s.  A separate process keeps the tool off the test's GIL.
     """
 
-    def __init__(self, script, args, python=None):
-        self.proc = subprocess.Popen([python or sys.executable, script, "--listen", "127.0.0.1:0"] + list(args),
+    def __init__(self, script, args, python=None, command=None):
+        argv0 = list(command) if command else [python or sys.executable, script]
+        self.proc = subprocess.Popen(argv0 + ["--listen", "127.0.0.1:0"] + list(args),
                                      stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if " listening on " not in line:
             self.proc.kill()
             self.proc.wait()
-            raise RuntimeError("%s did not start: %r" % (os.path.basename(script), line))
+            raise RuntimeError("%s did not start: %r" % (os.path.basename(argv0[-1]), line))
         self.port = int(line.split(" listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
         self.url = "http://127.0.0.1:%d" % self.port
 
@@ -1037,18 +1039,45 @@ class ProxyProcess(ToolProcess):
         return self._http("/__stats/reset", {})
 
 
-class NullProcess(ToolProcess):
-    """nullddb.py (next to this file) as a child process: NullProcess(count_file=PATH, workers=2)."""
+def nullddb_c_binary():
+    """Path of the C null endpoint (tests/tools/nullddb.c, built by CMake next
+    to edgeload): env EDGELOAD_NULLDDB, else `nullddb` beside EDGELOAD_BIN.
+    None when neither exists."""
+    cands = [os.environ.get("EDGELOAD_NULLDDB")]
+    if os.environ.get("EDGELOAD_BIN"):
+        cands.append(os.path.join(os.path.dirname(os.environ["EDGELOAD_BIN"]), "nullddb"))
+    for c in cands:
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
 
-    def __init__(self, python=None, **options):
+
+class NullProcess(ToolProcess):
+    """A null endpoint as a child process: NullProcess(count_file=PATH, workers=2).
+
+    impl="py" (default) runs nullddb.py next to this file; impl="c" runs the
+    C endpoint (tests/tools/nullddb.c; binary= its path, default
+    nullddb_c_binary()), which takes the same options plus the throttling
+    model (pk_wcu=1000, pk_burst=..., table_wcu=...) and runs one worker.
+    """
+
+    def __init__(self, python=None, impl="py", binary=None, **options):
         args = []
         for k, v in options.items():
             if v is True:
                 args.append("--" + k.replace("_", "-"))
             elif v not in (False, None):
                 args += ["--" + k.replace("_", "-"), str(v)]
-        ToolProcess.__init__(self, os.path.join(os.path.dirname(os.path.abspath(__file__)), "nullddb.py"),
-                             args, python)
+        if impl == "c":
+            exe = binary or nullddb_c_binary()
+            if not exe:
+                raise RuntimeError("the C null endpoint is not built (set EDGELOAD_NULLDDB)")
+            ToolProcess.__init__(self, None, args, command=[exe])
+        elif impl == "py":
+            ToolProcess.__init__(self, os.path.join(os.path.dirname(os.path.abspath(__file__)), "nullddb.py"),
+                                 args, python)
+        else:
+            raise ValueError("impl must be 'py' or 'c'")
 
 
 def parse_args(argv):

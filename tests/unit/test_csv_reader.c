@@ -13,6 +13,7 @@
 #include <stdlib.h>  /* malloc, free, mkstemps */
 #include <string.h>  /* memcpy, strlen, strstr */
 #include <unistd.h>  /* write, close, unlink */
+#include <yajl/yajl_tree.h> /* the INTO OUTFILE fixtures' expected values */
 #include <zstd.h>    /* a .csv.zst input */
 
 #include "formats/reader.h"
@@ -597,7 +598,14 @@ static void test_bad_headers(void **state)
     assert_int_equal(open_mem_err("h.csv", "ok,caf\xe9\n", &no_opts, &d), EL_EPARSE);
     assert_non_null(strstr(d.msg, "UTF-8"));
     assert_int_equal(open_mem_err("h.csv", "\"a\nb", &no_opts, &d), EL_ETRUNCATED);
-    el_reader_opts esc = { .escape = '\\' };
+    /* an escape character that could never be told from the syntax */
+    el_reader_opts esc = { .escape = ',' };
+    assert_int_equal(open_mem_err("h.csv", "a\n", &esc, &d), EL_EUSAGE);
+    esc.escape = '"';
+    assert_int_equal(open_mem_err("h.csv", "a\n", &esc, &d), EL_EUSAGE);
+    esc.escape = '\n';
+    assert_int_equal(open_mem_err("h.csv", "a\n", &esc, &d), EL_EUSAGE);
+    esc = (el_reader_opts){ .escape = '\\', .delimiter = '\\' };
     assert_int_equal(open_mem_err("h.csv", "a\n", &esc, &d), EL_EUSAGE);
 }
 
@@ -789,6 +797,405 @@ static void test_compressed_truncated_csv(void **state)
     free(text);
 }
 
+static void test_very_wide_rows_are_bounded(void **state)
+{
+    (void)state;
+    /* a row of 100,000 fields is a reject counting them all, though only
+     * the first 10,001 are kept; a header that wide is refused */
+    size_t n = 100000;
+    char *wide = malloc(2 * n + 64);
+    assert_non_null(wide);
+    for (int esc = 0; esc < 2; esc++) {
+        el_reader_opts o = { .escape = esc ? '\\' : 0 };
+        size_t len = (size_t)snprintf(wide, 64, "a,b\n");
+        for (size_t i = 0; i + 1 < n; i++)
+            wide[len++] = ',';
+        len += (size_t)snprintf(wide + len, 64, "\n1,2\n");
+        el_reader *r = open_mem_len("w.csv", wide, len, &o);
+        el_row row;
+        el_diag d;
+        assert_int_equal(el_reader_next(r, &row, &d), EL_EREJECT);
+        assert_non_null(strstr(d.msg, "got 100000"));
+        assert_true(row.ncols <= 10001);
+        ROW(r, 3, "1", "2");
+        check_eof(r);
+        el_reader_free(r);
+
+        el_input *in = NULL;
+        assert_int_equal(el_input_open_mem(wide + 4, len - 4, "w.csv", &in, &d), EL_OK);
+        r = NULL;
+        assert_int_equal(el_reader_open_input(in, &o, &r, &d), EL_ELIMIT);
+        assert_non_null(strstr(d.msg, "100000 columns"));
+    }
+    free(wide);
+}
+
+/* ---- quoted fields and --null (PostgreSQL COPY ... CSV) ---- */
+
+static void test_quoted_field_is_never_null(void **state)
+{
+    (void)state;
+    /* COPY ... CSV NULL '\N': the text \N is written quoted, NULL bare */
+    el_reader_opts o = { .null_string = "\\N" };
+    el_reader *r = open_mem("q.csv", "a,b,c\n\\N,\"\\N\",x\n\"\\N\",\\N,\"\"\n", &o);
+    ROW(r, 2, NULL, "\\N", "x");
+    ROW(r, 3, "\\N", NULL, "");
+    check_eof(r);
+    el_reader_free(r);
+
+    /* the byte after a field in libcsv's buffer is stale from earlier,
+     * longer fields: a quote there must not make a bare field "quoted" */
+    r = open_mem("q.csv", "a,b\n\"xy\"\"z\",\\N\nab\",\\N\n\"a,\n\\N\",\\N\n", &o);
+    ROW(r, 2, "xy\"z", NULL);
+    ROW(r, 3, "ab\"", NULL);
+    ROW(r, 4, "a,\n\\N", NULL);
+    check_eof(r);
+    el_reader_free(r);
+
+    /* --null '' (COPY's default NULL in CSV is the unquoted empty string) */
+    el_reader_opts e = { .null_string = "" };
+    r = open_mem("q.csv", "a,b,c\n,\"\",x\n", &e);
+    ROW(r, 2, NULL, "", "x");
+    el_reader_free(r);
+
+    /* a quoted value equal to --null on a line of its own, across reads */
+    el_reader_opts n = { .null_string = "NULL" };
+    size_t rows = 20000;
+    char *big = malloc(rows * 16 + 8);
+    assert_non_null(big);
+    size_t len = (size_t)snprintf(big, 8, "a,b\n");
+    for (size_t i = 0; i < rows; i++)
+        len += (size_t)snprintf(big + len, 17, i % 2 ? "NULL,\"NULL\"\n" : "\"NULL\",NULL\n");
+    r = open_mem_len("q.csv", big, len, &n);
+    for (size_t i = 0; i < rows; i++) {
+        if (i % 2)
+            ROW(r, i + 2, NULL, "NULL");
+        else
+            ROW(r, i + 2, "NULL", NULL);
+    }
+    check_eof(r);
+    el_reader_free(r);
+    free(big);
+}
+
+/* ---- --escape (MySQL/MariaDB SELECT ... INTO OUTFILE) ---- */
+
+static const char *const outfile_cols[] = { "id", "a", "b", "n", "z" };
+
+static void test_escape_tab_default(void **state)
+{
+    (void)state;
+    /* FIELDS TERMINATED BY '\t' ESCAPED BY '\\' LINES TERMINATED BY '\n' */
+    el_reader_opts o = { .format = EL_FMT_TSV, .escape = '\\' };
+    el_reader *r = open_mem("o.txt",
+                            "a\tb\tc\n"
+                            "x\\ty\tback\\\\slash\t\"q\"\n"
+                            "line\\\nnext\t\\N\t\n"
+                            "\\0\\b\\n\\r\\t\\Z\\N\\q\tN\t\\\\N\n"
+                            "cr\rin\tlast\tcr\r\n", &o);
+    NAMES(r, "a", "b", "c");
+    ROW(r, 2, "x\ty", "back\\slash", "\"q\"");
+    ROW(r, 3, "line\nnext", NULL, "");
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.line, 5);
+    assert_int_equal(row.values[0].len, 8);
+    assert_memory_equal(row.values[0].data, "\0\b\n\r\t\x1aNq", 8);
+    assert_false(row.values[0].is_null);
+    check_value(&row, 1, "N");
+    check_value(&row, 2, "\\N");
+    ROW(r, 6, "cr\rin", "last", "cr\r");   /* LF lines: a CR is data */
+    check_eof(r);
+    el_reader_free(r);
+}
+
+static void test_escape_csv_enclosed(void **state)
+{
+    (void)state;
+    /* FIELDS TERMINATED BY ',' [OPTIONALLY] ENCLOSED BY '"' ESCAPED BY '\\' */
+    el_reader_opts o = { .escape = '\\' };
+    el_reader *r = open_mem("o.csv",
+                            "\"a\",\"b\",\"c\"\n"
+                            "\"it's \\\"q\\\"\",\"a, b\",\"tab\there\"\n"
+                            "1,\\N,\"\"\n"
+                            "\"multi\\\nline\",\"raw\nnewline\",\"\\\\\"\n"
+                            "\"dbl\"\"q\",\"end\"x\",\"\\N\"\n"
+                            "\"nul\\0\",\"\\\"\",\"\"\"\"\n", &o);
+    NAMES(r, "a", "b", "c");
+    ROW(r, 2, "it's \"q\"", "a, b", "tab\there");
+    ROW(r, 3, "1", NULL, "");
+    ROW(r, 4, "multi\nline", "raw\nnewline", "\\");
+    ROW(r, 7, "dbl\"q", "end\"x", NULL);   /* "\N" is NULL too, as LOAD DATA reads it */
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+    assert_int_equal(row.values[0].len, 4);
+    assert_memory_equal(row.values[0].data, "nul\0", 4);
+    check_value(&row, 1, "\"");
+    check_value(&row, 2, "\"");
+    check_eof(r);
+    el_reader_free(r);
+
+    /* no enclosure (FIELDS TERMINATED BY ',' alone): the delimiter is
+     * escaped and quotes are data, which is --format tsv --delimiter , */
+    el_reader_opts t = { .format = EL_FMT_TSV, .delimiter = ',', .escape = '\\' };
+    r = open_mem("o.csv", "a,b\nx\\,y,\"q\n", &t);
+    ROW(r, 2, "x,y", "\"q");   /* a quote inside a bare field is data */
+    check_eof(r);
+    el_reader_free(r);
+}
+
+static void test_escape_crlf_lines(void **state)
+{
+    (void)state;
+    /* LINES TERMINATED BY '\r\n': the server escapes CR, writes LF raw */
+    el_reader_opts o = { .format = EL_FMT_TSV, .escape = '\\' };
+    el_reader *r = open_mem("o.txt",
+                            "a\tb\r\n"
+                            "x\\\r\ny\tlf\nraw\r\n"
+                            "\\N\t\r\n"
+                            "\r\n"
+                            "last\tcr\r", &o);
+    NAMES(r, "a", "b");
+    ROW(r, 2, "x\r\ny", "lf\nraw");
+    ROW(r, 5, NULL, "");   /* the raw LF of row 2 is a line of its own */
+    ROW(r, 7, "last", "cr");   /* a CR at the very end ends the line */
+    check_eof(r);
+    el_reader_free(r);
+
+    el_reader_opts c = { .escape = '\\' };
+    r = open_mem("o.csv", "\xef\xbb\xbf\"a\",\"b\"\r\n\"x\r\",\"\"\r\n\"q\"\rx\",y\r\n", &c);
+    NAMES(r, "a", "b");
+    ROW(r, 2, "x\r", "");
+    ROW(r, 3, "q\"\rx", "y");   /* a quote before a lone CR is data */
+    check_eof(r);
+    el_reader_free(r);
+}
+
+static void test_escape_one_column_blank_lines(void **state)
+{
+    (void)state;
+    /* the server writes a one-column '' as an empty line */
+    const char *const one[] = { "v" };
+    el_reader_opts o = { .format = EL_FMT_TSV, .escape = '\\', .columns = one,
+                         .ncolumns = 1 };
+    el_reader *r = open_mem("o.txt", "x\n\n\\N\n\n", &o);
+    ROW(r, 1, "x");
+    ROW(r, 2, "");
+    ROW(r, 3, NULL);
+    ROW(r, 4, "");
+    check_eof(r);
+    el_reader_free(r);
+
+    /* with more columns a blank line is nothing, as in plain CSV */
+    el_reader_opts t = { .format = EL_FMT_TSV, .escape = '\\' };
+    r = open_mem("o.txt", "\n\na\tb\n\n1\t2\n\n", &t);
+    NAMES(r, "a", "b");
+    ROW(r, 5, "1", "2");
+    check_eof(r);
+    el_reader_free(r);
+}
+
+static void test_escape_null_option(void **state)
+{
+    (void)state;
+    /* --null matches the raw text of a bare field: \\N stays the text \N */
+    el_reader_opts o = { .format = EL_FMT_TSV, .escape = '\\', .null_string = "\\N" };
+    el_reader *r = open_mem("o.txt", "a\tb\tc\n\\N\t\\\\N\t\n", &o);
+    ROW(r, 2, NULL, "\\N", "");
+    el_reader_free(r);
+
+    el_reader_opts w = { .escape = '\\', .null_string = "NULL" };
+    r = open_mem("o.csv", "a,b,c\nNULL,\"NULL\",NUL\\L\n", &w);
+    ROW(r, 2, NULL, "NULL", "NULL");
+    el_reader_free(r);
+
+    el_reader_opts e = { .escape = '\\', .null_string = "" };
+    r = open_mem("o.csv", "a,b,c\n,\"\",\\N\n", &e);
+    ROW(r, 2, NULL, "", NULL);
+    el_reader_free(r);
+}
+
+static void test_escape_end_of_input(void **state)
+{
+    (void)state;
+    el_reader_opts o = { .escape = '\\' };
+    /* a trailing escape is itself; no final newline is fine */
+    el_reader *r = open_mem("o.csv", "a,b\nx,y\\", &o);
+    ROW(r, 2, "x", "y\\");
+    check_eof(r);
+    el_reader_free(r);
+
+    /* an open quote at the end is a truncated file, even after an escape */
+    r = open_mem("o.csv", "a,b\n1,2\n\"x\\\",y\n", &o);
+    ROW(r, 2, "1", "2");
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_ETRUNCATED);
+    assert_int_equal(d.line, 3);
+    el_reader_free(r);
+}
+
+static void test_escape_line_numbers_and_limits(void **state)
+{
+    (void)state;
+    el_reader_opts o = { .format = EL_FMT_TSV, .escape = '\\' };
+    /* rows spread over many reads; escaped newlines count as lines */
+    size_t rows = 30000;
+    char *big = malloc(rows * 32 + 16);
+    assert_non_null(big);
+    size_t len = (size_t)snprintf(big, 16, "k\tv\n");
+    for (size_t i = 0; i < rows; i++)
+        len += (size_t)snprintf(big + len, 33, "%zu\tl\\\nx\\\\\\t%zu\n", i, i);
+    {
+        el_reader *r = open_mem_len("o.txt", big, len, &o);
+        uint64_t off = 4;
+        for (size_t i = 0; i < rows; i++) {
+            el_row row;
+            el_diag d;
+            assert_int_equal(el_reader_next(r, &row, &d), EL_OK);
+            assert_int_equal(row.line, 2 + 2 * i);
+            assert_int_equal(row.offset, off);
+            char want[40];
+            snprintf(want, sizeof want, "l\nx\\\t%zu", i);
+            check_value(&row, 1, want);
+            char n[24];
+            off += (uint64_t)snprintf(n, sizeof n, "%zu\tl\\\nx\\\\\\t%zu\n", i, i);
+        }
+        check_eof(r);
+        el_reader_free(r);
+    }
+    free(big);
+
+    /* a field over 400 KB is a reject naming its column, and the next row
+     * is read; memory stays bounded */
+    size_t n = 1000 * 1000;
+    char *huge = malloc(n + 64);
+    assert_non_null(huge);
+    len = (size_t)snprintf(huge, 64, "k\tv\n1\t");
+    for (size_t i = 0; i < n; i++)
+        huge[len++] = (i % 3 == 0 && i + 1 < n) ? '\\' : 'x';
+    len += (size_t)snprintf(huge + len, 64, "\n2\tok\n");
+    el_reader *r = open_mem_len("o.txt", huge, len, &o);
+    el_row row;
+    el_diag d;
+    assert_int_equal(el_reader_next(r, &row, &d), EL_EREJECT);
+    assert_int_equal(d.column, 2);
+    assert_non_null(strstr(d.msg, "'v'"));
+    ROW(r, 3, "2", "ok");
+    check_eof(r);
+    el_reader_free(r);
+    free(huge);
+}
+
+/* The SELECT ... INTO OUTFILE fixtures (tests/fixtures/outfile, written by a
+ * real MariaDB server) read back value for value as the server returns them
+ * (expected.json: null or the hex of each value's bytes). */
+static char *outfile_path(const char *name)
+{
+    const char *dir = getenv("EDGELOAD_FIXTURES");
+    char *p = malloc(4096);
+    assert_non_null(p);
+    if (dir) {
+        snprintf(p, 4096, "%s/outfile/%s", dir, name);
+        return p;
+    }
+    /* unset: relative to this file, tests/unit/../fixtures */
+    snprintf(p, 4096, "%s", __FILE__);
+    char *slash = strrchr(p, '/');
+    if (!slash)
+        snprintf(p, 4096, "tests/fixtures/outfile/%s", name);
+    else
+        snprintf(slash, 4096 - (size_t)(slash - p), "/../fixtures/outfile/%s", name);
+    return p;
+}
+
+static void check_outfile(yajl_val rows, const char *name, el_format fmt, char delim)
+{
+    char *path = outfile_path(name);
+    el_reader_opts o = { .format = fmt, .delimiter = delim, .escape = '\\',
+                         .columns = outfile_cols, .ncolumns = 5 };
+    el_reader *r = NULL;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_reader_open(path, &o, &r, &d))
+        fail_msg("%s: %s", name, d.msg);
+    for (size_t i = 0; i < rows->u.array.len; i++) {
+        yajl_val want = rows->u.array.values[i];
+        el_row row;
+        el_err err = el_reader_next(r, &row, &d);
+        if (err)
+            fail_msg("%s: row %zu: %s (%s)", name, i + 1, el_strerror(err), d.msg);
+        assert_int_equal(row.ncols, want->u.array.len);
+        for (size_t c = 0; c < row.ncols; c++) {
+            yajl_val w = want->u.array.values[c];
+            const el_value *v = &row.values[c];
+            if (YAJL_IS_NULL(w)) {
+                if (!v->is_null)
+                    fail_msg("%s: row %zu column %zu: want NULL", name, i + 1, c + 1);
+                continue;
+            }
+            const char *hex = YAJL_GET_STRING(w);
+            assert_non_null(hex);
+            if (v->is_null || v->len * 2 != strlen(hex))
+                fail_msg("%s: row %zu column %zu: %s, length %zu, want %zu bytes", name, i + 1,
+                         c + 1, v->is_null ? "NULL" : "text", v->len, strlen(hex) / 2);
+            for (size_t k = 0; k < v->len; k++) {
+                unsigned byte;
+                sscanf(hex + 2 * k, "%2x", &byte);
+                if ((unsigned char)v->data[k] != byte)
+                    fail_msg("%s: row %zu column %zu differs at byte %zu", name, i + 1, c + 1,
+                             k);
+            }
+        }
+    }
+    check_eof(r);
+    el_reader_free(r);
+    free(path);
+}
+
+static void test_escape_outfile_fixtures(void **state)
+{
+    (void)state;
+    char *path = outfile_path("expected.json");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    size_t got;
+    while ((got = fread(text + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            cap *= 2;
+            text = realloc(text, cap);
+            assert_non_null(text);
+        }
+    }
+    fclose(f);
+    text[len] = '\0';
+    char err[256];
+    yajl_val doc = yajl_tree_parse(text, err, sizeof err);
+    if (!doc)
+        fail_msg("expected.json: %s", err);
+    const char *rows_path[] = { "rows", NULL };
+    yajl_val rows = yajl_tree_get(doc, rows_path, yajl_t_array);
+    assert_non_null(rows);
+    assert_true(rows->u.array.len >= 15);
+
+    check_outfile(rows, "tab.txt", EL_FMT_TSV, 0);
+    check_outfile(rows, "tab_crlf.txt", EL_FMT_TSV, 0);
+    check_outfile(rows, "comma.txt", EL_FMT_TSV, ',');
+    check_outfile(rows, "csv.csv", EL_FMT_CSV, 0);
+    check_outfile(rows, "csv_opt.csv", EL_FMT_CSV, 0);
+    check_outfile(rows, "csv_crlf.csv", EL_FMT_CSV, 0);
+    yajl_tree_free(doc);
+    free(text);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -814,6 +1221,16 @@ int main(void)
         cmocka_unit_test(test_format_detection_by_extension),
         cmocka_unit_test(test_format_names),
         cmocka_unit_test(test_compressed_truncated_csv),
+        cmocka_unit_test(test_very_wide_rows_are_bounded),
+        cmocka_unit_test(test_quoted_field_is_never_null),
+        cmocka_unit_test(test_escape_tab_default),
+        cmocka_unit_test(test_escape_csv_enclosed),
+        cmocka_unit_test(test_escape_crlf_lines),
+        cmocka_unit_test(test_escape_one_column_blank_lines),
+        cmocka_unit_test(test_escape_null_option),
+        cmocka_unit_test(test_escape_end_of_input),
+        cmocka_unit_test(test_escape_line_numbers_and_limits),
+        cmocka_unit_test(test_escape_outfile_fixtures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -196,6 +196,7 @@ static void test_source_options(void **state)
     el_mapping *m = source_ok("\"pk\":\"STU#{student_id}\",\"sk\":\"ENROLL#CRS#{course_id}\","
                               "\"index_pk\":\"CRS#{course_id}\",\"index_sk\":\"STU#{student_id}\","
                               "\"format\":\"tsv\",\"delimiter\":\";\",\"null\":\"\\\\N\","
+                              "\"escape\":\"\\\\\","
                               "\"columns\":[\"student_id\",\"course_id\",\"grade\"],"
                               "\"index\":true");
     const el_source *s = m->sources[0];
@@ -204,6 +205,11 @@ static void test_source_options(void **state)
     assert_int_equal(s->format, EL_FMT_TSV);
     assert_int_equal(s->delimiter, ';');
     assert_string_equal(s->null_string, "\\N");
+    assert_int_equal(s->escape, '\\');
+    el_reader_opts base = { .escape = '#', .null_string = "x" };
+    el_reader_opts ro = el_source_reader_opts(s, &base);
+    assert_int_equal(ro.escape, '\\');
+    assert_string_equal(ro.null_string, "\\N");
     assert_int_equal(s->ncolumns, 3);
     assert_string_equal(s->columns[2], "grade");
     assert_true(s->index);
@@ -266,6 +272,8 @@ static void test_structure_errors(void **state)
                "unclosed", NULL);
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"format\":\"xml\"", "unknown format", NULL);
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"delimiter\":\";;\"", "one character", NULL);
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"escape\":\"\\\\\\\\\"", "\"escape\"", NULL);
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"escape\":1", "\"escape\"", NULL);
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"columns\":[]", "\"columns\"", NULL);
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"columns\":[\"a\",1]", "\"columns\"", NULL);
     source_bad("\"pk\":\"A\",\"sk\":\"B\",\"input\":5", "\"input\"", NULL);
