@@ -283,7 +283,8 @@ static int run_incremental(const el_load_opts *lo, const char *op_column, bool n
         .ninputs = lo->ninputs, .ddb = lo->ddb, .rejects = lo->rejects,
         .concurrency = lo->concurrency, .max_wcu = lo->max_wcu,
         .max_retry_time_s = lo->max_retry_time_s, .stop = lo->stop, .op_column = op_column,
-        .no_grouping = no_group, .plan_path = lo->plan_path
+        .no_grouping = no_group, .plan_path = lo->plan_path,
+        .progress = lo->progress, .progress_user = lo->progress_user
     };
     el_incr_stats st;
     el_diag d;
@@ -298,31 +299,44 @@ static int run_incremental(const el_load_opts *lo, const char *op_column, bool n
         rc = EXIT_FATAL;
     if (!err && st.rejected > 0)
         rc = EXIT_REJECTS;
-    if (!quiet)
+    el_load_stats ls; /* the figures of a load: the same summary as a load's */
+    el_incr_load_stats(&st, &ls);
+    if (!quiet) {
         fprintf(stderr,
-                "edgeload: %s%llu rows read: %llu added, %llu deleted, %llu duplicates (item "
-                "existed), %llu already absent, %llu replayed, %llu rejected; %llu "
-                "transactions, %llu retries (%llu conflicts, %llu throttled), %llu splits in "
-                "%.2f s (%.0f rows/s, %.1f WCU)\n",
-                err ? "stopped: " : "", (unsigned long long)st.rows_read,
+                "edgeload: %s%llu rows read, %llu items written, %llu duplicates, %llu "
+                "rejected, %llu retries, %llu throttled in %.2f s (%.0f items/s, %.1f WCU)\n",
+                err ? "stopped: " : "", (unsigned long long)ls.rows_read,
+                (unsigned long long)ls.items_written, (unsigned long long)ls.duplicates,
+                (unsigned long long)ls.rejected, (unsigned long long)ls.retries,
+                (unsigned long long)ls.throttled, ls.elapsed_s,
+                ls.elapsed_s > 0 ? (double)ls.items_written / ls.elapsed_s : 0,
+                ls.wcu_consumed);
+        fprintf(stderr,
+                "edgeload: incremental: %llu added, %llu deleted, %llu duplicates (item "
+                "existed), %llu already absent, %llu replayed; %llu transactions, %llu "
+                "conflicts, %llu splits\n",
                 (unsigned long long)st.added, (unsigned long long)st.deleted,
                 (unsigned long long)st.duplicates, (unsigned long long)st.absent,
-                (unsigned long long)st.replayed, (unsigned long long)st.rejected,
-                (unsigned long long)st.transactions, (unsigned long long)st.retries,
-                (unsigned long long)st.conflicts, (unsigned long long)st.throttled,
-                (unsigned long long)st.splits, st.elapsed_s,
-                st.elapsed_s > 0 ? (double)st.rows_read / st.elapsed_s : 0, st.wcu_consumed);
+                (unsigned long long)st.replayed, (unsigned long long)st.transactions,
+                (unsigned long long)st.conflicts, (unsigned long long)st.splits);
+        if (st.rejected > 0)
+            fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(lo->rejects));
+    }
     if (stats_path) {
         FILE *f = fopen(stats_path, "w");
         if (!f) {
             cli_warn("cannot write --stats-json %s", stats_path);
         } else {
-            fprintf(f, "{\"rows_read\":%llu,\"added\":%llu,\"deleted\":%llu,"
+            /* a load's fields (SPEC §9; "duplicates" here: put rows whose item
+             * existed, as before), then the incremental ones */
+            fprintf(f, "{\"rows_read\":%llu,\"items_written\":%llu,\"added\":%llu,"
+                    "\"deleted\":%llu,"
                     "\"duplicates\":%llu,\"absent\":%llu,\"replayed\":%llu,"
                     "\"rejected\":%llu,\"transactions\":%llu,\"requests\":%llu,"
                     "\"retries\":%llu,\"throttled\":%llu,\"conflicts\":%llu,"
                     "\"splits\":%llu,\"wcu_consumed\":%.1f,\"elapsed_s\":%.3f}\n",
-                    (unsigned long long)st.rows_read, (unsigned long long)st.added,
+                    (unsigned long long)st.rows_read, (unsigned long long)ls.items_written,
+                    (unsigned long long)st.added,
                     (unsigned long long)st.deleted, (unsigned long long)st.duplicates,
                     (unsigned long long)st.absent, (unsigned long long)st.replayed,
                     (unsigned long long)st.rejected, (unsigned long long)st.transactions,

@@ -18,7 +18,7 @@
 
 enum {
     O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
-    O_CONCURRENCY, O_PLAN
+    O_CONCURRENCY, O_PLAN, O_NO_COUNTERS, O_COUNTERS_ONLY
 };
 
 static const cli_opt opts[] = {
@@ -32,6 +32,8 @@ static const cli_opt opts[] = {
     { "max-retry-time", true, O_MAX_RETRY_TIME },
     { "concurrency", true, O_CONCURRENCY },
     { "plan", true, O_PLAN },
+    { "no-counters", false, O_NO_COUNTERS },
+    { "counters-only", false, O_COUNTERS_ONLY },
     CLI_AWS_OPTS,
     CLI_S3_OPTS,
     { NULL, false, 0 }
@@ -56,6 +58,14 @@ static void help(void)
 "to the report file as JSON lines. Rows load would reject are counted and\n"
 "skipped.\n"
 "\n"
+"Counters: when the mapping has counters (\"counters\" or --counter), they are\n"
+"counted from the same rows with the backfill's own code (a duplicate row\n"
+"counts once, a rejected row not at all) and every counter item is fetched\n"
+"too: a counter item or attribute that is absent is reported as\n"
+"counter-missing, another value as counter-different (key, attribute,\n"
+"expected and found). Counting holds every distinct edge in memory, as the\n"
+"backfill does (about 32 bytes each), with or without --sample.\n"
+"\n"
 "Mapping and input: the same options as load (see 'edgeload load --help'):\n"
 "  --mapping FILE, --table NAME, --pk/--sk/--index-pk/--index-sk TEMPLATE,\n"
 "  --no-index, --index-name NAME (default GSI1), --attr NAME=COLUMN[:TYPE],\n"
@@ -66,7 +76,8 @@ static void help(void)
 "Verification:\n"
 "  --sample N               check a uniform random sample of N distinct items\n"
 "                           instead of all of them (default: all; memory is\n"
-"                           then bounded by N)\n"
+"                           then bounded by N); counters: a uniform sample of N\n"
+"                           counter items as well\n"
 "  --seed N                 seed of the samples (default " STR(EL_VERIFY_DEFAULT_SEED) "): the same\n"
 "                           seed and inputs check the same items\n"
 "  --reverse K              also Query the index for K sampled index partition\n"
@@ -74,8 +85,12 @@ static void help(void)
 "                           items (default 0: no reverse check). The index is\n"
 "                           eventually consistent: a key that does not match is\n"
 "                           queried again a second later before it is reported\n"
+"  --no-counters            do not check the mapping's counters\n"
+"  --counters-only          check the counters and no item (after `edgeload\n"
+"                           counters`)\n"
 "  --report FILE            every mismatch as a JSON line: {\"kind\":\"missing\"|\n"
-"                           \"different\"|\"reverse-missing\"|\"reverse-extra\",\n"
+"                           \"different\"|\"reverse-missing\"|\"reverse-extra\"|\n"
+"                           \"counter-missing\"|\"counter-different\",\n"
 "                           \"key\":{...},\"attributes\":{NAME:{\"expected\":..,\n"
 "                           \"actual\":..}}} (default " DEFAULT_REPORT ";\n"
 "                           written on every run, empty when all match)\n"
@@ -95,8 +110,8 @@ static void help(void)
 "  --profile NAME           profile from ~/.aws/credentials and ~/.aws/config\n"
 "  --no-verify-ssl          do not verify HTTPS certificates (warns)\n"
 "\n"
-"Exit status: 0 every checked item matches, 4 some item is missing or\n"
-"different, 2 usage, mapping, configuration or table error, 1 aborted by a\n"
+"Exit status: 0 every checked item and counter matches, 4 some item or\n"
+"counter is missing or different, 2 usage, mapping, configuration or table error, 1 aborted by a\n"
 "fatal error, 130 interrupted.\n",
         stdout);
 }
@@ -130,6 +145,13 @@ static void on_mismatch(void *user, const el_verify_mismatch *mm)
         printf("%-15s %s under %s: PK=%s SK=%s\n", el_verify_kind_name(mm->kind),
                mm->kind == EL_VERIFY_REVERSE_MISSING ? "not listed" : "listed, not expected,",
                mm->index_key, mm->pk, mm->sk);
+        return;
+    }
+    if (mm->kind == EL_VERIFY_COUNTER_MISSING || mm->kind == EL_VERIFY_COUNTER_DIFFERENT) {
+        const el_verify_attr_diff *d = &mm->diffs[0];
+        printf("%-17s PK=%s SK=%s %s: expected %s found %s\n", el_verify_kind_name(mm->kind),
+               mm->pk, mm->sk, d->name, d->expected,
+               d->actual ? d->actual : mm->item_present ? "(attribute absent)" : "(item absent)");
         return;
     }
     printf("%-15s PK=%s SK=%s", el_verify_kind_name(mm->kind), mm->pk, mm->sk);
@@ -170,10 +192,20 @@ static int check_table(el_ddb *ddb, const el_mapping *m, bool want_index)
 
 static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep)
 {
-    printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
-           (unsigned long long)st->expected, (unsigned long long)st->present,
-           (unsigned long long)st->missing, (unsigned long long)st->different,
-           vo->sample ? " (sample)" : "");
+    if (!vo->counters_only)
+        printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
+               (unsigned long long)st->expected, (unsigned long long)st->present,
+               (unsigned long long)st->missing, (unsigned long long)st->different,
+               vo->sample ? " (sample)" : "");
+    if (st->counters_expected || st->counter_edges)
+        printf("edgeload: verify: counters: expected %llu present %llu missing %llu "
+               "different %llu (%llu counter items%s; %llu distinct edges counted, %llu "
+               "duplicate rows counted once)\n",
+               (unsigned long long)st->counters_expected, (unsigned long long)st->counters_present,
+               (unsigned long long)st->counters_missing,
+               (unsigned long long)st->counters_different, (unsigned long long)st->counter_items,
+               vo->sample ? ", sample" : "", (unsigned long long)st->counter_edges,
+               (unsigned long long)st->counter_duplicates);
     if (vo->reverse)
         printf("edgeload: verify: reverse: %llu index keys, %llu items expected, "
                "reverse-missing %llu reverse-extra %llu\n",
@@ -259,6 +291,8 @@ int cmd_verify(int argc, char **argv)
                 goto out;
             break;
         case O_PLAN: vo.plan_path = arg; break;
+        case O_NO_COUNTERS: vo.no_counters = true; break;
+        case O_COUNTERS_ONLY: vo.counters_only = true; break;
         case O_CONCURRENCY:
             if (!cli_parse_long("concurrency", arg, 1, &n))
                 goto out;
@@ -310,7 +344,8 @@ int cmd_verify(int argc, char **argv)
         rc = err == EL_ETABLE ? EXIT_USAGE : cli_exit_code(err);
         if (rc == EXIT_LOADED || rc == EXIT_REJECTS)
             rc = EXIT_FATAL;
-    } else if (st.missing || st.different || st.reverse_missing || st.reverse_extra) {
+    } else if (st.missing || st.different || st.reverse_missing || st.reverse_extra ||
+               st.counters_missing || st.counters_different) {
         rc = EXIT_VERIFY;
     } else {
         rc = EXIT_LOADED;

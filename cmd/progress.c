@@ -76,6 +76,9 @@ void progress_report(const el_progress *snap, void *user)
                 "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
                 (unsigned long long)st->items_written, ips, wps,
                 (unsigned long long)st->throttled, (unsigned long long)st->retries);
+        if (snap->transactional)
+            fprintf(stderr, " | %llu txns | %llu dups", (unsigned long long)snap->transactions,
+                    (unsigned long long)st->duplicates);
         if (frac >= 0)
             fprintf(stderr, " | %.0f%% ETA %s", frac * 100, etas);
         p->drew_bar = true;
@@ -85,6 +88,9 @@ void progress_report(const el_progress *snap, void *user)
                 elapsed, (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
                 ips, st->wcu_consumed, wps, (unsigned long long)st->throttled,
                 (unsigned long long)st->retries, (unsigned long long)st->rejected);
+        if (snap->transactional)
+            fprintf(stderr, " transactions=%llu duplicates=%llu",
+                    (unsigned long long)snap->transactions, (unsigned long long)st->duplicates);
         if (frac >= 0)
             fprintf(stderr, " done=%.1f%% eta=%s", frac * 100, etas);
         fputc('\n', stderr);

@@ -738,6 +738,15 @@ el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
     }
     if ((err = set_str(&c->region, region, diag)))
         goto fail;
+    char region_where[1024];
+    if (strcmp(region_from, "region in the config file") == 0)
+        snprintf(region_where, sizeof region_where, "region in %s [%s%s]",
+                 cfg.path ? cfg.path : "the config file",
+                 strcmp(profile, "default") ? "profile " : "", profile);
+    else
+        snprintf(region_where, sizeof region_where, "%s", region_from);
+    if ((err = set_str(&c->region_source, region_where, diag)))
+        goto fail;
 
     if ((err = resolve_endpoint(&r, &cfg, c)))
         goto fail;
@@ -776,6 +785,7 @@ void el_aws_config_free(el_aws_config *cfg)
     wipe_free(cfg->secret_key);
     wipe_free(cfg->session_token);
     free(cfg->cred_source);
+    free(cfg->region_source);
     free(cfg->ca_bundle);
     explicit_bzero(cfg, sizeof *cfg);
     free(cfg);

@@ -65,6 +65,9 @@ typedef struct el_aws_config {
     char *session_token; /* NULL when none */
     char *cred_source;   /* where the keys came from, for messages
                             ("environment", "/root/.aws/credentials [prod]") */
+    char *region_source; /* where the region came from, for messages ("--region",
+                            "AWS_REGION", "AWS_DEFAULT_REGION",
+                            "region in /root/.aws/config [profile prod]") */
     bool verify_ssl;     /* false only with --no-verify-ssl */
     int max_attempts;    /* 0 = not set */
     char *ca_bundle;     /* CA file for HTTPS, NULL = the system's */

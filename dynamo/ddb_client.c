@@ -32,6 +32,7 @@
 #include <time.h>     /* nanosleep, clock_gettime */
 #include <zlib.h>     /* crc32 of responses, as botocore checks x-amz-crc32 */
 
+#include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
 
 #ifndef EDGELOAD_VERSION
@@ -498,11 +499,7 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
                          el_diag *diag)
 {
     if (is_credentials_error(res))
-        return el_diag_set(diag, EL_ECONFIG,
-                           "DynamoDB refused the request (credentials from %s): %s: %s",
-                           ddb->cfg->cred_source ? ddb->cfg->cred_source : "?",
-                           res->error_type[0] ? res->error_type : "HTTP error",
-                           res->message);
+        return el_ddb_fail(diag, res, ddb->cfg, op); /* one line to act on (ddb_errors.h) */
     if (res->http_status == 0)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
                            ddb->cfg->endpoint, res->message, network_hint(res->message));
@@ -539,8 +536,9 @@ el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
     if (res.outcome == EL_DDB_SUCCESS) {
         err = el_ddb_parse_table_desc(resp.data, resp.len, out, diag);
     } else if (strcmp(res.error_type, "ResourceNotFoundException") == 0) {
-        err = el_diag_set(diag, EL_ETABLE, "table '%s' does not exist in %s at %s", table,
-                          ddb->cfg->region, ddb->cfg->endpoint);
+        char line[sizeof diag->msg];
+        el_ddb_explain_missing_table(table, ddb->cfg, line, sizeof line);
+        err = el_diag_set(diag, EL_ETABLE, "%s", line);
     } else {
         err = call_error(ddb, "DescribeTable", &res, diag);
     }

@@ -9,11 +9,18 @@
  * permission errors after which no retry can succeed. The body is read with
  * yajl's event parser: no tree, no allocation beyond yajl's own, and no need
  * for a NUL-terminated body.
+ *
+ * Explaining (ddb_errors.h) is separate from classifying: a problem is
+ * recognised by its code and, for InvalidSignatureException (which AWS uses
+ * for a wrong region, a wrong secret and a wrong clock alike), by the words
+ * of its message; the line is then built from the config's record of where
+ * the credentials and the region came from.
  */
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_errors.h"
 
 #include <stdio.h>            /* snprintf */
-#include <string.h>           /* strcmp, strrchr, memcpy */
+#include <string.h>           /* strcmp, strrchr, memcpy, strstr */
 #include <yajl/yajl_parse.h>  /* event parser for error bodies */
 
 #include "dynamo/ddb_internal.h"
@@ -278,4 +285,177 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
                  "unexpected HTTP status %ld (is the endpoint DynamoDB?)", http_status);
     if (!res->message[0])
         snprintf(res->message, sizeof res->message, "HTTP status %ld", http_status);
+}
+
+/* ---- explaining ---- */
+
+el_ddb_problem el_ddb_problem_of(const el_ddb_result *res)
+{
+    const char *c = res->error_type, *m = res->message;
+    if (strcmp(c, "ExpiredTokenException") == 0 || strcmp(c, "ExpiredToken") == 0)
+        return EL_DDB_PROBLEM_EXPIRED_TOKEN;
+    if (strcmp(c, "UnrecognizedClientException") == 0 || strcmp(c, "InvalidClientTokenId") == 0)
+        return EL_DDB_PROBLEM_UNKNOWN_KEY;
+    if (strcmp(c, "AccessDeniedException") == 0 || strcmp(c, "AccessDenied") == 0)
+        return EL_DDB_PROBLEM_ACCESS_DENIED;
+    if (strcmp(c, "RequestExpired") == 0)
+        return EL_DDB_PROBLEM_CLOCK_SKEW;
+    if (strcmp(c, "InvalidSignatureException") != 0 && strcmp(c, "SignatureDoesNotMatch") != 0 &&
+        strcmp(c, "IncompleteSignatureException") != 0 && strcmp(c, "IncompleteSignature") != 0)
+        return EL_DDB_PROBLEM_OTHER;
+    if (strstr(m, "scoped to a valid region") || strstr(m, "scoped to a valid Region") ||
+        (strstr(m, "scoped to correct") && strstr(m, "region")))
+        return EL_DDB_PROBLEM_WRONG_REGION;
+    if (strstr(m, "scoped to correct service"))
+        return EL_DDB_PROBLEM_WRONG_SERVICE;
+    if (strstr(m, "Signature expired") || strstr(m, "Signature not yet current"))
+        return EL_DDB_PROBLEM_CLOCK_SKEW;
+    return EL_DDB_PROBLEM_BAD_SECRET;
+}
+
+/* The region of an AWS DynamoDB endpoint ("https://dynamodb.eu-west-1.
+ * amazonaws.com" -> "eu-west-1") into out; "" for any other endpoint. */
+static void endpoint_region(const char *endpoint, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *p = endpoint ? strstr(endpoint, "://dynamodb.") : NULL;
+    if (!p)
+        return;
+    p += strlen("://dynamodb.");
+    const char *dot = strchr(p, '.');
+    if (!dot || strncmp(dot, ".amazonaws.com", 14) != 0 || (size_t)(dot - p) >= cap)
+        return;
+    if (strncmp(p, "fips", 4) == 0)
+        return;
+    memcpy(out, p, (size_t)(dot - p));
+    out[dot - p] = '\0';
+}
+
+/* "credentials from X" text: where the keys came from. */
+static const char *cred_src(const el_aws_config *cfg)
+{
+    return cfg && cfg->cred_source ? cfg->cred_source : "the configuration";
+}
+
+static bool from_environment(const el_aws_config *cfg)
+{
+    return !cfg || !cfg->cred_source || strcmp(cfg->cred_source, "environment") == 0;
+}
+
+/* The last four characters of the access key id: enough to tell keys
+ * apart, never the whole id. */
+static const char *key_tail(const el_aws_config *cfg)
+{
+    size_t n = cfg && cfg->access_key ? strlen(cfg->access_key) : 0;
+    return n >= 8 ? cfg->access_key + n - 4 : "";
+}
+
+void el_ddb_explain(const el_ddb_result *res, const el_aws_config *cfg, const char *op,
+                    char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    char said[700];
+    snprintf(said, sizeof said, "%s%s%s", res->error_type, res->error_type[0] ? ": " : "",
+             res->message);
+    /* the service's messages end with ". " or "."; the parenthesis reads better without */
+    size_t n = strlen(said);
+    while (n > 0 && (said[n - 1] == ' ' || said[n - 1] == '.'))
+        said[--n] = '\0';
+    const char *region = cfg && cfg->region ? cfg->region : "?";
+    const char *rsrc = cfg && cfg->region_source ? cfg->region_source : "the configuration";
+    const char *endpoint = cfg && cfg->endpoint ? cfg->endpoint : "?";
+    const char *profile = cfg && cfg->profile ? cfg->profile : "default";
+    bool env = from_environment(cfg);
+    switch (el_ddb_problem_of(res)) {
+    case EL_DDB_PROBLEM_EXPIRED_TOKEN:
+        if (env)
+            snprintf(out, cap, "the AWS session token has expired (credentials from the "
+                     "environment): get new credentials (aws sso login, or assume the role "
+                     "again) and export the new AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and "
+                     "AWS_SESSION_TOKEN (%s %s)", op, said);
+        else
+            snprintf(out, cap, "the AWS session token has expired (credentials from %s): get "
+                     "new credentials (aws sso login --profile %s, or assume the role again) "
+                     "and put the new keys and aws_session_token there, or export them as "
+                     "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (%s %s)",
+                     cred_src(cfg), profile, op, said);
+        return;
+    case EL_DDB_PROBLEM_UNKNOWN_KEY:
+        snprintf(out, cap, "AWS does not recognise the access key id%s%s%s (credentials from "
+                 "%s)%s: check %s, e.g. with aws sts get-caller-identity; keys made for "
+                 "DynamoDB Local need --endpoint-url (%s %s)",
+                 key_tail(cfg)[0] ? " ending in '" : "", key_tail(cfg),
+                 key_tail(cfg)[0] ? "'" : "", cred_src(cfg),
+                 cfg && cfg->session_token ? ", or the session token is not the one issued "
+                                             "with it" : "",
+                 env ? "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" : "the keys there",
+                 op, said);
+        return;
+    case EL_DDB_PROBLEM_WRONG_REGION: {
+        char er[64];
+        endpoint_region(endpoint, er, sizeof er);
+        if (er[0] && strcmp(er, region) != 0)
+            snprintf(out, cap, "wrong region: requests are signed for %s (from %s) but the "
+                     "endpoint %s is in %s: give --region %s, or an endpoint in %s (%s %s)",
+                     region, rsrc, endpoint, er, er, region, op, said);
+        else
+            snprintf(out, cap, "wrong region: requests are signed for %s (from %s) and the "
+                     "endpoint %s does not take that region: give the endpoint's region with "
+                     "--region (%s %s)", region, rsrc, endpoint, op, said);
+        return;
+    }
+    case EL_DDB_PROBLEM_WRONG_SERVICE:
+        snprintf(out, cap, "the endpoint %s is not DynamoDB's: requests signed for dynamodb "
+                 "are refused there; check --endpoint-url, AWS_ENDPOINT_URL_DYNAMODB and "
+                 "AWS_ENDPOINT_URL (%s %s)", endpoint, op, said);
+        return;
+    case EL_DDB_PROBLEM_CLOCK_SKEW:
+        snprintf(out, cap, "this machine's clock is off: AWS refuses requests signed more than "
+                 "5 minutes away from its time; set the clock right (e.g. with chrony or "
+                 "systemd-timesyncd) (%s %s)", op, said);
+        return;
+    case EL_DDB_PROBLEM_BAD_SECRET:
+        snprintf(out, cap, "the signature does not match: the secret access key (credentials "
+                 "from %s) is not the one of its access key id; check %s (%s %s)",
+                 cred_src(cfg), env ? "AWS_SECRET_ACCESS_KEY" : "aws_secret_access_key there",
+                 op, said);
+        return;
+    case EL_DDB_PROBLEM_ACCESS_DENIED:
+        snprintf(out, cap, "access denied: the identity of the credentials from %s may not "
+                 "call dynamodb:%s here; its IAM policy must allow it on the table and its "
+                 "index (%s %s)", cred_src(cfg), op, op, said);
+        return;
+    case EL_DDB_PROBLEM_OTHER:
+        break;
+    }
+    if (res->http_status == 0)
+        snprintf(out, cap, "%s request to %s failed: %s", op, endpoint, said);
+    else
+        snprintf(out, cap, "DynamoDB refused %s (credentials from %s): %s", op, cred_src(cfg),
+                 said);
+}
+
+void el_ddb_explain_missing_table(const char *table, const el_aws_config *cfg, char *out,
+                                  size_t cap)
+{
+    const char *region = cfg && cfg->region ? cfg->region : "?";
+    const char *endpoint = cfg && cfg->endpoint ? cfg->endpoint : "?";
+    const char *rsrc = cfg ? cfg->region_source : NULL;
+    if (cap == 0)
+        return;
+    if (rsrc && strcmp(rsrc, "--region") != 0)
+        snprintf(out, cap, "table '%s' does not exist in %s at %s (region %s from %s: if the "
+                 "table is in another region, give --region)", table, region, endpoint,
+                 region, rsrc);
+    else
+        snprintf(out, cap, "table '%s' does not exist in %s at %s", table, region, endpoint);
+}
+
+el_err el_ddb_fail(el_diag *diag, const el_ddb_result *res, const el_aws_config *cfg,
+                   const char *op)
+{
+    char line[sizeof diag->msg];
+    el_ddb_explain(res, cfg, op, line, sizeof line);
+    return el_diag_set(diag, res->http_status == 0 ? EL_ENET : EL_ECONFIG, "%s", line);
 }

@@ -25,6 +25,7 @@
 #include <string.h>   /* memcmp, memcpy, strlen */
 #include <yajl/yajl_tree.h> /* ConsumedCapacity of the answers */
 
+#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/chunk.h"     /* el_fnv1a64 */
@@ -373,12 +374,7 @@ uint64_t el_counters_get(const el_counters *c, const char *pk, const char *sk,
 
 /* ---- writing ---- */
 
-typedef struct cref {
-    const char *key;              /* "PK\0SK\0attribute" */
-    size_t len;
-    size_t item_len;              /* bytes of "PK\0SK" */
-    uint64_t count;
-} cref;
+typedef el_counter_entry cref;
 
 static int cref_cmp(const void *x, const void *y)
 {
@@ -517,8 +513,7 @@ static el_err on_update_done(wctx *w, slot *s, CURLcode code, el_diag *diag)
         s->req = NULL;
         return EL_OK;
     case EL_DDB_FATAL:
-        return el_diag_set(diag, res.http_status ? EL_ECONFIG : EL_ENET, "UpdateItem: %s%s%s",
-                           res.error_type, res.error_type[0] ? ": " : "", res.message);
+        return el_ddb_fail(diag, &res, el_ddb_config(w->o->ddb), "UpdateItem");
     }
     s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
                                         el_rand_unit(&w->rng));
@@ -527,11 +522,12 @@ static el_err on_update_done(wctx *w, slot *s, CURLcode code, el_diag *diag)
     return EL_OK;
 }
 
-static el_err collect(const el_counters *c, wctx *w)
+el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
 {
-    w->nrefs = el_counters_size(c);
-    w->refs = calloc(w->nrefs ? w->nrefs : 1, sizeof *w->refs);
-    if (!w->refs)
+    *n = el_counters_size(c);
+    *out = NULL;
+    cref *refs = calloc(*n ? *n : 1, sizeof *refs);
+    if (!refs)
         return EL_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < STRIPES; i++) {
@@ -543,11 +539,17 @@ static el_err collect(const el_counters *c, wctx *w)
             const char *key = s->arena + e->off;
             size_t pklen = strlen(key);
             size_t sklen = strlen(key + pklen + 1);
-            w->refs[k++] = (cref){ key, e->len, pklen + 1 + sklen, e->count };
+            refs[k++] = (cref){ key, e->len, pklen + 1 + sklen, e->count };
         }
     }
-    qsort(w->refs, w->nrefs, sizeof *w->refs, cref_cmp);
+    qsort(refs, *n, sizeof *refs, cref_cmp);
+    *out = refs;
     return EL_OK;
+}
+
+static el_err collect(const el_counters *c, wctx *w)
+{
+    return el_counters_list(c, &w->refs, &w->nrefs);
 }
 
 el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,

@@ -91,6 +91,23 @@ size_t el_counters_memory(const el_counters *c);
 uint64_t el_counters_get(const el_counters *c, const char *pk, const char *sk,
                          const char *attribute);
 
+/* One counter of the set, as el_counters_list hands it out. */
+typedef struct el_counter_entry {
+    const char *key;    /* "PK\0SK\0attribute", borrowed from the set */
+    size_t len;         /* bytes of key, without a final NUL */
+    size_t item_len;    /* bytes of "PK\0SK" (the counter item's key) */
+    uint64_t count;
+} el_counter_entry;
+
+/*
+ * Every counter of the set, sorted by key bytes, so the attributes of one
+ * counter item are adjacent (what el_counters_write and verify group into
+ * one request). *out is malloc'd (the caller frees it; the keys stay owned
+ * by c and valid until el_counters_free or the next el_counters_add_*);
+ * *n entries. EL_ENOMEM leaves *out NULL.
+ */
+el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n) EL_MUST_USE;
+
 typedef struct el_counters_write_opts {
     el_ddb *ddb;
     const char *table;

@@ -25,6 +25,7 @@
 #include <yajl/yajl_tree.h> /* CancellationReasons, ConsumedCapacity */
 
 #include "common/buf.h"
+#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/chunk.h"
@@ -147,6 +148,12 @@ typedef struct input {
 typedef struct ictx {
     const el_incr_opts *o;
     el_incr_stats *st;
+    double t0, last_progress; /* ms */
+    /* how far the round being applied is, for the ETA: input bytes before
+     * and after reading it, its rows, and rows settled before it */
+    uint64_t round_bytes0, round_bytes1, round_settled0;
+    size_t round_rows;
+    const input *cur;         /* the input being applied */
     input *in;
     size_t nin;
     round rd;
@@ -162,6 +169,79 @@ typedef struct ictx {
 static bool stopped(const ictx *c)
 {
     return c->o->stop && *c->o->stop;
+}
+
+void el_incr_load_stats(const el_incr_stats *st, el_load_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rows_read = st->rows_read;
+    out->items_written = st->added + st->deleted + st->replayed;
+    out->duplicates = st->duplicates + st->absent;
+    out->rejected = st->rejected;
+    out->retries = st->retries;
+    out->throttled = st->throttled;
+    out->requests = st->requests;
+    out->wcu_consumed = st->wcu_consumed;
+    out->elapsed_s = st->elapsed_s;
+}
+
+/* Input bytes the readers have consumed (every input before the current
+ * one is read whole). */
+static uint64_t bytes_read(const ictx *c, uint64_t *total)
+{
+    uint64_t done = 0;
+    if (total)
+        *total = 0;
+    for (size_t i = 0; i < c->nin; i++) {
+        el_input *raw = c->in[i].reader ? el_reader_input(c->in[i].reader) : NULL;
+        if (!raw)
+            continue;
+        done += el_input_raw_consumed(raw);
+        if (total)
+            *total += el_input_raw_size(raw);
+    }
+    return done;
+}
+
+/* Rows whose fate is known (rejects excepted: they never join a round). */
+static uint64_t settled(const el_incr_stats *st)
+{
+    return st->added + st->deleted + st->duplicates + st->absent + st->replayed;
+}
+
+/* A progress snapshot, at most once a second unless final. A round is read
+ * whole before it is applied, so the bytes reported are those before the
+ * round plus the round's share of its bytes that is applied: the ETA
+ * follows the writes, not the reading. For an uncompressed input the
+ * round's bytes are its rows' offsets (the reader's buffer runs ahead of
+ * them); for a compressed one, the compressed bytes read for it. */
+static void report_progress(ictx *c, bool final)
+{
+    if (!c->o->progress)
+        return;
+    double now = el_now_ms();
+    if (!final && now - c->last_progress < 1000.0)
+        return;
+    c->last_progress = now;
+    c->st->elapsed_s = (now - c->t0) / 1000.0;
+    el_progress p = { .final = final, .transactional = true,
+                      .transactions = c->st->transactions, .window = el_rate_window(&c->rate) };
+    el_incr_load_stats(c->st, &p.st);
+    p.bytes_done = bytes_read(c, &p.bytes_total);
+    if (!final && c->round_rows > 0) {
+        uint64_t b0 = c->round_bytes0, b1 = c->round_bytes1;
+        if (c->cur && el_input_compression(el_reader_input(c->cur->reader)) == EL_COMP_NONE) {
+            uint64_t before = 0; /* inputs before this one are done */
+            for (const input *i = c->in; i < c->cur; i++)
+                before += el_input_raw_size(el_reader_input(i->reader));
+            b0 = before + c->rd.rows[0].offset;
+            b1 = before + c->rd.rows[c->round_rows - 1].offset;
+        }
+        double share = (double)(settled(c->st) - c->round_settled0) / (double)c->round_rows;
+        share = share < 0 ? 0 : share > 1 ? 1 : share;
+        p.bytes_done = b0 + (uint64_t)(share * (double)(b1 - b0));
+    }
+    c->o->progress(&p, c->o->progress_user);
 }
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -926,8 +1006,7 @@ static el_err on_txn_done(ictx *c, size_t gi, const input *in, CURLcode code, el
     case EL_DDB_FATAL:
         break;
     }
-    return el_diag_set(diag, res.http_status ? EL_ECONFIG : EL_ENET, "TransactWriteItems: %s%s%s",
-                       res.error_type, res.error_type[0] ? ": " : "", res.message);
+    return el_ddb_fail(diag, &res, el_ddb_config(c->o->ddb), "TransactWriteItems");
 }
 
 /* Drives the round's transactions until each is done. */
@@ -1008,6 +1087,7 @@ static el_err apply_round(ictx *c, const input *in, el_diag *diag)
         }
         if (err)
             break;
+        report_progress(c, false);
         int timeout = 100;
         now = el_now_ms();
         if (due >= 0 && due - now < timeout)
@@ -1029,6 +1109,8 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
     el_err err = EL_OK;
     while (!err && !eof) {
         round_reset(&c->rd);
+        c->round_bytes0 = bytes_read(c, NULL);
+        c->round_settled0 = settled(c->st);
         while (!err && c->rd.nrows < EL_INCR_ROUND_ROWS && c->rd.json.len < ROUND_JSON_BYTES) {
             el_diag d;
             el_diag_clear(&d);
@@ -1057,8 +1139,12 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
             if (repeat)
                 break;
         }
+        c->round_bytes1 = bytes_read(c, NULL);
+        c->round_rows = c->rd.nrows;
+        c->cur = in;
         if (!err && c->rd.nrows > 0)
             err = apply_round(c, in, diag);
+        c->round_rows = 0;
         if (stopped(c) && !err)
             err = el_diag_set(diag, EL_EINTR, "interrupted");
     }
@@ -1070,7 +1156,8 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
     double t0 = el_now_ms();
-    ictx c = { .o = o, .st = st, .rng = (uint64_t)t0 ^ 0x1c4eULL, .run_id = o->run_id };
+    ictx c = { .o = o, .st = st, .rng = (uint64_t)t0 ^ 0x1c4eULL, .run_id = o->run_id,
+               .t0 = t0, .last_progress = t0 };
     if (!c.run_id) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -1097,6 +1184,8 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
         err = el_plan_load(o->plan_path, &c.plan, diag);
     for (size_t i = 0; !err && i < c.nin; i++)
         err = apply_input(&c, &c.in[i], diag);
+    if (c.nin > 0)
+        report_progress(&c, true); /* ends a bar's line before the summary */
     /* transactions still out (error, interrupt) are dropped: the rows were
      * not counted, and applying the delta again is exact */
     for (size_t i = 0; i < c.rd.ngroups; i++)

@@ -56,6 +56,7 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
+#include "pipeline/loader.h"   /* el_progress: the same reports as a load */
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
 
@@ -79,6 +80,11 @@ typedef struct el_incr_opts {
     const char *plan_path;        /* shard plan (`edgeload plan --plan-out`) so edges of
                                      hot targets get the same index shards as the
                                      backfill; NULL: index keys unsharded */
+    /* called about once a second and once at the end (final), on the
+     * calling thread, with the figures of a load (el_incr_load_stats) and
+     * transactional set; may be NULL */
+    el_progress_fn progress;
+    void *progress_user;
 } el_incr_opts;
 
 typedef struct el_incr_stats {
@@ -102,6 +108,14 @@ typedef struct el_incr_stats {
  * other errors when the run gave up (diag says why). stats filled always.
  */
 el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag) EL_MUST_USE;
+
+/* The figures of a load that an incremental run's stats amount to, for the
+ * progress lines, the summary and --stats-json: rows_read, rejected,
+ * retries, throttled, requests, wcu_consumed and elapsed_s as they are;
+ * items_written = added + deleted + replayed (rows whose write took
+ * effect); duplicates = duplicates + absent (rows that changed nothing).
+ * Pure. */
+void el_incr_load_stats(const el_incr_stats *st, el_load_stats *out);
 
 /* The token material of one row: a 128-bit fingerprint of table, op ('P'
  * or 'D'), the item key "PK\0SK" and the row's byte offset in its input.

@@ -23,6 +23,7 @@
 #include <unistd.h>    /* sysconf */
 
 #include "common/buf.h"
+#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
 #include "pipeline/batcher.h"
@@ -628,9 +629,8 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     case EL_DDB_FATAL:
         break;
     }
-    el_diag d;
-    el_diag_set(&d, EL_ESERVICE, "%s%s%s", res.error_type, res.error_type[0] ? ": " : "",
-                res.message);
+    el_diag d; /* one line to act on: expired token, wrong region... (ddb_errors.h) */
+    (void)el_ddb_fail(&d, &res, el_ddb_config(n->r->o->ddb), "BatchWriteItem");
     free_req(s);
     fail(n->r, EL_ESERVICE, &d);
     return EL_ESERVICE;

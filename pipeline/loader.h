@@ -56,6 +56,8 @@ typedef struct el_progress {
     uint64_t bytes_total;     /* sum of input sizes; 0 when unknown (stdin) */
     int window;               /* requests allowed in flight right now */
     bool final;
+    bool transactional;       /* load --incremental: st counts its rows, and: */
+    uint64_t transactions;    /* transactions that succeeded (--incremental) */
 } el_progress;
 
 typedef void (*el_progress_fn)(const el_progress *p, void *user);

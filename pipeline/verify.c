@@ -13,19 +13,30 @@
  * check is a handful of Queries, sent one after the other with el_ddb_call.
  * Full mode holds every distinct expected item in memory; --sample bounds it.
  *
+ * Counters are counted while the items are read, by pipeline/counters.c
+ * itself (the backfill's code: verify and the backfill cannot disagree on
+ * what a count is), then their items go through the same batch loop as the
+ * expected items: the loop works on a keyed set (el_sample) and only the
+ * comparison and the report differ. Counter items are checked apart from
+ * the expected items, in requests of their own, because a counter item is
+ * often an entity item too and BatchGetItem refuses a key twice.
+ *
  * Values are compared as DynamoDB means them, not as text: the table gives
  * back "1.5" for a number written as "1.50", and base64 may be spelt with
  * or without line breaks by other writers.
  */
 #include "pipeline/verify.h"
 
+#include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* calloc, free, qsort */
 #include <string.h>  /* memcmp, strcmp, strlen */
 #include <time.h>    /* nanosleep */
 
 #include "common/json_guard.h"
+#include "dynamo/ddb_errors.h"
 #include "formats/ddb_value.h"
 #include "pipeline/backoff.h"
+#include "pipeline/counters.h"
 #include "pipeline/fanin.h"
 #include "pipeline/loader.h"
 #include "pipeline/sample.h"
@@ -42,6 +53,8 @@ const char *el_verify_kind_name(el_verify_kind k)
     case EL_VERIFY_DIFFERENT: return "different";
     case EL_VERIFY_REVERSE_MISSING: return "reverse-missing";
     case EL_VERIFY_REVERSE_EXTRA: return "reverse-extra";
+    case EL_VERIFY_COUNTER_MISSING: return "counter-missing";
+    case EL_VERIFY_COUNTER_DIFFERENT: return "counter-different";
     }
     return "?";
 }
@@ -331,6 +344,11 @@ typedef struct vrun {
     const el_mapping *m;
     el_verify_stats *st;
     el_sample *items;      /* key "PK\0SK" -> expected item JSON */
+    el_counters *counters; /* the counts, as the backfill computes them; or NULL */
+    el_sample *ctrs;       /* counter item "PK\0SK" -> "attr\0count\0" pairs; or NULL */
+    el_sample *cur;        /* the set the batch loop works on: items or ctrs */
+    bool cur_counters;     /* cur is ctrs */
+    el_buf proj;           /* ProjectionExpression + names of counter requests */
     el_sample *targets;    /* index pk -> expected keys, each as [u32 len][bytes] */
     el_plan *plan;         /* hot keys load shards, or NULL */
     uint64_t rng;
@@ -429,9 +447,10 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && v->plan)
         el_transform_set_plan(t, v->plan, el_plan_find_source(v->plan, src->name));
-    el_buf json, key;
+    el_buf json, key, cscratch;
     el_buf_init(&json, EL_DDB_MAX_ITEM_BYTES * 2);
     el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
+    el_buf_init(&cscratch, 1u << 20);
     while (!err) {
         if (stopping(v)) {
             err = el_diag_set(diag, EL_EINTR, "interrupted");
@@ -473,6 +492,17 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
                         el_strerror(err));
             break;
         }
+        if (v->counters) { /* as the loader does: a transformed row counts */
+            err = el_counters_add_row(v->counters, src, &row, key.data, key.len, &cscratch,
+                                      &d);
+            if (err) {
+                el_diag_set(diag, err, "%s:%llu: %s", path, (unsigned long long)row.line,
+                            d.msg);
+                break;
+            }
+        }
+        if (v->o->counters_only)
+            continue;
         el_sample_verdict verdict;
         size_t slot;
         err = el_sample_offer(v->items, key.data, key.len, &verdict, &slot);
@@ -492,6 +522,7 @@ static el_err read_input(vrun *v, el_source *src, const char *path, el_diag *dia
     }
     el_buf_free(&json);
     el_buf_free(&key);
+    el_buf_free(&cscratch);
     el_transform_free(t);
     el_reader_free(r);
     return err;
@@ -561,8 +592,7 @@ static el_err failure(vrun *v, const char *op, const el_ddb_result *res, double 
             return el_diag_set(diag, EL_ETABLE, "%s: table '%s'%s%s not found: %s", op,
                                v->m->table, strcmp(op, "Query") == 0 ? " or index " : "",
                                strcmp(op, "Query") == 0 ? v->m->index_name : "", res->message);
-        return el_diag_set(diag, res->http_status ? EL_ECONFIG : EL_ENET, "%s: %s%s%s", op,
-                           res->error_type, res->error_type[0] ? ": " : "", res->message);
+        return el_ddb_fail(diag, res, el_ddb_config(v->o->ddb), op);
     }
     if (res->outcome == EL_DDB_REJECTED)
         return el_diag_set(diag, EL_ESERVICE, "%s refused: %s: %s", op, res->error_type,
@@ -689,7 +719,8 @@ static el_err begin_line(vrun *v, el_verify_kind kind, const char *key, size_t k
 }
 
 static void emit(vrun *v, el_verify_kind kind, const char *key, size_t klen,
-                 const char *index_key, const el_verify_attr_diff *diffs, size_t ndiffs)
+                 const char *index_key, const el_verify_attr_diff *diffs, size_t ndiffs,
+                 bool item_present)
 {
     if (!v->o->on_mismatch)
         return;
@@ -702,7 +733,8 @@ static void emit(vrun *v, el_verify_kind kind, const char *key, size_t klen,
         goto out;
     el_verify_mismatch mm = {
         .kind = kind, .pk = el_buf_str(&pk), .sk = el_buf_str(&sk), .index_key = index_key,
-        .diffs = diffs, .ndiffs = ndiffs, .json = el_buf_str(&v->line)
+        .diffs = diffs, .ndiffs = ndiffs, .item_present = item_present,
+        .json = el_buf_str(&v->line)
     };
     v->o->on_mismatch(v->o->user, &mm);
 out:
@@ -716,7 +748,7 @@ static el_err report_simple(vrun *v, el_verify_kind kind, const char *key, size_
     el_err err = begin_line(v, kind, key, klen, index_key);
     err = err ? err : el_buf_putc(&v->line, '}');
     if (!err)
-        emit(v, kind, key, klen, index_key, NULL, 0);
+        emit(v, kind, key, klen, index_key, NULL, 0, false);
     return err;
 }
 
@@ -772,13 +804,138 @@ static el_err compare_item(vrun *v, const char *key, size_t klen, const char *ex
         }
         err = err ? err : el_buf_puts(&v->line, "}}");
         if (!err)
-            emit(v, EL_VERIFY_DIFFERENT, key, klen, NULL, diffs, nd);
+            emit(v, EL_VERIFY_DIFFERENT, key, klen, NULL, diffs, nd, true);
     }
     free(diffs);
     free(starts);
     yajl_tree_free(exp);
     if (err)
         el_diag_set(diag, err, "comparing items: %s", el_strerror(err));
+    return err;
+}
+
+/* ---- counters ---- */
+
+/* Reports one counter attribute: absent (actual NULL) or different. */
+static el_err report_counter(vrun *v, const char *key, size_t klen, const char *attr,
+                             const char *count, yajl_val actual, bool item_present)
+{
+    el_verify_kind kind = actual ? EL_VERIFY_COUNTER_DIFFERENT : EL_VERIFY_COUNTER_MISSING;
+    el_buf_reset(&v->tmp);
+    el_err err = el_buf_puts(&v->tmp, "{\"N\":\"");
+    err = err ? err : el_buf_puts(&v->tmp, count);
+    err = err ? err : el_buf_puts(&v->tmp, "\"}");
+    err = err ? err : el_buf_putc(&v->tmp, '\0');
+    size_t at = v->tmp.len;
+    if (actual)
+        err = err ? err : el_verify_json_put(&v->tmp, actual);
+    err = err ? err : el_buf_putc(&v->tmp, '\0');
+    err = err ? err : begin_line(v, kind, key, klen, NULL);
+    err = err ? err : el_buf_puts(&v->line, ",\"attributes\":{");
+    err = err ? err : el_json_put_string(&v->line, attr, strlen(attr));
+    err = err ? err : el_buf_puts(&v->line, ":{\"expected\":");
+    err = err ? err : el_buf_puts(&v->line, v->tmp.data);
+    err = err ? err : el_buf_puts(&v->line, ",\"actual\":");
+    err = err ? err : el_buf_puts(&v->line, actual ? v->tmp.data + at : "null");
+    err = err ? err : el_buf_puts(&v->line, item_present ? "}},\"item_present\":true}"
+                                                       : "}},\"item_present\":false}");
+    if (err)
+        return err;
+    el_verify_attr_diff diff = { attr, v->tmp.data, actual ? v->tmp.data + at : NULL };
+    emit(v, kind, key, klen, NULL, &diff, 1, item_present);
+    return EL_OK;
+}
+
+/* Checks every counter attribute expected on one counter item (expected:
+ * "attr\0count\0" pairs); item NULL when the item is absent. */
+static el_err compare_counters(vrun *v, const char *key, size_t klen, const el_buf *expected,
+                               yajl_val item, el_diag *diag)
+{
+    el_err err = EL_OK;
+    for (size_t off = 0; !err && off < expected->len;) {
+        const char *attr = expected->data + off;
+        const char *count = attr + strlen(attr) + 1;
+        off = (size_t)(count - expected->data) + strlen(count) + 1;
+        v->st->counters_expected++;
+        yajl_val actual = item ? member(item, attr) : NULL;
+        if (!actual) {
+            v->st->counters_missing++;
+            err = report_counter(v, key, klen, attr, count, NULL, item != NULL);
+            continue;
+        }
+        const char *n = YAJL_GET_STRING(member(actual, "N"));
+        if (YAJL_IS_OBJECT(actual) && actual->u.object.len == 1 && numbers_equal(n, count)) {
+            v->st->counters_present++;
+            continue;
+        }
+        v->st->counters_different++;
+        err = report_counter(v, key, klen, attr, count, actual, true);
+    }
+    if (err)
+        el_diag_set(diag, err, "reporting counters: %s", el_strerror(err));
+    return err;
+}
+
+/* The counter items to check, from the counts: every one, or a uniform
+ * sample of `sample` of them (a keyed sample over the counter items). */
+static el_err collect_counters(vrun *v, el_diag *diag)
+{
+    el_counter_entry *e = NULL;
+    size_t n = 0;
+    v->ctrs = el_sample_new((size_t)v->o->sample, v->o->seed ^ 0xC0C0C0C0C0C0C0C0ull,
+                            (size_t)1 << 30);
+    el_err err = v->ctrs ? el_counters_list(v->counters, &e, &n) : EL_ENOMEM;
+    char num[24];
+    for (size_t i = 0; !err && i < n; i++) {
+        el_sample_verdict verdict;
+        size_t slot;
+        err = el_sample_offer(v->ctrs, e[i].key, e[i].item_len, &verdict, &slot);
+        if (err || verdict == EL_SAMPLE_OUT)
+            continue;
+        el_buf *val = el_sample_value(v->ctrs, slot);
+        if (verdict == EL_SAMPLE_NEW)
+            el_buf_reset(val);
+        snprintf(num, sizeof num, "%llu", (unsigned long long)e[i].count);
+        err = el_buf_append(val, e[i].key + e[i].item_len + 1, e[i].len - e[i].item_len - 1);
+        err = err ? err : el_buf_putc(val, '\0');
+        err = err ? err : el_buf_append(val, num, strlen(num) + 1);
+    }
+    free(e);
+    v->st->counter_edges = el_counters_edges(v->counters);
+    v->st->counter_duplicates = el_counters_duplicates(v->counters);
+    /* the projection: keys and every counter attribute of the mapping */
+    el_buf *p = &v->proj;
+    size_t total = 0, na = 0;
+    for (size_t i = 0; i < v->m->nsources; i++)
+        total += v->m->sources[i]->ncounters;
+    const char **names = calloc(total ? total : 1, sizeof *names);
+    err = err ? err : names ? EL_OK : EL_ENOMEM;
+    for (size_t i = 0; !err && i < v->m->nsources; i++) {
+        const el_source *s = v->m->sources[i];
+        for (size_t j = 0; j < s->ncounters; j++) {
+            const char *a = s->counters[j].attribute;
+            bool seen = strcmp(a, v->m->pk_attr) == 0 || strcmp(a, v->m->sk_attr) == 0;
+            for (size_t k = 0; k < na && !seen; k++)
+                seen = strcmp(names[k], a) == 0;
+            if (!seen)
+                names[na++] = a; /* a path twice is a ValidationException */
+        }
+    }
+    err = err ? err : el_buf_puts(p, ",\"ProjectionExpression\":\"#k0, #k1");
+    for (size_t i = 0; !err && i < na; i++)
+        err = el_buf_printf(p, ", #c%zu", i);
+    err = err ? err : el_buf_puts(p, "\",\"ExpressionAttributeNames\":{\"#k0\":");
+    err = err ? err : el_json_put_string(p, v->m->pk_attr, strlen(v->m->pk_attr));
+    err = err ? err : el_buf_puts(p, ",\"#k1\":");
+    err = err ? err : el_json_put_string(p, v->m->sk_attr, strlen(v->m->sk_attr));
+    for (size_t i = 0; !err && i < na; i++) {
+        err = el_buf_printf(p, ",\"#c%zu\":", i);
+        err = err ? err : el_json_put_string(p, names[i], strlen(names[i]));
+    }
+    err = err ? err : el_buf_putc(p, '}');
+    free(names);
+    if (err)
+        el_diag_set(diag, err, "cannot keep the expected counters: %s", el_strerror(err));
     return err;
 }
 
@@ -809,19 +966,22 @@ static el_err build_batch_get(vrun *v, const batch *b)
         if (b->done[i])
             continue;
         size_t klen;
-        const char *key = el_sample_key(v->items, b->slots[i], &klen);
+        const char *key = el_sample_key(v->cur, b->slots[i], &klen);
         if (!first)
             err = el_buf_putc(r, ',');
         first = false;
         err = err ? err : put_key(r, v, key, klen);
     }
-    return err ? err : el_buf_puts(r, "]}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+    err = err ? err : el_buf_putc(r, ']');
+    if (!err && v->cur_counters)
+        err = el_buf_append(r, v->proj.data, v->proj.len);
+    return err ? err : el_buf_puts(r, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
 }
 
 /* Position in b of the slot whose key is key, or b->n. */
 static size_t position_of(const vrun *v, const batch *b, const el_buf *key)
 {
-    size_t slot = el_sample_find(v->items, key->data, key->len);
+    size_t slot = el_sample_find(v->cur, key->data, key->len);
     for (size_t i = 0; slot != (size_t)-1 && i < b->n; i++)
         if (b->slots[i] == slot)
             return i;
@@ -856,10 +1016,16 @@ static el_err on_batch_answer(vrun *v, batch *b, const char *body, el_diag *diag
             continue;
         b->done[pos] = true;
         b->left--;
+        if (v->cur_counters) {
+            v->st->counter_items++;
+            err = compare_counters(v, key.data, key.len, el_sample_value(v->cur, b->slots[pos]),
+                                   item, diag);
+            continue;
+        }
         v->st->present++;
         bool same = true;
         err = compare_item(v, key.data, key.len,
-                           el_buf_str(el_sample_value(v->items, b->slots[pos])), item, &same,
+                           el_buf_str(el_sample_value(v->cur, b->slots[pos])), item, &same,
                            diag);
         if (!err && !same)
             v->st->different++;
@@ -883,9 +1049,14 @@ static el_err on_batch_answer(vrun *v, batch *b, const char *body, el_diag *diag
             continue;
         b->done[i] = true;
         b->left--;
-        v->st->missing++;
         size_t klen;
-        const char *k = el_sample_key(v->items, b->slots[i], &klen);
+        const char *k = el_sample_key(v->cur, b->slots[i], &klen);
+        if (v->cur_counters) {
+            v->st->counter_items++;
+            err = compare_counters(v, k, klen, el_sample_value(v->cur, b->slots[i]), NULL, diag);
+            continue;
+        }
+        v->st->missing++;
         err = report_simple(v, EL_VERIFY_MISSING, k, klen, NULL);
         if (err)
             el_diag_set(diag, err, "reporting: %s", el_strerror(err));
@@ -934,13 +1105,12 @@ static el_err on_batch_done(vrun *v, CURLM *multi, batch *b, CURLcode code, el_d
     return err;
 }
 
-/* Keeps up to `concurrency` batches in flight until every expected item is
- * found or known missing. */
-static el_err check_items(vrun *v, el_diag *diag)
+/* Keeps up to `concurrency` batches in flight until every key of v->cur
+ * (the expected items, or the counter items) is found or known missing. */
+static el_err check_set(vrun *v, el_diag *diag)
 {
-    size_t count = el_sample_count(v->items), next = 0;
+    size_t count = el_sample_count(v->cur), next = 0;
     size_t nb = v->o->concurrency > 0 ? (size_t)v->o->concurrency : 1;
-    v->st->expected = count;
     batch *bs = calloc(nb, sizeof *bs);
     CURLM *multi = curl_multi_init();
     el_err err = bs && multi ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
@@ -1267,6 +1437,7 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
     el_buf_init(&v.resp, RESPONSE_MAX);
     el_buf_init(&v.line, RESPONSE_MAX);
     el_buf_init(&v.tmp, RESPONSE_MAX);
+    el_buf_init(&v.proj, REQUEST_MAX);
     el_err err = EL_OK;
     bool any_index = false;
     for (size_t i = 0; i < v.m->nsources; i++)
@@ -1281,19 +1452,41 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
         err = el_diag_set(diag, EL_EUSAGE,
                           "--reverse needs a source that writes index attributes; every "
                           "source of this mapping has \"index\": false");
+    if (!err && o->counters_only && (o->no_counters || !el_mapping_has_counters(v.m)))
+        err = el_diag_set(diag, EL_EUSAGE, "--counters-only: the mapping has no counters to "
+                          "check (\"counters\" in a source, or --counter)");
+    if (!err && o->counters_only && o->reverse)
+        err = el_diag_set(diag, EL_EUSAGE, "--counters-only checks no item: drop --reverse");
+    if (!err && !o->no_counters && el_mapping_has_counters(v.m) &&
+        el_counters_new(v.m, &v.counters))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     err = err ? err : read_inputs(&v, diag);
     if (!err && !o->sample)
         st->distinct = el_sample_count(v.items);
-    err = err ? err : check_items(&v, diag);
+    if (!err && v.counters)
+        err = collect_counters(&v, diag);
+    /* the counts are in ctrs now: their memory goes before the requests */
+    el_counters_free(v.counters);
+    v.counters = NULL;
+    v.cur = v.items;
+    st->expected = el_sample_count(v.items);
+    err = err ? err : check_set(&v, diag);
+    if (!err && v.ctrs) {
+        v.cur = v.ctrs;
+        v.cur_counters = true;
+        err = check_set(&v, diag);
+    }
     if (!err && v.targets)
         err = check_targets(&v, diag);
     el_sample_free(v.items);
+    el_sample_free(v.ctrs);
     el_sample_free(v.targets);
     el_plan_free(v.plan);
     el_buf_free(&v.req);
     el_buf_free(&v.resp);
     el_buf_free(&v.line);
     el_buf_free(&v.tmp);
+    el_buf_free(&v.proj);
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;
     return err;
 }

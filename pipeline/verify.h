@@ -13,7 +13,17 @@
  *      expected item is absent or not equal in the table (attributes the
  *      mapping does not write are ignored; values compared by
  *      el_verify_values_equal);
- *   3. with `reverse` > 0, Query the index for that many sampled index
+ *   3. when the mapping has counters (SPEC §7), count them from the same
+ *      rows with the backfill's own code (pipeline/counters.h: a duplicate
+ *      row counts once, a rejected row not at all), fetch the counter items
+ *      the same way (ProjectionExpression: the keys and the counter
+ *      attributes) and compare each counter attribute with its count: an
+ *      absent item or attribute is "counter-missing", another value
+ *      "counter-different". With `sample` > 0 a uniform sample of `sample`
+ *      counter items is checked (the counting itself needs every row: its
+ *      memory is the backfill's, see counters.h); `no_counters` skips it,
+ *      `counters_only` checks nothing else (no item is kept then);
+ *   4. with `reverse` > 0, Query the index for that many sampled index
  *      partition keys (uniform over the distinct ones in the input) and
  *      check that the items listed are exactly the expected ones (a key that
  *      does not match is queried again after reverse_recheck_ms, because
@@ -45,10 +55,13 @@ typedef enum el_verify_kind {
     EL_VERIFY_MISSING = 0,     /* expected item not in the table */
     EL_VERIFY_DIFFERENT,       /* present, some mapped attribute differs */
     EL_VERIFY_REVERSE_MISSING, /* expected item not listed under its index key */
-    EL_VERIFY_REVERSE_EXTRA    /* listed under the index key but not expected */
+    EL_VERIFY_REVERSE_EXTRA,   /* listed under the index key but not expected */
+    EL_VERIFY_COUNTER_MISSING, /* counter item, or its counter attribute, absent */
+    EL_VERIFY_COUNTER_DIFFERENT/* counter attribute present with another value */
 } el_verify_kind;
 
-/* "missing", "different", "reverse-missing", "reverse-extra". */
+/* "missing", "different", "reverse-missing", "reverse-extra",
+ * "counter-missing", "counter-different". */
 const char *el_verify_kind_name(el_verify_kind k);
 
 typedef struct el_verify_attr_diff {
@@ -63,12 +76,15 @@ typedef struct el_verify_mismatch {
     el_verify_kind kind;
     const char *pk, *sk;          /* the item's key (NUL-terminated) */
     const char *index_key;        /* reverse kinds: the index partition key; else NULL */
-    const el_verify_attr_diff *diffs; /* EL_VERIFY_DIFFERENT */
+    const el_verify_attr_diff *diffs; /* EL_VERIFY_DIFFERENT; the counter kinds: one
+                                     diff, the counter attribute ({"N":..} expected) */
     size_t ndiffs;
+    bool item_present;            /* counter kinds: whether the counter item exists */
     const char *json;             /* the whole mismatch as one JSON object, no newline:
                                      {"kind":..,"key":{"PK":..,"SK":..},
                                       "attributes":{NAME:{"expected":..,"actual":..}},
-                                      "index_key":..} */
+                                      "index_key":..}; the counter kinds add
+                                     "item_present":true|false */
 } el_verify_mismatch;
 
 typedef struct el_verify_stats {
@@ -84,6 +100,13 @@ typedef struct el_verify_stats {
     uint64_t reverse_expected;/* items expected under them */
     uint64_t reverse_missing;
     uint64_t reverse_extra;
+    uint64_t counter_items;   /* counter items checked (0 without counters) */
+    uint64_t counters_expected; /* counter attributes checked */
+    uint64_t counters_present;  /* ... present with the expected count */
+    uint64_t counters_missing;  /* ... whose item or attribute is absent */
+    uint64_t counters_different;/* ... with another value */
+    uint64_t counter_edges;   /* distinct edges counted */
+    uint64_t counter_duplicates; /* rows whose edge was counted already */
     uint64_t requests;        /* BatchGetItem and Query requests, retries included */
     uint64_t retries;
     uint64_t throttled;
@@ -102,6 +125,9 @@ typedef struct el_verify_opts {
     uint64_t sample;              /* 0: every expected item */
     uint64_t seed;                /* for the samples */
     uint64_t reverse;             /* index partition keys to Query (0: none) */
+    bool no_counters;             /* do not check the mapping's counters */
+    bool counters_only;           /* check the counters and no item (EL_EUSAGE when
+                                     the mapping has no counters or with reverse) */
     int concurrency;              /* BatchGetItem requests in flight; <= 0: 1 */
     double reverse_recheck_ms;    /* index keys that do not match are queried again
                                      after this long (index reads are eventually

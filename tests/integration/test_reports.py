@@ -1,4 +1,5 @@
 """What a user reads (issue 8): plain progress lines (format and interval),
+the same lines, summary and --stats-json figures for `load --incremental`,
 --quiet, --stats-json figures, and the one-line errors for the failures a
 newcomer meets: no credentials, a host that does not resolve, TLS against a
 plain HTTP endpoint, nothing listening, a key schema that does not fit.
@@ -15,6 +16,12 @@ from edgeload_test import ENDPOINT, REGION, EdgeloadTestCase, main
 PROGRESS = re.compile(
     r"^edgeload: progress elapsed=(?P<elapsed>[0-9.]+) rows=\d+ items=\d+ items_per_s=\d+ "
     r"wcu=\d+ wcu_per_s=\d+ throttled=\d+ retries=\d+ rejected=\d+( done=[0-9.]+% eta=\S+)?$")
+
+
+INCR_PROGRESS = re.compile(
+    r"^edgeload: progress elapsed=(?P<elapsed>[0-9.]+) rows=(?P<rows>\d+) items=(?P<items>\d+) "
+    r"items_per_s=\d+ wcu=\d+ wcu_per_s=\d+ throttled=\d+ retries=\d+ rejected=\d+ "
+    r"transactions=(?P<txns>\d+) duplicates=(?P<dups>\d+)( done=[0-9.]+% eta=\S+)?$")
 
 
 class ReportsTest(EdgeloadTestCase):
@@ -58,6 +65,51 @@ class ReportsTest(EdgeloadTestCase):
         self.assertEqual(st["items_written"], 3000)
         self.assertEqual(st["rejected"], 0)
         self.assertEqual(st["wcu_consumed"], 6000)  # table + index, from ConsumedCapacity
+
+    def test_incremental_plain_progress_summary_and_stats_json(self):
+        d = self.tmpdir()
+        base = os.path.join(d, "base.csv")
+        with open(base, "w") as f:
+            f.write("a,b\n" + "".join("u%d,old%d\n" % (i % 7, i) for i in range(100)))
+        delta = os.path.join(d, "delta.csv")
+        with open(delta, "w") as f:  # 400 new edges, then the 100 of the base again
+            f.write("a,b\n" + "".join("u%d,new%d\n" % (i % 13, i) for i in range(400)) +
+                    "".join("u%d,old%d\n" % (i % 7, i) for i in range(100)))
+        table = self.unique_table("repi")
+        self.create_table_boto(table)
+        keys = ["--table", table, "--pk", "A#{a}", "--sk", "B#{b}"]
+        self.assertExit(self.load(*keys, "--quiet", base), 0, "base load")
+        stats = os.path.join(d, "stats.json")
+        proc = self.load(*keys, "--incremental", "--max-wcu", "800", "--progress", "plain",
+                         "--progress-interval", "1", "--stats-json", stats, delta)
+        self.assertExit(proc, 0, "incremental load")
+        lines = [l for l in proc.stderr.splitlines() if "progress" in l]
+        self.assertGreaterEqual(len(lines), 2, proc.stderr)
+        times, rows = [], []
+        for line in lines:
+            m = INCR_PROGRESS.match(line)
+            self.assertIsNotNone(m, line)
+            times.append(float(m.group("elapsed")))
+            rows.append(int(m.group("rows")))
+            self.assertLessEqual(int(m.group("items")), 400)
+        for a, b in zip(times, times[1:]):  # one line a second, not more often
+            self.assertGreaterEqual(b - a, 0.9, times)
+        self.assertEqual(rows, sorted(rows))
+        tail = proc.stderr.splitlines()[-2:]
+        self.assertRegex(tail[0], r"^edgeload: 500 rows read, 400 items written, 100 "
+                                  r"duplicates, 0 rejected, \d+ retries, \d+ throttled in ")
+        with open(stats) as f:
+            st = json.load(f)
+        self.assertRegex(tail[1], r"^edgeload: incremental: 400 added, 0 deleted, 100 "
+                                  r"duplicates \(item existed\), 0 already absent, 0 "
+                                  r"replayed; %d transactions, " % st["transactions"])
+        for key in ("rows_read", "items_written", "duplicates", "rejected", "retries",
+                    "throttled", "wcu_consumed", "elapsed_s", "transactions", "added"):
+            self.assertIn(key, st)
+        self.assertEqual((st["rows_read"], st["items_written"], st["duplicates"],
+                          st["rejected"], st["added"]), (500, 400, 100, 0, 400))
+        self.assertGreater(st["transactions"], 0)
+        self.assertGreater(st["wcu_consumed"], 0)
 
     def test_quiet_prints_nothing(self):
         d, path = self.edges(50)

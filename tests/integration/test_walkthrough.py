@@ -52,6 +52,8 @@ class WalkthroughTest(EdgeloadTestCase):
         v = run("verify", "--mapping", "mapping.json")
         self.assertExit(v, 0, "verify")
         self.assertIn("missing 0 different 0", v.stdout + v.stderr)
+        # verify checks the counters too (7 counters on 5 user items)
+        self.assertIn("counters: expected 7 present 7 missing 0 different 0", v.stdout)
         self.assertEqual(self.counts(table), AFTER_LOAD)
         edge = self.get_item(table, "ACTOR#erin", "TARGET#bob")
         self.assertEqual(edge["createdAt"], {"N": "1718953200"})  # 09:00+02 in UTC
@@ -67,8 +69,15 @@ class WalkthroughTest(EdgeloadTestCase):
                                                    "SK": {"S": "PROFILE"}},
                              UpdateExpression="SET followerCount = :z",
                              ExpressionAttributeValues={":z": {"N": "0"}})
+        v = run("verify", "--mapping", "mapping.json", "--counters-only")
+        self.assertExit(v, 4, "verify --counters-only before the backfill")
+        # bob's damaged count and alice's from the delta differ from the dump
+        self.assertIn("counters: expected 7 present 5 missing 0 different 2", v.stdout)
         self.assertExit(run("counters", "--mapping", "mapping.json"), 0, "counters")
         self.assertEqual(self.counts(table)["bob"], AFTER_LOAD["bob"])
+        v = run("verify", "--mapping", "mapping.json", "--counters-only")
+        self.assertExit(v, 0, "verify --counters-only after the backfill")
+        self.assertIn("counters: expected 7 present 7 missing 0 different 0", v.stdout)
 
 
 if __name__ == "__main__":

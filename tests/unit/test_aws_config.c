@@ -288,22 +288,28 @@ static void test_region_precedence(void **state)
     write_file("config", "[default]\nregion = us-west-1\n[profile default]\n", 0600);
     el_aws_config *c = resolve_ok(NULL);
     assert_string_equal(c->region, "us-west-1");
+    /* where the region came from, for the messages (dynamo/ddb_errors.h) */
+    assert_true(strncmp(c->region_source, "region in ", 10) == 0);
+    assert_non_null(strstr(c->region_source, "config [default]"));
     el_aws_config_free(c);
 
     setenv_fake("AWS_DEFAULT_REGION", "us-east-2");
     c = resolve_ok(NULL);
     assert_string_equal(c->region, "us-east-2");
+    assert_string_equal(c->region_source, "AWS_DEFAULT_REGION");
     el_aws_config_free(c);
 
     setenv_fake("AWS_REGION", "eu-north-1");
     c = resolve_ok(NULL);
     assert_string_equal(c->region, "eu-north-1");
+    assert_string_equal(c->region_source, "AWS_REGION");
     assert_string_equal(c->endpoint, "https://dynamodb.eu-north-1.amazonaws.com");
     el_aws_config_free(c);
 
     el_aws_opts o = {.region = "ap-northeast-1"};
     c = resolve_ok(&o);
     assert_string_equal(c->region, "ap-northeast-1");
+    assert_string_equal(c->region_source, "--region");
     el_aws_config_free(c);
 }
 

@@ -64,6 +64,49 @@ static void duplicates_count_once(void **state)
     el_counters_free(NULL);
 }
 
+/* The listing verify checks the table against: sorted by key bytes, the
+ * attributes of one counter item adjacent, item_len covering "PK\0SK". */
+static void list_is_sorted_and_grouped(void **state)
+{
+    (void)state;
+    el_counters *c;
+    assert_int_equal(el_counters_new(NULL, &c), EL_OK);
+    add_edge(c, "alice", "bob");
+    add_edge(c, "bob", "alice");
+    add_edge(c, "carol", "bob");
+    add_edge(c, "carol", "bob"); /* duplicate: counted once */
+    el_counter_entry *e = NULL;
+    size_t n = 0;
+    assert_int_equal(el_counters_list(c, &e, &n), EL_OK);
+    assert_int_equal(n, 5);
+    static const struct {
+        const char *pk, *attr;
+        uint64_t count;
+    } want[] = {
+        {"USER#alice", "followerCount", 1}, {"USER#alice", "followingCount", 1},
+        {"USER#bob", "followerCount", 2}, {"USER#bob", "followingCount", 1},
+        {"USER#carol", "followingCount", 1},
+    };
+    for (size_t i = 0; i < n; i++) {
+        size_t pklen = strlen(want[i].pk);
+        assert_int_equal(e[i].item_len, pklen + 1 + strlen("PROFILE"));
+        assert_memory_equal(e[i].key, want[i].pk, pklen + 1);
+        assert_string_equal(e[i].key + pklen + 1, "PROFILE");
+        assert_int_equal(e[i].len, e[i].item_len + 1 + strlen(want[i].attr));
+        assert_memory_equal(e[i].key + e[i].item_len + 1, want[i].attr, strlen(want[i].attr));
+        assert_int_equal(e[i].count, want[i].count);
+    }
+    free(e);
+    el_counters *empty;
+    assert_int_equal(el_counters_new(NULL, &empty), EL_OK);
+    assert_int_equal(el_counters_list(empty, &e, &n), EL_OK);
+    assert_int_equal(n, 0);
+    assert_non_null(e);
+    free(e);
+    el_counters_free(empty);
+    el_counters_free(c);
+}
+
 /* Rows through a parsed mapping: templates, NULL and empty placeholders. */
 static void rows_through_templates(void **state)
 {
@@ -246,6 +289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(duplicates_count_once),
+        cmocka_unit_test(list_is_sorted_and_grouped),
         cmocka_unit_test(rows_through_templates),
         cmocka_unit_test(bad_counter_specs),
         cmocka_unit_test(parallel_adders_are_exact),

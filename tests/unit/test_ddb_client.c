@@ -28,6 +28,7 @@
 #include <zlib.h>            /* crc32 for x-amz-crc32 */
 
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_errors.h"
 #include "dynamo/ddb_internal.h"
 
 /* ---- fixtures ---- */
@@ -1080,11 +1081,210 @@ static void test_dynamodb_local(void **state)
     el_aws_config_free(cfg);
 }
 
+
+/* ---- explanations (ddb_errors.h) ---- */
+
+static void classify_fixture(const char *file, el_ddb_result *res)
+{
+    size_t len;
+    char *body = fixture(file, &len);
+    el_ddb_classify(CURLE_OK, 400, body, len, res);
+    free(body);
+}
+
+static void test_problem_of_fixtures(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        el_ddb_problem problem;
+    } want[] = {
+        {"expired_token.json", EL_DDB_PROBLEM_EXPIRED_TOKEN},
+        {"unrecognized_client.json", EL_DDB_PROBLEM_UNKNOWN_KEY},
+        {"wrong_region.json", EL_DDB_PROBLEM_WRONG_REGION},
+        {"wrong_service.json", EL_DDB_PROBLEM_WRONG_SERVICE},
+        {"signature_expired.json", EL_DDB_PROBLEM_CLOCK_SKEW},
+        {"invalid_signature.json", EL_DDB_PROBLEM_BAD_SECRET},
+        {"access_denied.json", EL_DDB_PROBLEM_ACCESS_DENIED},
+        {"validation.json", EL_DDB_PROBLEM_OTHER},
+        {"resource_not_found.json", EL_DDB_PROBLEM_OTHER},
+        {"missing_auth.json", EL_DDB_PROBLEM_OTHER},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        el_ddb_result res;
+        classify_fixture(want[i].file, &res);
+        if (el_ddb_problem_of(&res) != want[i].problem)
+            fail_msg("%s: problem %d, want %d", want[i].file, el_ddb_problem_of(&res),
+                     want[i].problem);
+        /* each is fatal: retrying cannot help, so the line is all the user gets */
+        if (want[i].problem != EL_DDB_PROBLEM_OTHER)
+            assert_int_equal(res.outcome, EL_DDB_FATAL);
+    }
+}
+
+static el_aws_config *hint_cfg(const char *cred_source, const char *region_source,
+                               const char *endpoint)
+{
+    el_aws_config *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    c->region = strdup("eu-west-3");
+    c->region_source = region_source ? strdup(region_source) : NULL;
+    c->endpoint = strdup(endpoint);
+    c->profile = strdup("nightly");
+    c->access_key = strdup("AKIAHINTTEST0000WXYZ");
+    c->secret_key = strdup(TEST_SECRET);
+    c->session_token = strdup(TEST_TOKEN);
+    c->cred_source = strdup(cred_source);
+    return c;
+}
+
+static void free_hint_cfg(el_aws_config *c)
+{
+    free(c->region);
+    free(c->region_source);
+    free(c->endpoint);
+    free(c->profile);
+    free(c->access_key);
+    free(c->secret_key);
+    free(c->session_token);
+    free(c->cred_source);
+    free(c);
+}
+
+/* One line, no secret, no whole access key id. */
+static void assert_clean_line(const char *line)
+{
+    assert_null(strchr(line, '\n'));
+    assert_null(strstr(line, TEST_SECRET));
+    assert_null(strstr(line, TEST_TOKEN));
+    assert_null(strstr(line, "AKIAHINTTEST0000WXYZ"));
+}
+
+static void test_explain_texts(void **state)
+{
+    (void)state;
+    el_aws_config *env = hint_cfg("environment", "AWS_REGION", "http://127.0.0.1:8000");
+    el_aws_config *file = hint_cfg("/home/etl/.aws/credentials [nightly]",
+                                   "region in /home/etl/.aws/config [profile nightly]",
+                                   "https://dynamodb.us-east-1.amazonaws.com");
+    el_ddb_result res;
+    char line[1024];
+
+    classify_fixture("expired_token.json", &res);
+    el_ddb_explain(&res, env, "BatchWriteItem", line, sizeof line);
+    assert_clean_line(line);
+    assert_string_equal(line,
+        "the AWS session token has expired (credentials from the environment): get new "
+        "credentials (aws sso login, or assume the role again) and export the new "
+        "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (BatchWriteItem "
+        "ExpiredTokenException: The security token included in the request is expired)");
+    el_ddb_explain(&res, file, "DescribeTable", line, sizeof line);
+    assert_clean_line(line);
+    assert_non_null(strstr(line, "has expired (credentials from /home/etl/.aws/credentials "
+                                 "[nightly]): get new credentials (aws sso login --profile "
+                                 "nightly, or assume the role again)"));
+
+    classify_fixture("wrong_region.json", &res);
+    el_ddb_explain(&res, file, "DescribeTable", line, sizeof line);
+    assert_clean_line(line);
+    assert_string_equal(line,
+        "wrong region: requests are signed for eu-west-3 (from region in "
+        "/home/etl/.aws/config [profile nightly]) but the endpoint "
+        "https://dynamodb.us-east-1.amazonaws.com is in us-east-1: give --region us-east-1, "
+        "or an endpoint in eu-west-3 (DescribeTable InvalidSignatureException: Credential "
+        "should be scoped to a valid region, not 'eu-west-3')");
+    el_ddb_explain(&res, env, "DescribeTable", line, sizeof line);
+    assert_non_null(strstr(line, "wrong region: requests are signed for eu-west-3 (from "
+                                 "AWS_REGION) and the endpoint http://127.0.0.1:8000 does not "
+                                 "take that region: give the endpoint's region with --region"));
+
+    classify_fixture("unrecognized_client.json", &res);
+    el_ddb_explain(&res, env, "DescribeTable", line, sizeof line);
+    assert_clean_line(line);
+    assert_non_null(strstr(line, "AWS does not recognise the access key id ending in 'WXYZ' "
+                                 "(credentials from environment), or the session token is "
+                                 "not the one issued with it: check AWS_ACCESS_KEY_ID and "
+                                 "AWS_SECRET_ACCESS_KEY"));
+    assert_non_null(strstr(line, "(DescribeTable UnrecognizedClientException: The security "
+                                 "token included in the request is invalid)"));
+
+    classify_fixture("wrong_service.json", &res);
+    el_ddb_explain(&res, env, "Query", line, sizeof line);
+    assert_true(strncmp(line, "the endpoint http://127.0.0.1:8000 is not DynamoDB's", 52) == 0);
+
+    classify_fixture("signature_expired.json", &res);
+    el_ddb_explain(&res, env, "Query", line, sizeof line);
+    assert_true(strncmp(line, "this machine's clock is off", 27) == 0);
+
+    classify_fixture("invalid_signature.json", &res);
+    el_ddb_explain(&res, file, "UpdateItem", line, sizeof line);
+    assert_clean_line(line);
+    assert_non_null(strstr(line, "the signature does not match: the secret access key "
+                                 "(credentials from /home/etl/.aws/credentials [nightly])"));
+
+    classify_fixture("access_denied.json", &res);
+    el_ddb_explain(&res, env, "BatchWriteItem", line, sizeof line);
+    assert_non_null(strstr(line, "access denied: the identity of the credentials from "
+                                 "environment may not call dynamodb:BatchWriteItem"));
+    assert_non_null(strstr(line, "User: arn:aws:iam::123456789012:user/loader"));
+
+    classify_fixture("validation.json", &res);
+    el_ddb_explain(&res, env, "PutItem", line, sizeof line);
+    assert_true(strncmp(line, "DynamoDB refused PutItem (credentials from environment): "
+                              "ValidationException: One of the required keys", 100) == 0);
+
+    /* cut at the buffer, NUL-terminated */
+    char small[16];
+    classify_fixture("expired_token.json", &res);
+    el_ddb_explain(&res, env, "BatchWriteItem", small, sizeof small);
+    assert_string_equal(small, "the AWS session");
+    el_ddb_explain(&res, NULL, "BatchWriteItem", line, sizeof line);
+    assert_non_null(strstr(line, "has expired"));
+
+    free_hint_cfg(env);
+    free_hint_cfg(file);
+}
+
+static void test_explain_missing_table_and_fail(void **state)
+{
+    (void)state;
+    el_aws_config *implicit = hint_cfg("environment", "AWS_DEFAULT_REGION",
+                                       "https://dynamodb.eu-west-3.amazonaws.com");
+    el_aws_config *given = hint_cfg("environment", "--region",
+                                    "https://dynamodb.eu-west-3.amazonaws.com");
+    char line[1024];
+    el_ddb_explain_missing_table("Graph", implicit, line, sizeof line);
+    assert_string_equal(line, "table 'Graph' does not exist in eu-west-3 at "
+                              "https://dynamodb.eu-west-3.amazonaws.com (region eu-west-3 "
+                              "from AWS_DEFAULT_REGION: if the table is in another region, "
+                              "give --region)");
+    el_ddb_explain_missing_table("Graph", given, line, sizeof line);
+    assert_string_equal(line, "table 'Graph' does not exist in eu-west-3 at "
+                              "https://dynamodb.eu-west-3.amazonaws.com");
+
+    el_ddb_result res;
+    el_diag d;
+    el_diag_clear(&d);
+    classify_fixture("expired_token.json", &res);
+    assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ECONFIG);
+    assert_true(strncmp(d.msg, "the AWS session token has expired", 33) == 0);
+    el_ddb_classify(CURLE_SSL_CACERT_BADFILE, 0, NULL, 0, &res);
+    assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ENET);
+    el_ddb_classify(CURLE_OK, 301, NULL, 0, &res);
+    assert_int_equal(el_ddb_fail(&d, &res, implicit, "BatchWriteItem"), EL_ECONFIG);
+    assert_non_null(strstr(d.msg, "301"));
+    free_hint_cfg(implicit);
+    free_hint_cfg(given);
+}
+
 int main(void)
 {
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_classify_fixtures),
         cmocka_unit_test(test_classify_status_only),
+        cmocka_unit_test(test_problem_of_fixtures),
+        cmocka_unit_test(test_explain_texts),
+        cmocka_unit_test(test_explain_missing_table_and_fail),
         cmocka_unit_test(test_classify_code_wins_over_status),
         cmocka_unit_test(test_classify_body_not_terminated),
         cmocka_unit_test(test_classify_message_sanitised_and_bounded),

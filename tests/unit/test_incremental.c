@@ -63,11 +63,36 @@ static void txn_tokens(void **state)
     assert_string_not_equal(t1, t6);
 }
 
+/* The figures an incremental run shows as a load's (progress, summary,
+ * --stats-json). */
+static void load_stats_of_a_delta(void **state)
+{
+    (void)state;
+    el_incr_stats st = { .rows_read = 100, .added = 50, .deleted = 10, .duplicates = 20,
+                         .absent = 5, .replayed = 3, .rejected = 12, .transactions = 40,
+                         .requests = 55, .retries = 15, .throttled = 4, .conflicts = 2,
+                         .splits = 1, .wcu_consumed = 250.5, .elapsed_s = 2.5 };
+    el_load_stats ls;
+    memset(&ls, 0x55, sizeof ls);
+    el_incr_load_stats(&st, &ls);
+    assert_int_equal(ls.rows_read, 100);
+    assert_int_equal(ls.items_written, 63);   /* added + deleted + replayed */
+    assert_int_equal(ls.duplicates, 25);      /* existed already + already absent */
+    assert_int_equal(ls.rejected, 12);
+    assert_int_equal(ls.retries, 15);
+    assert_int_equal(ls.throttled, 4);
+    assert_int_equal(ls.requests, 55);
+    assert_int_equal(ls.counters_written, 0);
+    assert_int_equal(ls.directory_items, 0);
+    assert_true(ls.wcu_consumed == 250.5 && ls.elapsed_s == 2.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(row_tokens),
         cmocka_unit_test(txn_tokens),
+        cmocka_unit_test(load_stats_of_a_delta),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
