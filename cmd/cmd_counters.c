@@ -12,6 +12,7 @@
 #include <stdlib.h>  /* calloc, free */
 
 #include "cmd/cli.h"
+#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
@@ -34,6 +35,7 @@ static const cli_opt opts[] = {
     { "max-wcu", true, O_MAX_WCU },
     { "rejects", true, O_REJECTS },
     CLI_AWS_OPTS,
+    CLI_S3_OPTS,
     { NULL, false, 0 }
 };
 
@@ -108,6 +110,9 @@ int cmd_counters(int argc, char **argv)
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
     el_rejects *rej = NULL;
+    cli_s3 s3c = { 0 };
+    const char **inputs = NULL;
+    size_t ninputs = 0;
     if (!attr_specs || !a.inputs) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
@@ -153,6 +158,7 @@ int cmd_counters(int argc, char **argv)
             if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
                 goto out;
             break;
+        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
@@ -165,6 +171,11 @@ int cmd_counters(int argc, char **argv)
                   "--counter PK,SK,ATTRIBUTE)");
         goto out;
     }
+    inputs = a.inputs;
+    ninputs = a.ninputs;
+    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &lo.reader, &rc))
+        goto out;
+    rc = EXIT_USAGE;
     if (!cli_connect(&aws, &cfg, &ddb))
         goto out;
     el_table_desc td;
@@ -182,8 +193,8 @@ int cmd_counters(int argc, char **argv)
         goto out;
     }
     lo.mapping = m;
-    lo.inputs = a.ninputs ? a.inputs : NULL;
-    lo.ninputs = a.ninputs;
+    lo.inputs = ninputs ? inputs : NULL;
+    lo.ninputs = ninputs;
     lo.ddb = ddb;
     lo.rejects = rej;
     lo.stop = &stop_flag;
@@ -242,5 +253,6 @@ out:
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
+    cli_s3_free(&s3c);
     return rc;
 }

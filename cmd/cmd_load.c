@@ -12,6 +12,7 @@
 #include "cmd/cli.h"
 #include "cmd/mapping_opts.h"
 #include "cmd/progress.h"
+#include "cmd/s3_cli.h"
 #include "pipeline/incremental.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
@@ -48,6 +49,7 @@ static const cli_opt opts[] = {
     { "no-group", false, O_NO_GROUP },
     { "split", true, O_SPLIT },
     CLI_AWS_OPTS,
+    CLI_S3_OPTS,
     { NULL, false, 0 }
 };
 
@@ -56,8 +58,9 @@ static void help(void)
     fputs(
 "usage: edgeload load [OPTIONS] [INPUT...]\n"
 "\n"
-"Reads rows from each INPUT (a SQL dump, CSV or TSV file, or - for standard\n"
-"input; .zst and .gz are decompressed), turns every row into one item and\n"
+"Reads rows from each INPUT (a SQL dump, CSV or TSV file, - for standard\n"
+"input, s3://BUCKET/KEY, or s3://BUCKET/PREFIX/ for every object under it in\n"
+"key order; .zst and .gz are decompressed), turns every row into one item and\n"
 "writes the items with BatchWriteItem (25 items a request, several requests in\n"
 "flight, unprocessed items resent with backoff). INPUTs override the mapping's \"input\" (one per\n"
 "source, in order). Relative \"input\" paths are relative to the mapping file.\n"
@@ -100,12 +103,16 @@ static void help(void)
 "\n"
 "Run:\n"
 "  --dry-run                print the items as DynamoDB JSON lines, write nothing\n"
-"  --output DIR             write the items to files for DynamoDB's import from S3\n"
+"  --output DIR|s3://BUCKET/PREFIX/\n"
+"                           write the items to files for DynamoDB's import from S3\n"
 "                           instead of calling DynamoDB: DIR/data/part-NNNNN.json.zst\n"
 "                           (DynamoDB JSON lines, zstd) and DIR/manifest.json, written\n"
 "                           last; DIR must not hold the output of another run.\n"
 "                           Import with the S3 prefix of DIR/data/ (format\n"
-"                           DYNAMODB_JSON, compression ZSTD)\n"
+"                           DYNAMODB_JSON, compression ZSTD); an s3:// prefix gets\n"
+"                           the same objects by multipart upload, manifest last.\n"
+"                           Either way the 'aws dynamodb import-table' command for\n"
+"                           a new table (keys, index, on-demand) is printed\n"
 "  --part-items N           items per part file (default 4000000; a part also ends\n"
 "                           at 1 GiB of uncompressed JSON)\n"
 "  --rejects FILE           rejected rows as JSON lines (default\n"
@@ -161,6 +168,9 @@ static void help(void)
 "  --region REGION          AWS region\n"
 "  --profile NAME           profile from ~/.aws/credentials and ~/.aws/config\n"
 "  --no-verify-ssl          do not verify HTTPS certificates (warns)\n"
+"  --endpoint-url-s3 URL    S3 endpoint for s3:// inputs and --output (also\n"
+"                           AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL), e.g. an\n"
+"                           S3-compatible store; addressed path-style\n"
 "\n"
 "Exit status: 0 loaded, 3 finished with rejected rows, 2 usage, mapping,\n"
 "configuration or table error (nothing written), 1 aborted, 130 interrupted.\n",
@@ -386,6 +396,9 @@ int cmd_load(int argc, char **argv)
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
     el_rejects *rej = NULL;
+    cli_s3 s3c = { 0 };
+    const char **inputs = NULL;
+    size_t ninputs = 0;
     if (!attr_specs || !a.inputs) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
@@ -445,6 +458,7 @@ int cmd_load(int argc, char **argv)
             }
             break;
         }
+        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
         case O_MAX_WCU:
             if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
                 goto out;
@@ -529,6 +543,13 @@ int cmd_load(int argc, char **argv)
                     "'edgeload counters' once with the same mapping and inputs\n",
                     lo.split.index + 1, lo.split.count);
     }
+    inputs = a.inputs;
+    ninputs = a.ninputs;
+    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &lo.reader, &rc))
+        goto out;
+    if (lo.output_dir && el_s3_is_url(lo.output_dir) && !lo.dry_run &&
+        !cli_s3_output(&s3c, &aws, lo.output_dir, &lo.output_store, &rc))
+        goto out;
     if (!lo.dry_run && !lo.output_dir) {
         rc = EXIT_USAGE;
         if (!cli_connect(&aws, &cfg, &ddb))
@@ -543,8 +564,8 @@ int cmd_load(int argc, char **argv)
         goto out;
     }
     lo.mapping = m;
-    lo.inputs = a.ninputs ? a.inputs : NULL;
-    lo.ninputs = a.ninputs;
+    lo.inputs = ninputs ? inputs : NULL;
+    lo.ninputs = ninputs;
     lo.ddb = ddb;
     lo.rejects = rej;
     lo.stop = &stop_flag;
@@ -604,6 +625,16 @@ int cmd_load(int argc, char **argv)
     }
     if (stats_path)
         write_stats(stats_path, &st);
+    if (!err && lo.output_dir && !quiet) {
+        const char *region = s3c.cfg ? s3c.cfg->region : getenv("AWS_REGION");
+        if (!region || !region[0])
+            region = getenv("AWS_DEFAULT_REGION");
+        if (aws.region)
+            region = aws.region;
+        fflush(stderr);
+        cli_s3_print_import(stdout, m, lo.output_dir, region);
+        fflush(stdout);
+    }
 out:
     for (int k = 0; k < 3; k++)
         free(split_paths[k]);
@@ -616,5 +647,6 @@ out:
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
+    cli_s3_free(&s3c);
     return rc;
 }

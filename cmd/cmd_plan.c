@@ -16,6 +16,7 @@
 #include <string.h>    /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
 #include "common/buf.h"
 #include "pipeline/mapping.h"
@@ -30,6 +31,10 @@ static const cli_opt opts[] = {
     { "plan-out", true, O_PLAN_OUT },
     { "top", true, O_TOP },
     { "quiet", false, O_QUIET },
+    CLI_S3_OPTS,
+    { "region", true, OPT_REGION },
+    { "profile", true, OPT_PROFILE },
+    { "no-verify-ssl", false, OPT_NO_VERIFY_SSL },
     { NULL, false, 0 }
 };
 
@@ -335,6 +340,9 @@ int cmd_plan(int argc, char **argv)
     plan_run r = { 0 };
     el_plan_entry *top = NULL;
     int rc = EXIT_USAGE;
+    cli_s3 s3c = { 0 };
+    el_aws_opts aws = { 0 };
+    const char **use_inputs = NULL;
     if (!inputs || !attr_specs) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
@@ -357,6 +365,10 @@ int cmd_plan(int argc, char **argv)
             }
             break;
         case O_QUIET: quiet = true; break;
+        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
+        case OPT_REGION:
+        case OPT_PROFILE:
+        case OPT_NO_VERIFY_SSL: cli_aws_opt(&aws, id, arg); break;
         default: {
             int handled = mapping_opt(&a, &r.cli_ro, attr_specs, &nattr, id, arg);
             if (handled == -2) {
@@ -370,6 +382,9 @@ int cmd_plan(int argc, char **argv)
     }
     r.m = build_mapping(&a, attr_specs, nattr, &rc);
     if (!r.m)
+        goto out;
+    use_inputs = inputs;   /* or the objects of s3:// prefixes (owned by s3c) */
+    if (!cli_s3_inputs(&s3c, &aws, r.m, &use_inputs, &ninputs, &r.cli_ro, &rc))
         goto out;
     rc = EXIT_USAGE;
     r.sc = calloc(r.m->nsources, sizeof *r.sc);
@@ -388,7 +403,7 @@ int cmd_plan(int argc, char **argv)
             goto out;
         }
     }
-    rc = count_all(&r, inputs, ninputs);
+    rc = count_all(&r, use_inputs, ninputs);
     if (rc != EXIT_LOADED)
         goto out;
     if (!quiet)
@@ -416,5 +431,6 @@ out:
         free(attr_specs[i]);
     free(attr_specs);
     mapping_args_free_columns(&a);
+    cli_s3_free(&s3c);
     return rc;
 }

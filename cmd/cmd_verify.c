@@ -12,6 +12,7 @@
 #include <string.h>  /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
 #include "pipeline/mapping.h"
 #include "pipeline/verify.h"
@@ -38,6 +39,7 @@ static const cli_opt opts[] = {
     { "no-counters", false, O_NO_COUNTERS },
     { "counters-only", false, O_COUNTERS_ONLY },
     CLI_AWS_OPTS,
+    CLI_S3_OPTS,
     { NULL, false, 0 }
 };
 
@@ -255,6 +257,9 @@ int cmd_verify(int argc, char **argv)
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
+    cli_s3 s3c = { 0 };
+    const char **inputs = NULL;
+    size_t ninputs = 0;
     if (!attr_specs || !a.inputs) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
@@ -316,6 +321,7 @@ int cmd_verify(int argc, char **argv)
                 goto out;
             vo.concurrency = (int)n;
             break;
+        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
@@ -328,6 +334,10 @@ int cmd_verify(int argc, char **argv)
         rc = EXIT_USAGE;
         goto out;
     }
+    inputs = a.inputs;
+    ninputs = a.ninputs;
+    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &vo.reader, &rc))
+        goto out;
     rc = EXIT_USAGE;
     if (!cli_connect(&aws, &cfg, &ddb))
         goto out;
@@ -355,8 +365,8 @@ int cmd_verify(int argc, char **argv)
     if (quiet)
         rep.show = 0;
     vo.mapping = m;
-    vo.inputs = a.ninputs ? a.inputs : NULL;
-    vo.ninputs = a.ninputs;
+    vo.inputs = ninputs ? inputs : NULL;
+    vo.ninputs = ninputs;
     vo.ddb = ddb;
     vo.stop = &stop_flag;
     vo.on_mismatch = on_mismatch;
@@ -401,5 +411,6 @@ out:
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
+    cli_s3_free(&s3c);
     return rc;
 }

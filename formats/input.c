@@ -37,6 +37,8 @@ struct el_input {
     size_t raw_pos, raw_len;
     unsigned char *out;     /* OUT_CAP bytes */
     size_t out_pos, out_len;
+    const el_input_source_ops *src_ops; /* a source other than a file, or NULL */
+    void *src_self;
     ZSTD_DStream *zs;
     size_t zs_last;         /* last ZSTD_decompressStream hint: 0 = frame complete */
     z_stream gz;
@@ -60,6 +62,8 @@ void el_input_free(el_input *in)
         return;
     if (in->fd >= 0)
         close(in->fd);
+    if (in->src_ops)
+        in->src_ops->free(in->src_self);
     ZSTD_freeDStream(in->zs);
     if (in->gz_live)
         inflateEnd(&in->gz);
@@ -98,6 +102,10 @@ static el_err raw_fill(el_input *in, el_diag *diag)
         memcpy(in->raw, in->mem + in->mem_pos, n);
         in->mem_pos += n;
         in->raw_len = n;
+    } else if (in->src_ops) {
+        el_err err = in->src_ops->read(in->src_self, in->raw, RAW_CAP, &in->raw_len, diag);
+        if (err)
+            return err;
     } else {
         ssize_t n;
         do {
@@ -350,6 +358,41 @@ el_err el_input_open_mem(const void *data, size_t len, const char *name, el_inpu
     }
     *out = in;
     return EL_OK;
+}
+
+el_err el_input_open_source(const char *name, const el_input_source_ops *ops, void *self,
+                            uint64_t size, bool seekable, el_input **out, el_diag *diag)
+{
+    *out = NULL;
+    el_input *in;
+    el_err err = input_new(name, &in, diag);
+    if (err) {
+        ops->free(self);
+        return err;
+    }
+    in->src_ops = ops;
+    in->src_self = self;
+    in->raw_size = size;
+    in->seekable = seekable;
+    err = detect(in, diag);
+    if (err) {
+        el_input_free(in);
+        return err;
+    }
+    *out = in;
+    return EL_OK;
+}
+
+el_err el_input_open_with(const char *path, const el_input_opener *opener, el_input **out,
+                          el_diag *diag)
+{
+    if (opener && opener->prefix && strncmp(path, opener->prefix, strlen(opener->prefix)) == 0)
+        return opener->open(opener->ctx, path, out, diag);
+    if (strncmp(path, "s3://", 5) == 0) {
+        *out = NULL;
+        return el_diag_set(diag, EL_EUSAGE, "%s: S3 inputs are not available here", path);
+    }
+    return el_input_open(path, out, diag);
 }
 
 el_err el_input_read(el_input *in, void *dst, size_t n, size_t *got, el_diag *diag)

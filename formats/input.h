@@ -70,4 +70,36 @@ bool el_input_seekable(const el_input *in);
 /* Closes the file and frees everything. NULL is a no-op. */
 void el_input_free(el_input *in);
 
+/* ---- byte sources other than files ----
+ * formats/ stays free of the network: a source elsewhere (s3/) hands raw,
+ * possibly compressed, bytes through these callbacks and gets the same
+ * decompression, detection and peeking as a file. */
+
+typedef struct el_input_source_ops {
+    /* Reads up to n raw bytes into dst; *got = 0 means the end. */
+    el_err (*read)(void *self, void *dst, size_t n, size_t *got, el_diag *diag);
+    /* Frees self. */
+    void (*free)(void *self);
+} el_input_source_ops;
+
+/* Opens an input on a source. Takes ownership of self (freed with
+ * ops->free, on failure too). size: raw size, 0 when unknown; seekable:
+ * the same name can be opened again and read from the start. */
+el_err el_input_open_source(const char *name, const el_input_source_ops *ops, void *self,
+                            uint64_t size, bool seekable, el_input **out,
+                            el_diag *diag) EL_MUST_USE;
+
+/* Opens names that are not files: a name starting with `prefix` ("s3://")
+ * is opened by open(ctx, name, ...). Borrowed by whoever holds it. */
+typedef struct el_input_opener {
+    const char *prefix;
+    el_err (*open)(void *ctx, const char *name, el_input **out, el_diag *diag);
+    void *ctx;
+} el_input_opener;
+
+/* el_input_open, except that a path the opener claims goes to it. opener
+ * may be NULL; an "s3://" path without one is EL_EUSAGE. */
+el_err el_input_open_with(const char *path, const el_input_opener *opener, el_input **out,
+                          el_diag *diag) EL_MUST_USE;
+
 #endif

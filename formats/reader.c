@@ -150,7 +150,7 @@ el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **
 {
     el_input *in;
     *out = NULL;
-    el_err err = el_input_open(path, &in, diag);
+    el_err err = el_input_open_with(path, opts->opener, &in, diag);
     if (err)
         return err;
     return el_reader_open_input(in, opts, out, diag);

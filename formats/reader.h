@@ -78,6 +78,8 @@ typedef struct el_reader_opts {
     size_t ncolumns;
     /* SQL dumps */
     const char *source_table;  /* "name" or "schema.name"; NULL = the only data table */
+    /* Inputs that are not files (s3://...); NULL = files and stdin only. Borrowed. */
+    const el_input_opener *opener;
 } el_reader_opts;
 
 typedef struct el_reader el_reader;

@@ -41,7 +41,7 @@ static el_err count_fan_in(const el_mapping *m, const el_fanin_input *inputs, si
             if (strcmp(in->path, "-") == 0) {
                 err = EL_EUSAGE;
             } else {
-                err = el_input_open(in->path, &raw, &d);
+                err = el_input_open_with(in->path, in->ropts.opener, &raw, &d);
                 if (err) {
                     el_diag_set(diag, err, "%s", d.msg);
                     break;

@@ -13,6 +13,12 @@
  * says the run is complete, and a directory that already holds a manifest or
  * parts is refused so that two runs never mix in one place.
  *
+ * With an object store (opts.store: s3://bucket/prefix/, s3/s3_store.h) the
+ * same bytes go to store objects instead of files: a part is an object
+ * opened at the part's start, streamed into as the compressor emits, and
+ * committed (made visible) where the file would be renamed; the manifest is
+ * committed last, and an unfinished part is aborted, never visible.
+ *
  * Format: "Amazon S3 import formats for DynamoDB" (S3DataImport.Format):
  * DynamoDB JSON is one {"Item":{...}} object per line, "newlines are used as
  * item delimiters and shouldn't be used within an item object" (the item
@@ -78,6 +84,8 @@ struct el_file_sink {
     size_t out_cap;
 
     int fd;                      /* the open part's temporary file, -1 none */
+    const el_object_store *store; /* objects instead of files (S3), or NULL */
+    void *obj;                   /* the open part's object in the store, NULL none */
     char tmp_path[PATH_MAX_BYTES];
     part_info cur;               /* the open part so far */
 
@@ -197,8 +205,13 @@ static el_err emit(el_file_sink *s, size_t n, el_diag *diag)
 {
     if (n == 0)
         return EL_OK;
-    if (write_all(s->fd, s->out, n))
+    if (s->store) {
+        el_err err = s->store->ops->write(s->obj, s->out, n, diag);
+        if (err)
+            return err;
+    } else if (write_all(s->fd, s->out, n)) {
         return io_error(diag, "write", s->tmp_path);
+    }
     if (EVP_DigestUpdate(s->md, s->out, n) != 1)
         return el_diag_set(diag, EL_EINTERNAL, "SHA-256 update failed");
     s->cur.bytes += n;
@@ -233,6 +246,14 @@ static el_err flush_staging(el_file_sink *s, el_diag *diag)
 static el_err open_part(el_file_sink *s, el_diag *diag)
 {
     char name[64];
+    if (s->store) {
+        snprintf(name, sizeof name, "data/part-%05zu.json.zst", s->nparts);
+        el_err err = s->store->ops->open(s->store->self, name, &s->obj, diag);
+        if (err)
+            return err;
+        s->fd = -2;   /* a part is open (in the store) */
+        goto started;
+    }
     snprintf(name, sizeof name, ".part-%05zu.json.zst.tmp", s->nparts);
     el_err err = join_path(s->tmp_path, sizeof s->tmp_path, s->data_dir, name, diag);
     if (err)
@@ -243,6 +264,7 @@ static el_err open_part(el_file_sink *s, el_diag *diag)
         s->tmp_path[0] = '\0';   /* not ours: free must not remove it */
         return e;
     }
+started:
     memset(&s->cur, 0, sizeof s->cur);
     s->in_len = 0;
     if (ZSTD_isError(ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only)))
@@ -278,6 +300,16 @@ static el_err close_part(el_file_sink *s, el_diag *diag)
         s->cur.sha256[2 * i + 1] = hex[md[i] & 15];
     }
     s->cur.sha256[64] = '\0';
+    if (s->store) {
+        void *obj = s->obj;
+        s->obj = NULL;
+        s->fd = -1;
+        err = s->store->ops->commit(obj, diag);
+        if (err)
+            return err;
+        s->parts[s->nparts++] = s->cur;
+        return EL_OK;
+    }
     if (fsync(s->fd) != 0)
         return io_error(diag, "sync", s->tmp_path);
     int fd = s->fd;
@@ -336,6 +368,16 @@ static el_err write_manifest(el_file_sink *s, el_diag *diag)
         el_buf_free(&b);
         return el_diag_set(diag, err, "cannot build the manifest: %s", el_strerror(err));
     }
+    if (s->store) {   /* last: its presence says the run is complete */
+        void *obj = NULL;
+        err = s->store->ops->open(s->store->self, "manifest.json", &obj, diag);
+        if (!err && (err = s->store->ops->write(obj, b.data, b.len, diag)) != EL_OK)
+            s->store->ops->abort(obj);
+        else if (!err)
+            err = s->store->ops->commit(obj, diag);
+        el_buf_free(&b);
+        return err;
+    }
     err = join_path(tmp, sizeof tmp, s->dir, ".manifest.json.tmp", diag);
     if (!err)
         err = join_path(final_path, sizeof final_path, s->dir, "manifest.json", diag);
@@ -373,6 +415,7 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
     if (!s)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     s->fd = -1;
+    s->store = opts->store;
     s->max_items = opts->part_max_items ? opts->part_max_items : DEFAULT_PART_ITEMS;
     s->max_bytes = opts->part_max_bytes ? opts->part_max_bytes : DEFAULT_PART_BYTES;
     s->level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
@@ -400,13 +443,15 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
                  /* one thread: the readers have the other cores */
                  ZSTD_isError(ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_nbWorkers, 0))))
         err = el_diag_set(diag, EL_EUSAGE, "bad zstd level %d", s->level);
-    if (!err)
+    if (!err && s->store)
+        err = s->store->ops->check_unused(s->store->self, diag);
+    else if (!err)
         err = make_dirs(s->dir, diag);
-    if (!err)
+    if (!err && !s->store)
         err = check_unused(s, diag);
-    if (!err && mkdir(s->data_dir, 0777) != 0 && errno != EEXIST)
+    if (!err && !s->store && mkdir(s->data_dir, 0777) != 0 && errno != EEXIST)
         err = io_error(diag, "create directory", s->data_dir);
-    if (!err)
+    if (!err && !s->store)
         err = sync_dir(s->dir, diag);
     if (err) {
         el_file_sink_free(s);
@@ -425,10 +470,10 @@ el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len, el_d
     uint64_t line = (uint64_t)len + LINE_OVERHEAD;
     el_err err = EL_OK;
     /* a part holds at least one item, however large */
-    if (s->fd >= 0 && s->cur.items > 0 &&
+    if (s->fd != -1 && s->cur.items > 0 &&
         (s->cur.items + 1 > s->max_items || s->cur.uncompressed_bytes + line > s->max_bytes))
         err = close_part(s, diag);
-    if (!err && s->fd < 0)
+    if (!err && s->fd == -1)
         err = open_part(s, diag);
     if (!err && s->in_len + line > s->in_cap)
         err = flush_staging(s, diag);
@@ -463,7 +508,7 @@ el_err el_file_sink_finish(el_file_sink *s, el_diag *diag)
         return el_diag_set(diag, s->broken, "output stopped after an earlier error");
     if (s->finished)
         return EL_OK;
-    el_err err = s->fd >= 0 ? close_part(s, diag) : EL_OK;
+    el_err err = s->fd != -1 ? close_part(s, diag) : EL_OK;
     if (!err)
         err = write_manifest(s, diag);
     if (err) {
@@ -490,6 +535,8 @@ void el_file_sink_free(el_file_sink *s)
         return;
     if (s->fd >= 0)
         close(s->fd);
+    if (s->obj)
+        s->store->ops->abort(s->obj);   /* an unfinished part never appears */
     if (s->tmp_path[0])
         unlink(s->tmp_path);   /* an unfinished part never looks complete */
     ZSTD_freeCCtx(s->cctx);

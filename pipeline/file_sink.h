@@ -20,8 +20,32 @@
 
 typedef struct el_file_sink el_file_sink;
 
+/*
+ * Somewhere other than a local directory to put the parts and the manifest
+ * (s3/s3_store.h: s3://bucket/prefix/). An object is streamed in with write
+ * and appears, whole, only at commit; abort leaves nothing. Names are
+ * relative: "data/part-00000.json.zst", "manifest.json".
+ */
+typedef struct el_object_store_ops {
+    /* EL_EUSAGE when the location already holds a run's manifest or parts. */
+    el_err (*check_unused)(void *self, el_diag *diag);
+    el_err (*open)(void *self, const char *name, void **obj, el_diag *diag);
+    el_err (*write)(void *obj, const void *p, size_t n, el_diag *diag);
+    /* Makes the object visible and frees obj (on failure too). */
+    el_err (*commit)(void *obj, el_diag *diag);
+    /* Frees obj; nothing appears. */
+    void (*abort)(void *obj);
+} el_object_store_ops;
+
+typedef struct el_object_store {
+    const el_object_store_ops *ops;
+    void *self;
+} el_object_store;
+
 typedef struct el_file_sink_opts {
-    const char *dir;            /* created if missing */
+    const char *dir;            /* created if missing; with store: the location's
+                                   name for messages (s3://bucket/prefix/) */
+    const el_object_store *store; /* NULL = files under dir; borrowed */
     uint64_t part_max_items;    /* 0 = default (4,000,000) */
     uint64_t part_max_bytes;    /* uncompressed; 0 = default (1 GiB) */
     int zstd_level;             /* 0 = default (1) */

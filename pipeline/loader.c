@@ -1728,7 +1728,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_file_sink *sink = NULL; /* --output: opened first, so a used DIR reads nothing */
     if (!err && o->output_dir && !o->dry_run) {
         el_file_sink_opts so = { .dir = o->output_dir, .part_max_items = o->output_part_items,
-                                 .table = o->mapping->table };
+                                 .table = o->mapping->table, .store = o->output_store };
         err = el_file_sink_new(&so, &sink, diag);
     }
     if (!err) {

@@ -29,6 +29,7 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
+#include "pipeline/file_sink.h"
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
 #include "pipeline/split.h"
@@ -112,6 +113,8 @@ typedef struct el_load_opts {
      * totals: one `edgeload counters` run over the whole input sets them),
      * and the checkpoint belongs to this part only. */
     el_split split;
+    const el_object_store *output_store; /* with output_dir "s3://...": where the parts
+                                            go (s3/s3_store.h); NULL = files. Borrowed */
 } el_load_opts;
 
 /*

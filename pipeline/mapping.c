@@ -316,7 +316,7 @@ el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)
 
 char *el_mapping_input_path(const el_mapping *m, const char *path)
 {
-    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0)
+    if (!m->base_dir || path[0] == '/' || strcmp(path, "-") == 0 || strncmp(path, "s3://", 5) == 0)
         return strdup(path);
     el_buf b;
     el_buf_init(&b, 1u << 20);

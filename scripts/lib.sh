@@ -83,3 +83,23 @@ el_use_local_aws() {
 el_aws() {
   if [ -x /usr/bin/aws ]; then /usr/bin/aws "$@"; else aws "$@"; fi
 }
+
+# s3rver (npm), the local S3-compatible server of the S3 tests: installed
+# once into the cache, outside the repository (scripts/s3-local.sh).
+EL_S3RVER_VERSION=3.7.1
+el_s3_port() { printf '%s\n' "${EDGELOAD_S3_PORT:-4568}"; }
+el_s3rver_dir() { printf '%s\n' "$EL_CACHE_DIR/s3rver-$EL_S3RVER_VERSION"; }
+el_s3rver_bin() { printf '%s\n' "$(el_s3rver_dir)/node_modules/s3rver/bin/s3rver.js"; }
+
+# el_s3rver_install - npm-installs s3rver when it is not there yet.
+el_s3rver_install() {
+  [ -f "$(el_s3rver_bin)" ] && return 0
+  command -v npm >/dev/null 2>&1 || el_apt_install nodejs npm
+  mkdir -p "$(el_s3rver_dir)"
+  el_say "installing s3rver $EL_S3RVER_VERSION (npm) into $(el_s3rver_dir)"
+  (cd "$(el_s3rver_dir)" &&
+    npm install --prefix . --no-audit --no-fund --loglevel=error \
+      "s3rver@$EL_S3RVER_VERSION" >/dev/null) ||
+    el_die "npm install s3rver@$EL_S3RVER_VERSION failed"
+  [ -f "$(el_s3rver_bin)" ] || el_die "s3rver installed but $(el_s3rver_bin) is missing"
+}

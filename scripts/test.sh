@@ -75,6 +75,10 @@ else
     "$EL_ROOT/scripts/ddb-local.sh" start
     started_ddb=1
   fi
+  # The S3 tests start their own s3rver (npm, cached like DynamoDB Local).
+  el_s3rver_install
+  export EDGELOAD_REQUIRE_S3=1 EDGELOAD_S3RVER
+  EDGELOAD_S3RVER=$(el_s3rver_bin)
   # The integration harness fails (rather than skips) without DynamoDB Local.
   export EDGELOAD_REQUIRE_DDB=1
   export EDGELOAD_DDB_ENDPOINT
