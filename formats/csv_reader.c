@@ -263,8 +263,10 @@ static int no_space(unsigned char c)
     return 0;
 }
 
-/* Feeds the next segment (through the next '\n', or to the chunk's end). */
-static el_err feed(csv_rd *r, el_diag *diag)
+/* Reads the next chunk when the current one is used up: EL_OK with bytes at
+ * r->cpos, EL_EOF at the end of the input, or the input's error. Shared by the
+ * libcsv path (feed) and the escape tokenizer (esc_feed). */
+static el_err refill(csv_rd *r, el_diag *diag)
 {
     if (r->cpos == r->clen) {
         if (r->in_eof)
@@ -280,6 +282,15 @@ static el_err feed(csv_rd *r, el_diag *diag)
             return EL_EOF;
         }
     }
+    return EL_OK;
+}
+
+/* Feeds the next segment (through the next '\n', or to the chunk's end). */
+static el_err feed(csv_rd *r, el_diag *diag)
+{
+    el_err rerr = refill(r, diag);
+    if (rerr)
+        return rerr;
     const unsigned char *p = r->chunk + r->cpos;
     size_t n = r->clen - r->cpos;
     const unsigned char *nl = memchr(p, '\n', n);
@@ -488,20 +499,9 @@ static void tok_byte(csv_rd *r, unsigned char c, uint64_t off)
 /* Tokenizes the chunk until a record is queued or the chunk is used up. */
 static el_err esc_feed(csv_rd *r, el_diag *diag)
 {
-    if (r->cpos == r->clen) {
-        if (r->in_eof)
-            return EL_EOF;
-        size_t got;
-        el_err err = el_input_read(r->in, r->chunk, READ_CHUNK, &got, diag);
-        if (err)
-            return err;
-        r->cpos = 0;
-        r->clen = got;
-        if (got == 0) {
-            r->in_eof = true;
-            return EL_EOF;
-        }
-    }
+    el_err rerr = refill(r, diag);
+    if (rerr)
+        return rerr;
     size_t queued = r->nrecs;
     while (r->cpos < r->clen && r->nrecs == queued && !r->oom) {
         const unsigned char *p = r->chunk + r->cpos;

@@ -259,6 +259,19 @@ static el_err detect(el_input *in, el_diag *diag)
     return EL_OK;
 }
 
+/* The common end of every opener: sniff the compression, then hand the input
+ * over, or free it on failure (the caller's *out stays NULL). */
+static el_err finish_open(el_input *in, el_input **out, el_diag *diag)
+{
+    el_err err = detect(in, diag);
+    if (err) {
+        el_input_free(in);
+        return err;
+    }
+    *out = in;
+    return EL_OK;
+}
+
 static el_err input_new(const char *name, el_input **out, el_diag *diag)
 {
     el_input *in = calloc(1, sizeof *in);
@@ -299,13 +312,7 @@ el_err el_input_open(const char *path, el_input **out, el_diag *diag)
         in->raw_size = (uint64_t)st.st_size;
         in->seekable = !is_stdin;
     }
-    err = detect(in, diag);
-    if (err) {
-        el_input_free(in);
-        return err;
-    }
-    *out = in;
-    return EL_OK;
+    return finish_open(in, out, diag);
 }
 
 el_err el_input_open_range(const char *path, uint64_t head, uint64_t start, uint64_t end,
@@ -351,13 +358,7 @@ el_err el_input_open_mem(const void *data, size_t len, const char *name, el_inpu
     in->mem = data;
     in->mem_len = len;
     in->raw_size = len;
-    err = detect(in, diag);
-    if (err) {
-        el_input_free(in);
-        return err;
-    }
-    *out = in;
-    return EL_OK;
+    return finish_open(in, out, diag);
 }
 
 el_err el_input_open_source(const char *name, const el_input_source_ops *ops, void *self,
@@ -374,13 +375,7 @@ el_err el_input_open_source(const char *name, const el_input_source_ops *ops, vo
     in->src_self = self;
     in->raw_size = size;
     in->seekable = seekable;
-    err = detect(in, diag);
-    if (err) {
-        el_input_free(in);
-        return err;
-    }
-    *out = in;
-    return EL_OK;
+    return finish_open(in, out, diag);
 }
 
 el_err el_input_open_with(const char *path, const el_input_opener *opener, el_input **out,
