@@ -40,14 +40,7 @@ answers() {
 }
 
 # The pid in our pid file, if that process is still our DynamoDB Local.
-our_pid() {
-  local pid
-  [ -f "$PID_FILE" ] || return 1
-  pid=$(cat "$PID_FILE" 2>/dev/null) || return 1
-  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
-  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 'DynamoDBLocal.jar' || return 1
-  printf '%s\n' "$pid"
-}
+our_pid() { el_pidfile_pid "$PID_FILE" DynamoDBLocal.jar; }
 
 java_major() {
   command -v java >/dev/null 2>&1 || { echo 0; return; }
@@ -106,21 +99,7 @@ cmd_start() {
     pid=$!
     echo "$pid" >"$PID_FILE"
   fi
-  local waited=0
-  until answers; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      tail -n 20 "$LOG_FILE" >&2 || true
-      el_die "DynamoDB Local exited during start-up (log: $LOG_FILE)"
-    fi
-    if [ "$waited" -ge "$START_TIMEOUT" ]; then
-      kill "$pid" 2>/dev/null || true
-      rm -f "$PID_FILE"
-      el_die "DynamoDB Local did not answer on $ENDPOINT within ${START_TIMEOUT}s (log: $LOG_FILE)"
-    fi
-    sleep 1
-    waited=$((waited + 1))
-  done
+  el_wait_answering "DynamoDB Local on $ENDPOINT" "$pid" "$PID_FILE" "$LOG_FILE" "$START_TIMEOUT"
   el_say "running on $ENDPOINT (pid $pid, log $LOG_FILE)"
 }
 
@@ -135,14 +114,7 @@ cmd_stop() {
     fi
     return 0
   fi
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -9 "$pid" 2>/dev/null || true
-  fi
+  el_stop_pid "$pid"
   rm -f "$PID_FILE"
   el_say "stopped (pid $pid)"
 }

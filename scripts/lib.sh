@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # the EL_ variables are used by the scripts that source this
-# scripts/lib.sh - shell helpers shared by quickstart.sh, test.sh and
-# ddb-local.sh. Sourced, never run. Bash only.
+# scripts/lib.sh - shell helpers shared by quickstart.sh, test.sh,
+# ddb-local.sh, s3-local.sh and the benchmarks. Sourced, never run. Bash only.
 #
 # Everything here is idempotent and quiet when there is nothing to do, so a
 # second run of any script costs seconds, not an apt-get round trip.
@@ -102,4 +102,54 @@ el_s3rver_install() {
       "s3rver@$EL_S3RVER_VERSION" >/dev/null) ||
     el_die "npm install s3rver@$EL_S3RVER_VERSION failed"
   [ -f "$(el_s3rver_bin)" ] || el_die "s3rver installed but $(el_s3rver_bin) is missing"
+}
+
+# --- background services (ddb-local.sh, s3-local.sh) -----------------------
+# Each service script defines `answers` (true when the service responds) and
+# keeps one pid file per port; these are the start/stop steps they share.
+
+# el_pidfile_pid PID_FILE PATTERN - prints the pid in PID_FILE when that
+# process is alive and its command line contains PATTERN (so a recycled pid
+# is never taken for ours); fails otherwise.
+el_pidfile_pid() {
+  local file=$1 pattern=$2 pid
+  [ -f "$file" ] || return 1
+  pid=$(cat "$file" 2>/dev/null) || return 1
+  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
+  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "$pattern" || return 1
+  printf '%s\n' "$pid"
+}
+
+# el_wait_answering NAME PID PID_FILE LOG_FILE TIMEOUT_SECS - polls `answers`
+# every 0.2 s until it succeeds; dies (and kills PID) when the process exits
+# or the timeout passes, showing the log's tail.
+el_wait_answering() {
+  local name=$1 pid=$2 pid_file=$3 log_file=$4 timeout=$5 waited=0
+  until answers; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$pid_file"
+      tail -n 20 "$log_file" >&2 || true
+      el_die "$name exited during start-up (log: $log_file)"
+    fi
+    if [ "$waited" -ge $((timeout * 5)) ]; then
+      kill "$pid" 2>/dev/null || true
+      rm -f "$pid_file"
+      el_die "$name did not answer within ${timeout}s (log: $log_file)"
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+}
+
+# el_stop_pid PID - SIGTERM, up to 10 s of grace, then SIGKILL.
+el_stop_pid() {
+  local pid=$1
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid" 2>/dev/null || true
+  fi
 }

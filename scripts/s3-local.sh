@@ -35,14 +35,7 @@ answers() {
   curl -s -m 3 -o /dev/null -w '%{http_code}' "$ENDPOINT/" 2>/dev/null | grep -q '^[2-4]'
 }
 
-our_pid() {
-  local pid
-  [ -f "$PID_FILE" ] || return 1
-  pid=$(cat "$PID_FILE" 2>/dev/null) || return 1
-  case "$pid" in ''|*[!0-9]*) return 1 ;; esac
-  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q 's3rver' || return 1
-  printf '%s\n' "$pid"
-}
+our_pid() { el_pidfile_pid "$PID_FILE" s3rver; }
 
 cmd_start() {
   if answers; then
@@ -56,21 +49,7 @@ cmd_start() {
      --no-vhost-buckets </dev/null >"$LOG_FILE" 2>&1) &
   local pid=$!
   echo "$pid" >"$PID_FILE"
-  local waited=0
-  until answers; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$PID_FILE"
-      tail -n 20 "$LOG_FILE" >&2 || true
-      el_die "s3rver exited during start-up (log: $LOG_FILE)"
-    fi
-    if [ "$waited" -ge $((START_TIMEOUT * 5)) ]; then
-      kill "$pid" 2>/dev/null || true
-      rm -f "$PID_FILE"
-      el_die "s3rver did not answer on $ENDPOINT within ${START_TIMEOUT}s (log: $LOG_FILE)"
-    fi
-    sleep 0.2
-    waited=$((waited + 1))
-  done
+  el_wait_answering "s3rver on $ENDPOINT" "$pid" "$PID_FILE" "$LOG_FILE" "$START_TIMEOUT"
   el_say "running on $ENDPOINT (pid $pid, data $DATA_DIR)"
 }
 
@@ -81,12 +60,7 @@ cmd_stop() {
     el_say "not started by this script on $ENDPOINT"
     return 0
   fi
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
+  el_stop_pid "$pid"
   rm -f "$PID_FILE"
   rm -rf "$DATA_DIR"
   el_say "stopped (pid $pid)"
