@@ -263,7 +263,7 @@ if want 1; then
   }
   el_say "(1) CSV -> --output, $ROWS rows"
   out1 out_1f_t1 1 "1 file, --threads 1, zstd parts" "$one"
-  out1 out_1f_tN "$NPROC" "1 file, --threads $NPROC (one file is read by one thread)" "$one"
+  out1 out_1f_tN "$NPROC" "1 file, --threads $NPROC (cut into parts parsed in parallel)" "$one"
   out1 out_Nf_t1 1 "$NPROC files, --threads 1" "${split[@]}"
   out1 out_Nf_tN "$NPROC" "$NPROC files, --threads $NPROC" "${split[@]}"
   run_timed out_py "$PY" "$EL_ROOT/scripts/bench_peer.py" transform "$one" "$SCRATCH/py.json"
