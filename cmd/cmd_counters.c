@@ -102,9 +102,6 @@ int cmd_counters(int argc, char **argv)
     const char *stats_path = NULL, *rejects_path = "edgeload-rejects.jsonl";
     bool quiet = false;
     long n;
-    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
-    a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
-    size_t nattr = 0;
     int rc = EXIT_USAGE;
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
@@ -113,7 +110,7 @@ int cmd_counters(int argc, char **argv)
     cli_s3 s3c = { 0 };
     const char **inputs = NULL;
     size_t ninputs = 0;
-    if (!attr_specs || !a.inputs) {
+    if (!mapping_args_init(&a, argc)) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
         goto out;
@@ -121,7 +118,7 @@ int cmd_counters(int argc, char **argv)
     const char *arg;
     int id;
     while ((id = cli_next(&p, &arg)) != -1) {
-        int handled = id > 0 ? mapping_opt(&a, &lo.reader, attr_specs, &nattr, id, arg) : 0;
+        int handled = id > 0 ? mapping_opt(&a, &lo.reader, id, arg) : 0;
         if (handled < 0) {
             rc = handled == -2 ? EXIT_FATAL : EXIT_USAGE;
             goto out;
@@ -162,7 +159,7 @@ int cmd_counters(int argc, char **argv)
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
-    m = build_mapping(&a, attr_specs, nattr, &rc);
+    m = build_mapping(&a, &rc);
     if (!m)
         goto out;
     rc = EXIT_USAGE;
@@ -244,11 +241,7 @@ int cmd_counters(int argc, char **argv)
         }
     }
 out:
-    for (size_t i = 0; i < nattr; i++)
-        free(attr_specs[i]);
-    free(attr_specs);
-    mapping_args_free_columns(&a);
-    free(a.inputs);
+    mapping_args_free(&a);
     el_rejects_free(rej);
     el_mapping_free(m);
     el_ddb_free(ddb);

@@ -388,9 +388,6 @@ int cmd_load(int argc, char **argv)
     progress_mode pmode = PROGRESS_AUTO;
     double pinterval = 10;
     progress prog;
-    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
-    a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
-    size_t nattr = 0;
     int rc = EXIT_USAGE;
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
@@ -399,7 +396,7 @@ int cmd_load(int argc, char **argv)
     cli_s3 s3c = { 0 };
     const char **inputs = NULL;
     size_t ninputs = 0;
-    if (!attr_specs || !a.inputs) {
+    if (!mapping_args_init(&a, argc)) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
         goto out;
@@ -476,14 +473,14 @@ int cmd_load(int argc, char **argv)
         default:
             if (cli_aws_opt(&aws, id, arg))
                 break;
-            switch (mapping_opt(&a, &lo.reader, attr_specs, &nattr, id, arg)) {
+            switch (mapping_opt(&a, &lo.reader, id, arg)) {
             case -2: rc = EXIT_FATAL; goto out;
             case 1: break;
             default: goto out;
             }
         }
     }
-    m = build_mapping(&a, attr_specs, nattr, &rc);
+    m = build_mapping(&a, &rc);
     if (!m)
         goto out;
     if ((op_column || no_group) && !incremental) {
@@ -638,11 +635,7 @@ int cmd_load(int argc, char **argv)
 out:
     for (int k = 0; k < 3; k++)
         free(split_paths[k]);
-    for (size_t i = 0; i < nattr; i++)
-        free(attr_specs[i]);
-    free(attr_specs);
-    mapping_args_free_columns(&a);
-    free(a.inputs);
+    mapping_args_free(&a);
     el_rejects_free(rej);
     el_mapping_free(m);
     el_ddb_free(ddb);

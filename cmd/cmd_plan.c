@@ -333,9 +333,6 @@ int cmd_plan(int argc, char **argv)
     long top_n = DEFAULT_TOP;
     bool quiet = false;
     mapping_args a = { 0 };
-    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
-    size_t nattr = 0;
-    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     size_t ninputs = 0;
     plan_run r = { 0 };
     el_plan_entry *top = NULL;
@@ -343,7 +340,7 @@ int cmd_plan(int argc, char **argv)
     cli_s3 s3c = { 0 };
     el_aws_opts aws = { 0 };
     const char **use_inputs = NULL;
-    if (!inputs || !attr_specs) {
+    if (!mapping_args_init(&a, argc)) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
         goto out;
@@ -353,7 +350,7 @@ int cmd_plan(int argc, char **argv)
     while ((id = cli_next(&p, &arg)) != -1) {
         switch (id) {
         case -2: goto out;
-        case 0: inputs[ninputs++] = arg; break;
+        case 0: a.inputs[a.ninputs++] = arg; break;
         case O_HELP: help(); rc = 0; goto out;
         case O_PLAN_OUT: plan_out = arg; break;
         case O_TOP:
@@ -370,7 +367,7 @@ int cmd_plan(int argc, char **argv)
         case OPT_PROFILE:
         case OPT_NO_VERIFY_SSL: cli_aws_opt(&aws, id, arg); break;
         default: {
-            int handled = mapping_opt(&a, &r.cli_ro, attr_specs, &nattr, id, arg);
+            int handled = mapping_opt(&a, &r.cli_ro, id, arg);
             if (handled == -2) {
                 rc = EXIT_FATAL;
                 goto out;
@@ -380,10 +377,11 @@ int cmd_plan(int argc, char **argv)
         }
         }
     }
-    r.m = build_mapping(&a, attr_specs, nattr, &rc);
+    r.m = build_mapping(&a, &rc);
     if (!r.m)
         goto out;
-    use_inputs = inputs;   /* or the objects of s3:// prefixes (owned by s3c) */
+    ninputs = a.ninputs;
+    use_inputs = a.inputs; /* or the objects of s3:// prefixes (owned by s3c) */
     if (!cli_s3_inputs(&s3c, &aws, r.m, &use_inputs, &ninputs, &r.cli_ro, &rc))
         goto out;
     rc = EXIT_USAGE;
@@ -426,11 +424,7 @@ out:
     }
     free(top);
     el_mapping_free(r.m);
-    free(inputs);
-    for (size_t i = 0; i < nattr; i++)
-        free(attr_specs[i]);
-    free(attr_specs);
-    mapping_args_free_columns(&a);
+    mapping_args_free(&a);
     cli_s3_free(&s3c);
     return rc;
 }

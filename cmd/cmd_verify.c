@@ -248,9 +248,6 @@ int cmd_verify(int argc, char **argv)
     vo.reverse_recheck_ms = 1000;
     report_ctx rep = { .path = DEFAULT_REPORT, .show = DEFAULT_SHOW };
     bool quiet = false;
-    char **attr_specs = calloc((size_t)argc + 1, sizeof *attr_specs);
-    a.inputs = calloc((size_t)argc + 1, sizeof *a.inputs);
-    size_t nattr = 0;
     int rc = EXIT_USAGE;
     char *split_report = NULL; /* --split: this worker's report name */
     long n;
@@ -260,7 +257,7 @@ int cmd_verify(int argc, char **argv)
     cli_s3 s3c = { 0 };
     const char **inputs = NULL;
     size_t ninputs = 0;
-    if (!attr_specs || !a.inputs) {
+    if (!mapping_args_init(&a, argc)) {
         cli_error("out of memory");
         rc = EXIT_FATAL;
         goto out;
@@ -268,7 +265,7 @@ int cmd_verify(int argc, char **argv)
     const char *arg;
     int id;
     while ((id = cli_next(&p, &arg)) != -1) {
-        int handled = id > 0 ? mapping_opt(&a, &vo.reader, attr_specs, &nattr, id, arg) : 0;
+        int handled = id > 0 ? mapping_opt(&a, &vo.reader, id, arg) : 0;
         if (handled < 0) {
             rc = handled == -2 ? EXIT_FATAL : EXIT_USAGE;
             goto out;
@@ -325,7 +322,7 @@ int cmd_verify(int argc, char **argv)
         default: cli_aws_opt(&aws, id, arg); break;
         }
     }
-    m = build_mapping(&a, attr_specs, nattr, &rc);
+    m = build_mapping(&a, &rc);
     if (!m)
         goto out;
     if (vo.split.count && vo.reverse) {
@@ -403,11 +400,7 @@ out:
     free(split_report);
     if (rep.file)
         fclose(rep.file);
-    for (size_t i = 0; i < nattr; i++)
-        free(attr_specs[i]);
-    free(attr_specs);
-    mapping_args_free_columns(&a);
-    free(a.inputs);
+    mapping_args_free(&a);
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);

@@ -55,7 +55,7 @@ char **split_columns(const char *s, size_t *n)
     return v;
 }
 
-void mapping_args_free_columns(mapping_args *a)
+static void free_columns(mapping_args *a)
 {
     for (size_t i = 0; i < a->ncolumns; i++)
         free(a->columns[i]);
@@ -64,8 +64,30 @@ void mapping_args_free_columns(mapping_args *a)
     a->ncolumns = 0;
 }
 
-int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *nattr, int id,
-                const char *arg)
+bool mapping_args_init(mapping_args *a, int argc)
+{
+    *a = (mapping_args){ 0 };
+    /* every argument is at most one input or one spec: argc bounds both */
+    a->inputs = calloc((size_t)argc + 1, sizeof *a->inputs);
+    a->attr_specs = calloc((size_t)argc + 1, sizeof *a->attr_specs);
+    return a->inputs && a->attr_specs;
+}
+
+void mapping_args_free(mapping_args *a)
+{
+    if (a->attr_specs)
+        for (size_t i = 0; i < a->nattr; i++)
+            free(a->attr_specs[i]);
+    free(a->attr_specs);
+    a->attr_specs = NULL;
+    a->nattr = 0;
+    free(a->inputs);
+    a->inputs = NULL;
+    a->ninputs = 0;
+    free_columns(a);
+}
+
+int mapping_opt(mapping_args *a, el_reader_opts *ro, int id, const char *arg)
 {
     switch (id) {
     case O_MAPPING: a->mapping_path = arg; return 1;
@@ -88,7 +110,7 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
             return -2;
         s[0] = id == O_ATTR ? 'a' : id == O_CONST ? 'c' : 'k';
         memcpy(s + 1, arg, len + 1);
-        attr_specs[(*nattr)++] = s;
+        a->attr_specs[a->nattr++] = s;
         a->any_flag = true;
         return 1;
     }
@@ -120,7 +142,7 @@ int mapping_opt(mapping_args *a, el_reader_opts *ro, char **attr_specs, size_t *
         ro->escape = arg[0];
         return 1;
     case O_COLUMNS:
-        mapping_args_free_columns(a);
+        free_columns(a);
         a->columns = split_columns(arg, &a->ncolumns);
         if (!a->columns)
             return -2;
@@ -170,7 +192,7 @@ static bool add_counter_flag(el_source *src, const char *spec)
 
 static const char *const key_names[4] = { "pk", "sk", "index_pk", "index_sk" };
 
-el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr, int *rc)
+el_mapping *build_mapping(const mapping_args *a, int *rc)
 {
     el_mapping *m = NULL;
     el_diag d;
@@ -212,16 +234,16 @@ el_mapping *build_mapping(const mapping_args *a, char **attr_specs, size_t nattr
                 return NULL;
             }
         }
-        for (size_t i = 0; i < nattr; i++) {
-            if (attr_specs[i][0] == 'k') {
-                if (!add_counter_flag(src, attr_specs[i] + 1)) {
+        for (size_t i = 0; i < a->nattr; i++) {
+            if (a->attr_specs[i][0] == 'k') {
+                if (!add_counter_flag(src, a->attr_specs[i] + 1)) {
                     el_mapping_free(m);
                     return NULL;
                 }
                 continue;
             }
-            bool is_const = attr_specs[i][0] == 'c';
-            const char *spec = attr_specs[i] + 1;
+            bool is_const = a->attr_specs[i][0] == 'c';
+            const char *spec = a->attr_specs[i] + 1;
             char *name = NULL, *rest = NULL;
             el_attr_type type;
             bool ok = split_spec(is_const ? "const" : "attr", spec, &name, &rest, &type,
