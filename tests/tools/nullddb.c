@@ -257,6 +257,17 @@ static int jpeek(struct jp *j)
     return j->p < j->end ? (unsigned char)*j->p : -1;
 }
 
+/* After a member of an array or object: consumes ',' (returns 0: another
+ * member follows) or the closing character (returns 1); -1 otherwise. */
+static int jsep(struct jp *j, char close)
+{
+    int c = jpeek(j);
+    j->p++;
+    if (c == close)
+        return 1;
+    return c == ',' ? 0 : -1;
+}
+
 static int hexv(int c)
 {
     if (c >= '0' && c <= '9')
@@ -334,12 +345,9 @@ static int jskip_container(struct jp *j, char close, int obj, int depth)
             return -1;
         if (jskip(j, depth + 1))
             return -1;
-        int c = jpeek(j);
-        j->p++;
-        if (c == close)
-            return 0;
-        if (c != ',')
-            return -1;
+        int sep = jsep(j, close);
+        if (sep)
+            return sep > 0 ? 0 : -1;
     }
 }
 
@@ -445,12 +453,11 @@ static int jvalue_size(struct jp *j, size_t *size, int depth)
                 if (jstring(j, &r, &rl, &u8))
                     return -1;
                 sz += t[0] == 'S' ? u8 : t[0] == 'N' ? num_size(r, rl) : b64_size(r, rl);
-                int c = jpeek(j);
-                j->p++;
-                if (c == ']')
-                    break;
-                if (c != ',')
+                int sep = jsep(j, ']');
+                if (sep < 0)
                     return -1;
+                if (sep)
+                    break;
             }
     } else if (raw_eq(t, tl, "L")) {
         if (jlit(j, '['))
@@ -464,12 +471,11 @@ static int jvalue_size(struct jp *j, size_t *size, int depth)
                 if (jvalue_size(j, &e, depth + 1))
                     return -1;
                 sz += 1 + e;
-                int c = jpeek(j);
-                j->p++;
-                if (c == ']')
-                    break;
-                if (c != ',')
+                int sep = jsep(j, ']');
+                if (sep < 0)
                     return -1;
+                if (sep)
+                    break;
             }
     } else if (raw_eq(t, tl, "M")) {
         if (jlit(j, '{'))
@@ -483,12 +489,11 @@ static int jvalue_size(struct jp *j, size_t *size, int depth)
                 if (jstring(j, NULL, NULL, &u8) || jlit(j, ':') || jvalue_size(j, &e, depth + 1))
                     return -1;
                 sz += 1 + u8 + e;
-                int c = jpeek(j);
-                j->p++;
-                if (c == '}')
-                    break;
-                if (c != ',')
+                int sep = jsep(j, '}');
+                if (sep < 0)
                     return -1;
+                if (sep)
+                    break;
             }
     } else { /* BOOL, NULL, anything else */
         if (jskip(j, depth + 1))
@@ -557,12 +562,11 @@ static int jitem(struct jp *j, struct write *w)
                 w->ik = vstart;
                 w->iklen = (size_t)(j->p - vstart);
             }
-            int c = jpeek(j);
-            j->p++;
-            if (c == '}')
-                break;
-            if (c != ',')
+            int sep = jsep(j, '}');
+            if (sep < 0)
                 return -1;
+            if (sep)
+                break;
         }
     size_t wcu = (total + 1023) / 1024;
     w->cost = wcu < 1 ? 1 : (unsigned)wcu;
@@ -600,12 +604,11 @@ static int jwrite(struct jp *j, struct write *w)
                         } else if (jskip(j, 2)) {
                             return -1;
                         }
-                        int c = jpeek(j);
-                        j->p++;
-                        if (c == '}')
-                            break;
-                        if (c != ',')
+                        int sep = jsep(j, '}');
+                        if (sep < 0)
                             return -1;
+                        if (sep)
+                            break;
                     }
                 else
                     j->p++;
@@ -615,12 +618,11 @@ static int jwrite(struct jp *j, struct write *w)
             } else if (jskip(j, 1)) {
                 return -1;
             }
-            int c = jpeek(j);
-            j->p++;
-            if (c == '}')
-                break;
-            if (c != ',')
+            int sep = jsep(j, '}');
+            if (sep < 0)
                 return -1;
+            if (sep)
+                break;
         }
     else
         j->p++;
