@@ -14,11 +14,13 @@ so tests never see each other's items and a shared DynamoDB Local is fine.
 """
 
 import concurrent.futures
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import unittest
 import uuid
 
@@ -107,6 +109,34 @@ def ddb_answers():
         return False
     finally:
         probe.close()
+
+
+def serve(test, handler, **attrs):
+    """Starts a loopback HTTP server (threaded) with handler, the given
+    attributes set on the server object for the handler to read, stopped
+    when the test ends. Returns (server, its http:// URL)."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    srv.daemon_threads = True
+    for name, value in attrs.items():
+        setattr(srv, name, value)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    test.addCleanup(srv.server_close)
+    test.addCleanup(srv.shutdown)
+    return srv, "http://127.0.0.1:%d" % srv.server_address[1]
+
+
+def send_answer(handler, status, body, headers=()):
+    """Writes a DynamoDB-style answer from a BaseHTTPRequestHandler: body
+    (bytes, or an object sent as JSON) with its Content-Type and Length."""
+    if not isinstance(body, (bytes, bytearray)):
+        body = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/x-amz-json-1.0")
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 def canon(item):

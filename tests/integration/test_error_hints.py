@@ -13,7 +13,6 @@ import http.server
 import json
 import os
 import sys
-import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,13 +47,8 @@ class FakeDynamo(http.server.BaseHTTPRequestHandler):
         status, obj = self.server.answers.get(op, (400, {
             "__type": "com.amazon.coral.validate#ValidationException",
             "message": "unexpected operation " + op}))
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("x-amzn-RequestId", "HINTTEST0000000000000000000000000000000000000000")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        et.send_answer(self, status, obj, [
+            ("x-amzn-RequestId", "HINTTEST0000000000000000000000000000000000000000")])
 
 
 class ErrorHints(unittest.TestCase):
@@ -72,13 +66,7 @@ class ErrorHints(unittest.TestCase):
             f.write("src,dst\n" + "".join("u%d,v%d\n" % (i, i) for i in range(30)))
 
     def fake(self, answers):
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeDynamo)
-        srv.daemon_threads = True
-        srv.answers = answers
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        self.addCleanup(srv.server_close)
-        self.addCleanup(srv.shutdown)
-        return "http://127.0.0.1:%d" % srv.server_address[1]
+        return et.serve(self, FakeDynamo, answers=answers)[1]
 
     def run_cmd(self, cmd, url, *extra, env=None, region_flag=True, code=None):
         full = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,

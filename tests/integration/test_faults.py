@@ -12,9 +12,8 @@ import http.server
 import json
 import os
 import sys
-import threading
 
-from edgeload_test import ENDPOINT, EdgeloadTestCase, N, S, main, read_jsonl
+from edgeload_test import ENDPOINT, EdgeloadTestCase, N, S, main, read_jsonl, send_answer, serve
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import faultproxy  # noqa: E402  (the suite's own tool, found beside this directory)
@@ -164,20 +163,13 @@ class RefusingServer(http.server.BaseHTTPRequestHandler):
         return self.answer(200, {"UnprocessedItems": {}})
 
     def answer(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_answer(self, status, obj)
 
 
 class BisectTest(EdgeloadTestCase):
 
     def test_refused_batch_is_bisected_to_the_bad_item(self):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RefusingServer)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.shutdown)
+        server, url = serve(self, RefusingServer)
         d = self.tmpdir()
         path = os.path.join(d, "rows.csv")
         with open(path, "w") as f:
@@ -186,7 +178,7 @@ class BisectTest(EdgeloadTestCase):
                 f.write("%s\n" % ("bad" if i == 37 else "g%d" % i))
         rejects = os.path.join(d, "rejects.jsonl")
         proc = self.run_edgeload(
-            "load", "--endpoint-url", "http://127.0.0.1:%d" % server.server_port,
+            "load", "--endpoint-url", url,
             "--region", "us-east-1", "--table", "Refusing", "--pk", "A#{id}", "--sk", "X",
             "--no-index", "--rejects", rejects, "--progress", "none", path)
         self.assertExit(proc, 3)

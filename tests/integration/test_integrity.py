@@ -18,7 +18,7 @@ import threading
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgeload_test import ENDPOINT, EdgeloadTestCase, S  # noqa: E402
+from edgeload_test import ENDPOINT, EdgeloadTestCase, S, send_answer, serve  # noqa: E402
 import unittest  # noqa: E402
 
 ROWS = 60
@@ -56,28 +56,16 @@ class SpoilingProxy(http.server.BaseHTTPRequestHandler):
             data = json.dumps(fake).encode()
         elif spoil and srv.mode == "header":
             crc = str((int(crc) + 1) & 0xFFFFFFFF)
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("x-amz-crc32", crc)
-        self.send_header("x-amzn-RequestId", "proxy-%d" % len(srv.ops))
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_answer(self, status, data, [("x-amz-crc32", crc),
+                                         ("x-amzn-RequestId", "proxy-%d" % len(srv.ops))])
 
 
 class CrcMismatchRetried(EdgeloadTestCase):
 
     def start_proxy(self, mode, table):
         host, port = ENDPOINT.split("//")[1].split(":")
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SpoilingProxy)
-        srv.daemon_threads = True
-        srv.upstream_host, srv.upstream_port = host, int(port)
-        srv.mode, srv.table, srv.spoiled = mode, table, False
-        srv.ops, srv.lock = [], threading.Lock()
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        self.addCleanup(srv.server_close)
-        self.addCleanup(srv.shutdown)
-        return srv, "http://127.0.0.1:%d" % srv.server_address[1]
+        return serve(self, SpoilingProxy, upstream_host=host, upstream_port=int(port),
+                     mode=mode, table=table, spoiled=False, ops=[], lock=threading.Lock())
 
     def check(self, mode):
         table = self.unique_table("crc")

@@ -15,15 +15,13 @@ file readable by group or others, and --no-verify-ssl.
 """
 
 import http.server
-import json
 import os
 import stat
 import sys
-import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgeload_test import EdgeloadTestCase  # noqa: E402
+from edgeload_test import EdgeloadTestCase, send_answer, serve  # noqa: E402
 
 # DynamoDB Local accepts only letters and digits in the keys
 SECRET = "SeCrEtMaRkEr7q9x2k4w8z1LEAKCHECK"
@@ -51,12 +49,7 @@ class EchoingDynamo(http.server.BaseHTTPRequestHandler):
                    "message": "The request signature we calculated does not match the "
                               "signature you provided. The Canonical String for this "
                               "request should have been\n'POST\n/\n\n" + canon + "'"}
-        body = json.dumps(obj).encode()
-        self.send_response(400)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_answer(self, 400, obj)
 
 
 class Secrets(EdgeloadTestCase):
@@ -93,13 +86,7 @@ class Secrets(EdgeloadTestCase):
         return ["--pk", "A#{src}", "--sk", "B#{dst}", "--attr", "n=n:N"]
 
     def fake(self, kind):
-        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EchoingDynamo)
-        srv.daemon_threads = True
-        srv.kind = kind
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        self.addCleanup(srv.server_close)
-        self.addCleanup(srv.shutdown)
-        return "http://127.0.0.1:%d" % srv.server_address[1]
+        return serve(self, EchoingDynamo, kind=kind)[1]
 
     # ---- the paths that print and write ---------------------------------
 
