@@ -14,6 +14,7 @@
  * places a dialect has a form of its own (see the hooks in sql_dump.h).
  */
 #include "formats/sql_dump.h"
+#include "common/vec.h"  /* el_grow */
 
 #include <stdint.h>  /* SIZE_MAX */
 #include <stdio.h>   /* snprintf */
@@ -353,14 +354,10 @@ static el_err add_def(el_sql_dump *d, table_def *t)
     }
     if (d->ndefs >= MAX_TABLES)
         return EL_OK; /* remember no more; later tables get no types */
-    if (d->ndefs == d->capdefs) {
-        size_t cap = d->capdefs ? d->capdefs * 2 : 16;
-        table_def *p = realloc(d->defs, cap * sizeof *p);
-        if (!p)
-            return EL_ENOMEM;
-        d->defs = p;
-        d->capdefs = cap;
-    }
+    table_def *p = el_grow(d->defs, &d->capdefs, d->ndefs + 1, sizeof *p, 16);
+    if (!p)
+        return EL_ENOMEM;
+    d->defs = p;
     index_put(ix, k, h, d->ndefs);
     d->defs[d->ndefs++] = *t;
     memset(t, 0, sizeof *t);
@@ -559,14 +556,10 @@ static el_err note_seen(el_sql_dump *d, const char *schema, const char *name)
     }
     if (d->nseen >= MAX_TABLES)
         return EL_OK;
-    if (d->nseen == d->capseen) {
-        size_t cap = d->capseen ? d->capseen * 2 : 16;
-        char **p = realloc(d->seen, cap * sizeof *p);
-        if (!p)
-            return EL_ENOMEM;
-        d->seen = p;
-        d->capseen = cap;
-    }
+    char **p = el_grow(d->seen, &d->capseen, d->nseen + 1, sizeof *p, 16);
+    if (!p)
+        return EL_ENOMEM;
+    d->seen = p;
     if (!(d->seen[d->nseen] = xstrdup(full)))
         return EL_ENOMEM;
     index_put(ix, k, h, d->nseen);

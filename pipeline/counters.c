@@ -32,6 +32,7 @@
 #include "pipeline/loader.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
+#include "common/vec.h"  /* el_grow */
 
 #define STRIPES 64
 #define MAX_ATTRS_PER_UPDATE 64   /* attributes of one counter item in one UpdateItem */
@@ -198,16 +199,10 @@ static el_err ctr_add(stripe *s, uint64_t h, const char *key, size_t len, uint64
         s->ctr = v;
         s->ctr_cap = cap;
     }
-    if (s->arena_len + len + 1 > s->arena_cap) {
-        size_t cap = s->arena_cap ? s->arena_cap * 2 : 4096;
-        while (cap < s->arena_len + len + 1)
-            cap *= 2;
-        char *v = realloc(s->arena, cap);
-        if (!v)
-            return EL_ENOMEM;
-        s->arena = v;
-        s->arena_cap = cap;
-    }
+    char *arena = el_grow(s->arena, &s->arena_cap, s->arena_len + len + 1, 1, 4096);
+    if (!arena)
+        return EL_ENOMEM;
+    s->arena = arena;
     memcpy(s->arena + s->arena_len, key, len);
     s->arena[s->arena_len + len] = '\0';
     size_t j = (size_t)(h >> 6) & (s->ctr_cap - 1);

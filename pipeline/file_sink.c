@@ -52,6 +52,7 @@
 
 #include "common/buf.h"
 #include "formats/ddb_value.h"
+#include "common/vec.h"  /* el_grow */
 
 #define DEFAULT_PART_ITEMS 4000000u
 #define DEFAULT_PART_BYTES ((uint64_t)1 << 30)
@@ -277,14 +278,10 @@ started:
 /* Ends the frame, makes the part durable and gives it its final name. */
 static el_err close_part(el_file_sink *s, el_diag *diag)
 {
-    if (s->nparts == s->parts_cap) {
-        size_t cap = s->parts_cap ? s->parts_cap * 2 : 16;
-        part_info *v = realloc(s->parts, cap * sizeof *v);
-        if (!v)
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        s->parts = v;
-        s->parts_cap = cap;
-    }
+    part_info *v = el_grow(s->parts, &s->parts_cap, s->nparts + 1, sizeof *v, 16);
+    if (!v)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    s->parts = v;
     el_err err = flush_staging(s, diag);
     if (!err)
         err = feed(s, NULL, 0, ZSTD_e_end, diag);

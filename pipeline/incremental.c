@@ -34,6 +34,7 @@
 #include "pipeline/plan.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
+#include "common/vec.h"  /* el_grow */
 
 #define ROUND_JSON_BYTES (64u * 1024 * 1024)
 #define TXN_MAX_BYTES (3u * 1024 * 1024)   /* under TransactWriteItems' 4 MB */
@@ -246,15 +247,7 @@ static void report_progress(ictx *c, bool final)
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return p;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *v = realloc(p, n * size);
-    if (v)
-        *cap = n;
-    return v;
+    return el_grow(p, cap, need, size, 64);
 }
 
 static void round_reset(round *r)

@@ -37,6 +37,7 @@
 #include "pipeline/chunk.h"
 #include "pipeline/mapping.h"
 #include "pipeline/shard.h"
+#include "common/vec.h"  /* el_grow */
 
 /* ---- the table: key -> 64-bit value ---- */
 
@@ -473,14 +474,10 @@ el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t 
     if (threshold && (max_shards < 2 || max_shards > EL_MAX_MAX_SHARDS))
         return el_diag_set(diag, EL_EUSAGE, "source '%s': \"max_shards\" must be an integer "
                            "from 2 to %d", name, EL_MAX_MAX_SHARDS);
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 4;
-        plan_source *v = realloc(p->src, cap * sizeof *v);
-        if (!v)
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        p->src = v;
-        p->cap = cap;
-    }
+    plan_source *v = el_grow(p->src, &p->cap, p->n + 1, sizeof *v, 4);
+    if (!v)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    p->src = v;
     plan_source *s = &p->src[p->n];
     memset(s, 0, sizeof *s);
     s->name = strdup(name);
@@ -533,14 +530,10 @@ el_err el_plan_add_hot(el_plan *p, size_t source, const char *key, size_t len, u
         return el_diag_set(diag, EL_EUSAGE, "\"key\" '%.*s' is listed twice",
                            (int)(len > 200 ? 200 : len), key);
     char *copy = NULL;
-    if (ps->nhot == s->hot_cap) {
-        size_t cap = s->hot_cap ? s->hot_cap * 2 : 16;
-        el_plan_hot *v = realloc(s->hot, cap * sizeof *v);
-        if (v) {
-            s->hot = v;
-            s->hot_cap = cap;
-            ps->hot = v;
-        }
+    el_plan_hot *v = el_grow(s->hot, &s->hot_cap, ps->nhot + 1, sizeof *v, 16);
+    if (v) {
+        s->hot = v;
+        ps->hot = v;
     }
     if (ps->nhot < s->hot_cap && (copy = malloc(len + 1))) {
         memcpy(copy, key, len);

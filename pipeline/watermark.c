@@ -7,6 +7,7 @@
  * and the batcher's window), not by the input's size.
  */
 #include "pipeline/watermark.h"
+#include "common/vec.h"  /* el_grow */
 
 #include <stdlib.h>  /* realloc, free */
 #include <string.h>  /* memmove */
@@ -36,12 +37,10 @@ el_err el_watermark_received(el_watermark *w, uint64_t seq, uint64_t start, uint
             memmove(w->e, w->e + w->head, w->n * sizeof *w->e);
             w->head = 0;
         } else {
-            size_t cap = w->cap ? w->cap * 2 : 16;
-            struct el_wm_span *v = realloc(w->e, cap * sizeof *v);
+            struct el_wm_span *v = el_grow(w->e, &w->cap, w->cap + 1, sizeof *v, 16);
             if (!v)
                 return EL_ENOMEM;
             w->e = v;
-            w->cap = cap;
         }
     }
     w->e[w->head + w->n++] = (struct el_wm_span){ start, false };
