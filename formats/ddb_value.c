@@ -8,7 +8,40 @@
  */
 #include "formats/ddb_value.h"
 
+#include <stdint.h>  /* uint64_t */
 #include <string.h>  /* memcpy, strlen */
+
+/* SWAR (8 bytes a step) byte tests, exact as to whether any byte of the word
+ * matches: a byte below 0x20, a '"', a '\\'. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t has_zero_byte(uint64_t v)
+{
+    return (v - ONES) & ~v & HIGHS;
+}
+
+static inline uint64_t needs_escape8(uint64_t v)
+{
+    return ((v - ONES * 0x20) & ~v & HIGHS) |        /* a byte < 0x20 */
+           has_zero_byte(v ^ (ONES * (uint8_t)'"')) |
+           has_zero_byte(v ^ (ONES * (uint8_t)'\\'));
+}
+
+/* Length of the run at the start of s[0..len) that JSON takes as it is. */
+static size_t plain_prefix(const char *s, size_t len)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, s + i, 8);
+        if (needs_escape8(v))
+            break;
+    }
+    while (i < len && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
 
 el_err el_json_put_string(el_buf *out, const char *s, size_t len)
 {
@@ -20,9 +53,7 @@ el_err el_json_put_string(el_buf *out, const char *s, size_t len)
     out->data[out->len++] = '"';
     /* Most values need no escape at all: copy them into the room just
      * reserved, without a call per byte run. */
-    size_t i = 0;
-    while (i < len && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-        i++;
+    size_t i = plain_prefix(s, len);
     if (i == len) {
         if (len)
             memcpy(out->data + out->len, s, len);
