@@ -236,10 +236,42 @@ static bool digits(const char *s, size_t len, size_t *i, size_t n, int *out)
     return true;
 }
 
+/* s[i..i+1] as a number, when both are digits; else -1. */
+static inline int two_digits(const char *s, size_t i)
+{
+    unsigned a = (unsigned char)s[i] - '0', b = (unsigned char)s[i + 1] - '0';
+    return a < 10 && b < 10 ? (int)(a * 10 + b) : -1;
+}
+
+/* The common shape, "YYYY-MM-DD HH:MM:SS" (or with 'T', or a final 'Z'),
+ * in one step: false when s is not exactly that, or is out of range, so
+ * that the general parser below decides (and says why). */
+static bool epoch_fast(const char *s, size_t len, int64_t *out)
+{
+    if ((len != 19 && !(len == 20 && (s[19] == 'Z' || s[19] == 'z'))) || s[4] != '-' ||
+        s[7] != '-' || (s[10] != ' ' && s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+        s[16] != ':')
+        return false;
+    int yh = two_digits(s, 0), yl = two_digits(s, 2), mo = two_digits(s, 5),
+        d = two_digits(s, 8), h = two_digits(s, 11), mi = two_digits(s, 14),
+        sec = two_digits(s, 17);
+    if ((yh | yl | mo | d | h | mi | sec) < 0)
+        return false;
+    int y = yh * 100 + yl;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+        sec > 60)
+        return false;
+    *out = el_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + (int64_t)h * 3600 +
+           mi * 60 + sec;
+    return true;
+}
+
 bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
 {
     size_t i = 0;
     *why = "not a date or timestamp (expected YYYY-MM-DD[ HH:MM:SS[.f]][Z|+HH:MM])";
+    if (epoch_fast(s, len, out))
+        return true;
     /* A bare integer is epoch seconds already. */
     {
         size_t k = (len && s[0] == '-') ? 1 : 0;

@@ -567,6 +567,44 @@ static void test_epoch_bare_integers(void **state)
     epoch_bad(" 5");
 }
 
+static void test_epoch_common_shape_matches_general_parser(void **state)
+{
+    (void)state;
+    /* "YYYY-MM-DD HH:MM:SS" (also with T/t, or a final Z/z) takes a shortcut;
+     * the same instant with ".0" or "+00:00" after it does not: both must
+     * agree on every value, valid or not (month 13, Feb 30, hour 24, second
+     * 60, a wrong byte among the digits; the separators stay, as text such
+     * as "2024-04-13-22:13:21" is a date and a zone offset to the parser) */
+    uint64_t rs = 0x853c49e6748fea9bull;
+    static const char seps[] = " Tt";
+    for (int iter = 0; iter < 200000; iter++) {
+        rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+        int y = (int)(rs % 10000), mo = (int)((rs >> 14) % 14), d = (int)((rs >> 18) % 33);
+        int h = (int)((rs >> 24) % 26), mi = (int)((rs >> 30) % 61), sec = (int)((rs >> 36) % 62);
+        char txt[40], other[48];
+        int n = snprintf(txt, sizeof txt, "%04d-%02d-%02d%c%02d:%02d:%02d", y, mo, d,
+                         seps[(rs >> 44) % 3], h, mi, sec);
+        if ((rs >> 46) % 16 == 0) { /* a wrong byte where a digit goes */
+            static const int digit_at[] = { 0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18 };
+            txt[digit_at[(rs >> 50) % 14]] = (char)"x/:- 9"[(rs >> 54) % 6];
+        }
+        bool z = (rs >> 58) % 3 == 0;
+        if (z)
+            txt[n++] = (rs >> 60) & 1 ? 'Z' : 'z', txt[n] = '\0';
+        for (int form = 0; form < 2; form++) {
+            snprintf(other, sizeof other, "%.*s%s", z ? n - 1 : n, txt,
+                     form ? "+00:00" : z ? ".0Z" : ".0");
+            int64_t a = 0, b = 0;
+            const char *wa = NULL, *wb = NULL;
+            bool oka = el_epoch_parse(txt, (size_t)n, &a, &wa);
+            bool okb = el_epoch_parse(other, strlen(other), &b, &wb);
+            if (oka != okb || (oka && a != b) || (!oka && strcmp(wa, wb) != 0))
+                fail_msg("'%s' -> %d %lld (%s), '%s' -> %d %lld (%s)", txt, oka, (long long)a,
+                         oka ? "" : wa, other, okb, (long long)b, okb ? "" : wb);
+        }
+    }
+}
+
 static void test_epoch_matches_timegm(void **state)
 {
     (void)state;
@@ -662,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_epoch_invalid_dates),
         cmocka_unit_test(test_epoch_bare_integers),
         cmocka_unit_test(test_epoch_matches_timegm),
+        cmocka_unit_test(test_epoch_common_shape_matches_general_parser),
         cmocka_unit_test(test_bool_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
