@@ -1294,7 +1294,7 @@ static void test_fast_path_tricky_inputs(void **state)
         "a,b\n\\N,2\n1,\\N\n\"\\N\",x\n",       /* --null \N */
         "a,b\n \n , \n\t,\t\n",                 /* blanks are data */
         "\n\n\r\na,b\n\n1,2\n\n\n",             /* blank lines, before the header too */
-        "\xef\xbb\xbf" "a,b\n1,2\n",            /* BOM */
+        "\357\273\277a,b\n1,2\n",              /* BOM (octal: a hex escape would eat the a) */
         "\"a\",b\n1,2\n",                       /* quoted header name */
         "a,b\n1\n1,2,3\n1;2\n1,2\n",            /* wrong field counts */
         "a;b\n1;2\n\"1;2\";3\n",                /* ; as delimiter */
