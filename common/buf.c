@@ -9,7 +9,6 @@
 #include <stdarg.h>  /* va_list for el_buf_printf */
 #include <stdio.h>   /* vsnprintf */
 #include <stdlib.h>  /* realloc, free */
-#include <string.h>  /* memcpy */
 
 void el_buf_init(el_buf *b, size_t max)
 {
@@ -34,7 +33,7 @@ void el_buf_reset(el_buf *b)
         b->data[0] = '\0';
 }
 
-el_err el_buf_reserve(el_buf *b, size_t n)
+el_err el_buf_grow(el_buf *b, size_t n)
 {
     if (n >= b->max || b->len >= b->max - n)
         return EL_ELIMIT;
@@ -44,34 +43,14 @@ el_err el_buf_reserve(el_buf *b, size_t n)
     size_t cap = b->cap ? b->cap : 64;
     while (cap < need)
         cap = cap > b->max / 2 ? b->max : cap * 2;
+    if (cap > b->max)
+        cap = b->max; /* the first 64 of a tiny buffer: el_buf_reserve relies on cap <= max */
     char *p = realloc(b->data, cap);
     if (!p)
         return EL_ENOMEM;
     b->data = p;
     b->cap = cap;
     return EL_OK;
-}
-
-el_err el_buf_append(el_buf *b, const void *p, size_t n)
-{
-    el_err err = el_buf_reserve(b, n);
-    if (err)
-        return err;
-    if (n)
-        memcpy(b->data + b->len, p, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    return EL_OK;
-}
-
-el_err el_buf_puts(el_buf *b, const char *s)
-{
-    return el_buf_append(b, s, strlen(s));
-}
-
-el_err el_buf_putc(el_buf *b, char c)
-{
-    return el_buf_append(b, &c, 1);
 }
 
 el_err el_buf_printf(el_buf *b, const char *fmt, ...)

@@ -9,6 +9,17 @@
  * what gives every row its line number and byte offset: a record starts on
  * the line fed while libcsv's state was ROW_NOT_BEGUN.
  *
+ * Fast path: most lines hold no quote at all, and for those libcsv's state
+ * machine (non-strict, no space trimming) reduces to "split on the
+ * delimiter, end the record at CR or LF": so a whole line in the chunk that
+ * starts between records and holds no quote byte and no CR (but one just
+ * before its '\n') is split with memchr instead, giving the fields, NULLs,
+ * line and offset libcsv would; a blank line is skipped as libcsv skips it.
+ * Any other line (a quote anywhere, a lone CR, a line cut by the chunk's
+ * end, the last line without '\n') goes to libcsv, whose state is never
+ * touched by the fast path. el_reader_opts.csv_libcsv_only turns the fast
+ * path off, so tests and the fuzz target compare the two.
+ *
  * TSV has no quoting at all (see open).
  *
  * NULL follows PostgreSQL's CSV convention: an unquoted empty field is NULL,
@@ -49,6 +60,10 @@
 #include "common/utf8.h"   /* header names must be UTF-8 */
 
 #define READ_CHUNK (64u * 1024u)
+/* The fast path splits at most this many records, or this many bytes of
+ * fields, per call before handing rows out, so the queue stays small. */
+#define FAST_BATCH_RECORDS 64u
+#define FAST_BATCH_BYTES (64u * 1024u)
 /* A value larger than a whole DynamoDB item can never be loaded. */
 #define EL_CSV_MAX_FIELD (400u * 1024u)
 #define EL_CSV_MAX_COLUMNS 10000u
@@ -105,6 +120,9 @@ typedef struct csv_rd {
 
     el_value *vals;
     size_t capvals;
+
+    bool fast;            /* the fast path for lines without a quote is on */
+    unsigned char quote_byte; /* libcsv's quote: '"', or 0xFF for TSV */
 
     /* escape mode (--escape) */
     int escape;           /* the escape byte, -1 = libcsv mode */
@@ -185,14 +203,23 @@ static void add_field(csv_rd *r, const char *s, size_t len, bool null)
         len = 0;
         null = false;
     }
+    if (null)
+        len = 0;
+    /* the bytes and a NUL (every field is NUL-terminated for callers that
+     * like C strings), with one reservation */
+    if (el_buf_reserve(&r->data, len + 1)) {
+        r->oom = true;
+        return;
+    }
     f->off = r->data.len;
-    f->len = null ? 0 : len;
+    f->len = len;
     f->null = null;
-    if (!null && len && el_buf_append(&r->data, s, len))
-        r->oom = true;
-    /* keep every field NUL-terminated for callers that like C strings */
-    if (el_buf_putc(&r->data, '\0'))
-        r->oom = true;
+    char *dst = r->data.data + r->data.len;
+    if (len)
+        memcpy(dst, s, len);
+    dst[len] = '\0';
+    r->data.len += len + 1;
+    dst[len + 1] = '\0'; /* el_buf's own terminator */
 }
 
 /* libcsv's field callback: s is NULL for an unquoted empty field. */
@@ -285,12 +312,69 @@ static el_err refill(csv_rd *r, el_diag *diag)
     return EL_OK;
 }
 
-/* Feeds the next segment (through the next '\n', or to the chunk's end). */
+/* The fast path for one line p[0..len) (its '\n' not included), read from
+ * between records: false, having changed nothing, when it needs libcsv. */
+static bool fast_line(csv_rd *r, const unsigned char *p, size_t len)
+{
+    if (len && p[len - 1] == '\r')
+        len--; /* CRLF: libcsv ends the record at the CR, skips the LF */
+    if (len == 0)
+        return true; /* blank: no record (libcsv skips empty lines) */
+    if (memchr(p, r->quote_byte, len) || memchr(p, '\r', len))
+        return false;
+    r->cur_line = r->lines_fed + 1;
+    r->cur_offset = r->bytes_fed;
+    const unsigned char *end = p + len;
+    for (;;) {
+        const unsigned char *d = memchr(p, r->delim, (size_t)(end - p));
+        size_t flen = (size_t)((d ? d : end) - p);
+        /* on_field's rule for an unquoted field */
+        bool null = r->null_string ? flen == r->null_len &&
+                                         memcmp(p, r->null_string, flen) == 0
+                                   : flen == 0;
+        add_field(r, (const char *)p, flen, null);
+        if (!d)
+            break;
+        p = d + 1;
+    }
+    on_record(0, r);
+    return true;
+}
+
+/* Runs the fast path over the whole lines at the chunk's position, up to a
+ * batch; returns the number of lines consumed (0: the next needs libcsv). */
+static size_t fast_lines(csv_rd *r)
+{
+    if (!r->at_line_start || r->parser.pstate != 0 /* ROW_NOT_BEGUN */)
+        return 0;
+    size_t done = 0, queued = r->nrecs, data_from = r->data.len;
+    while (r->cpos < r->clen && r->nrecs - queued < FAST_BATCH_RECORDS &&
+           r->data.len - data_from < FAST_BATCH_BYTES && !r->oom) {
+        const unsigned char *p = r->chunk + r->cpos;
+        const unsigned char *nl = memchr(p, '\n', r->clen - r->cpos);
+        if (!nl || !fast_line(r, p, (size_t)(nl - p)))
+            break;
+        size_t n = (size_t)(nl - p) + 1;
+        r->cpos += n;
+        r->bytes_fed += n;
+        r->lines_fed++;
+        done++;
+    }
+    return done;
+}
+
+/* Feeds the next segment (through the next '\n', or to the chunk's end), or
+ * a batch of lines through the fast path. */
 static el_err feed(csv_rd *r, el_diag *diag)
 {
     el_err rerr = refill(r, diag);
     if (rerr)
         return rerr;
+    if (r->fast && fast_lines(r)) {
+        if (r->oom)
+            return el_diag_set(diag, EL_ENOMEM, "out of memory reading CSV");
+        return EL_OK;
+    }
     const unsigned char *p = r->chunk + r->cpos;
     size_t n = r->clen - r->cpos;
     const unsigned char *nl = memchr(p, '\n', n);
@@ -769,6 +853,10 @@ static el_err csv_open(el_input *in, const el_reader_opts *opts, const el_reader
      * quote character, so TSV gets 0xFF, a byte valid UTF-8 never holds. */
     if (tsv)
         csv_set_quote(&r->parser, 0xFF);
+    r->quote_byte = tsv ? 0xFF : '"';
+    r->delim = (unsigned char)delim;
+    r->fast = !opts->csv_libcsv_only && !opts->escape && r->delim != '\n' &&
+              r->delim != '\r' && r->delim != r->quote_byte;
     csv_set_space_func(&r->parser, no_space);
     csv_set_realloc_func(&r->parser, zalloc);
     csv_set_free_func(&r->parser, zfree);

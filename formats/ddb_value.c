@@ -8,7 +8,40 @@
  */
 #include "formats/ddb_value.h"
 
+#include <stdint.h>  /* uint64_t */
 #include <string.h>  /* memcpy, strlen */
+
+/* SWAR (8 bytes a step) byte tests, exact as to whether any byte of the word
+ * matches: a byte below 0x20, a '"', a '\\'. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+static inline uint64_t has_zero_byte(uint64_t v)
+{
+    return (v - ONES) & ~v & HIGHS;
+}
+
+static inline uint64_t needs_escape8(uint64_t v)
+{
+    return ((v - ONES * 0x20) & ~v & HIGHS) |        /* a byte < 0x20 */
+           has_zero_byte(v ^ (ONES * (uint8_t)'"')) |
+           has_zero_byte(v ^ (ONES * (uint8_t)'\\'));
+}
+
+/* Length of the run at the start of s[0..len) that JSON takes as it is. */
+static size_t plain_prefix(const char *s, size_t len)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v;
+        memcpy(&v, s + i, 8);
+        if (needs_escape8(v))
+            break;
+    }
+    while (i < len && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
+        i++;
+    return i;
+}
 
 el_err el_json_put_string(el_buf *out, const char *s, size_t len)
 {
@@ -20,9 +53,7 @@ el_err el_json_put_string(el_buf *out, const char *s, size_t len)
     out->data[out->len++] = '"';
     /* Most values need no escape at all: copy them into the room just
      * reserved, without a call per byte run. */
-    size_t i = 0;
-    while (i < len && (unsigned char)s[i] >= 0x20 && s[i] != '"' && s[i] != '\\')
-        i++;
+    size_t i = plain_prefix(s, len);
     if (i == len) {
         if (len)
             memcpy(out->data + out->len, s, len);
@@ -205,10 +236,42 @@ static bool digits(const char *s, size_t len, size_t *i, size_t n, int *out)
     return true;
 }
 
+/* s[i..i+1] as a number, when both are digits; else -1. */
+static inline int two_digits(const char *s, size_t i)
+{
+    unsigned a = (unsigned char)s[i] - '0', b = (unsigned char)s[i + 1] - '0';
+    return a < 10 && b < 10 ? (int)(a * 10 + b) : -1;
+}
+
+/* The common shape, "YYYY-MM-DD HH:MM:SS" (or with 'T', or a final 'Z'),
+ * in one step: false when s is not exactly that, or is out of range, so
+ * that the general parser below decides (and says why). */
+static bool epoch_fast(const char *s, size_t len, int64_t *out)
+{
+    if ((len != 19 && !(len == 20 && (s[19] == 'Z' || s[19] == 'z'))) || s[4] != '-' ||
+        s[7] != '-' || (s[10] != ' ' && s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+        s[16] != ':')
+        return false;
+    int yh = two_digits(s, 0), yl = two_digits(s, 2), mo = two_digits(s, 5),
+        d = two_digits(s, 8), h = two_digits(s, 11), mi = two_digits(s, 14),
+        sec = two_digits(s, 17);
+    if ((yh | yl | mo | d | h | mi | sec) < 0)
+        return false;
+    int y = yh * 100 + yl;
+    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+        sec > 60)
+        return false;
+    *out = el_days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + (int64_t)h * 3600 +
+           mi * 60 + sec;
+    return true;
+}
+
 bool el_epoch_parse(const char *s, size_t len, int64_t *out, const char **why)
 {
     size_t i = 0;
     *why = "not a date or timestamp (expected YYYY-MM-DD[ HH:MM:SS[.f]][Z|+HH:MM])";
+    if (epoch_fast(s, len, out))
+        return true;
     /* A bare integer is epoch seconds already. */
     {
         size_t k = (len && s[0] == '-') ? 1 : 0;

@@ -80,6 +80,10 @@ typedef struct el_reader_opts {
     const char *source_table;  /* "name" or "schema.name"; NULL = the only data table */
     /* Inputs that are not files (s3://...); NULL = files and stdin only. Borrowed. */
     const el_input_opener *opener;
+    /* Tests and fuzzing only: CSV/TSV lines all go through libcsv, the
+     * reference the reader's fast path for lines without a quote is checked
+     * against (same rows, errors, lines and offsets either way). */
+    bool csv_libcsv_only;
 } el_reader_opts;
 
 typedef struct el_reader el_reader;

@@ -7,7 +7,6 @@
 #include "pipeline/chunk.h"
 
 #include <stdlib.h>  /* calloc, realloc, free */
-#include <string.h>  /* strlen: the partition key ends at the key's NUL */
 
 /* A chunk never holds more than this much JSON: bounded memory per chunk. */
 #define CHUNK_MAX_BYTES (64u * 1024u * 1024u)
@@ -57,8 +56,17 @@ el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t si
     if (c->nitems == 1)
         c->start_offset = offset;
     c->end_offset = offset + 1;
-    it->hash = el_fnv1a64(c->keys.data + key_mark, it->key_len);
-    it->pk_hash = el_fnv1a64(c->keys.data + key_mark, strlen(c->keys.data + key_mark));
+    /* FNV-1a runs byte by byte, so the item key's (PK NUL SK) hash is its
+     * PK's hash carried on: one pass gives both */
+    const unsigned char *k = (const unsigned char *)c->keys.data + key_mark;
+    const unsigned char *end = k + it->key_len;
+    uint64_t h = EL_FNV1A64_INIT;
+    for (; k < end && *k; k++)
+        h = el_fnv1a64_step(h, *k);
+    it->pk_hash = h;
+    for (; k < end; k++)
+        h = el_fnv1a64_step(h, *k);
+    it->hash = h;
     c->unacked++;
     return EL_OK;
 }
@@ -66,10 +74,8 @@ el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t si
 uint64_t el_fnv1a64(const void *data, size_t len)
 {
     const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
+    uint64_t h = EL_FNV1A64_INIT;
+    for (size_t i = 0; i < len; i++)
+        h = el_fnv1a64_step(h, p[i]);
     return h;
 }

@@ -73,4 +73,13 @@ static inline const char *el_item_key(const el_item *it)
 /* FNV-1a 64-bit (also the shard function of SPEC §5). */
 uint64_t el_fnv1a64(const void *data, size_t len);
 
+/* Its parts, for hashing as bytes come: start from EL_FNV1A64_INIT, step
+ * each byte; el_fnv1a64(p, n) is the steps over p[0..n). */
+#define EL_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+
+static inline uint64_t el_fnv1a64_step(uint64_t h, unsigned char byte)
+{
+    return (h ^ byte) * UINT64_C(0x100000001b3);
+}
+
 #endif

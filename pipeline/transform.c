@@ -36,6 +36,8 @@ struct el_transform {
     size_t *attr_off, *attr_len;    /* `,"name":` of each src->attrs[i] */
     size_t *const_off, *const_len;  /* a whole constant S attribute, len 0: none */
     size_t *const_size;             /* its DynamoDB size */
+    size_t *name_len;               /* strlen of each src->attrs[i].name */
+    size_t key_names_size;          /* DynamoDB size of the key attributes' names */
 };
 
 /* Appends name as a JSON string between `before` and `after`, into t->pre,
@@ -72,10 +74,16 @@ static el_err prepare_fragments(el_transform *t)
     t->const_off = calloc(n, sizeof *t->const_off);
     t->const_len = calloc(n, sizeof *t->const_len);
     t->const_size = calloc(n, sizeof *t->const_size);
-    if (!t->attr_off || !t->attr_len || !t->const_off || !t->const_len || !t->const_size)
+    t->name_len = calloc(n, sizeof *t->name_len);
+    if (!t->attr_off || !t->attr_len || !t->const_off || !t->const_len || !t->const_size ||
+        !t->name_len)
         return EL_ENOMEM;
+    t->key_names_size = strlen(m->pk_attr) + strlen(m->sk_attr);
+    if (src->index)
+        t->key_names_size += strlen(m->index_pk_attr) + strlen(m->index_sk_attr);
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
+        t->name_len[i] = strlen(a->name);
         err = pre_put(t, ",", a->name, ":", &t->attr_off[i], &t->attr_len[i]);
         size_t bad, vlen = a->value ? strlen(a->value) : 0;
         if (!err && a->kind == EL_ATTR_VALUE && a->value &&
@@ -136,6 +144,7 @@ void el_transform_free(el_transform *t)
     free(t->const_off);
     free(t->const_len);
     free(t->const_size);
+    free(t->name_len);
     free(t);
 }
 
@@ -235,12 +244,12 @@ static el_attr_type auto_type(el_coltype c)
 }
 
 /*
- * Appends one attribute. col is the source column ((size_t)-1 for literals),
- * ctype its column type. Sets *size to the attribute's DynamoDB size, 0 when
- * the attribute is omitted (SQL NULL).
+ * Appends one attribute, named name (name_len bytes). col is the source
+ * column ((size_t)-1 for literals), ctype its column type. Sets *size to the
+ * attribute's DynamoDB size, 0 when the attribute is omitted (SQL NULL).
  */
 static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const char *name,
-                       const char *pre, size_t pre_len, el_attr_type type, el_coltype ctype,
+                       size_t name_len, const char *pre, size_t pre_len, el_attr_type type, el_coltype ctype,
                        size_t col, const char *data, size_t len, bool is_null, bool *first,
                        size_t *size, el_diag *diag)
 {
@@ -329,7 +338,7 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
         return err;
     }
     *first = false;
-    *size = strlen(name) + vsize;
+    *size = name_len + vsize;
     return EL_OK;
 }
 
@@ -411,7 +420,6 @@ static bool star_skips(const el_transform *t, const char *name)
 el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf *key,
                         size_t *item_size, el_diag *diag)
 {
-    const el_mapping *m = t->m;
     const el_source *src = t->src;
     const el_buf *ipk, *isk;
     el_err err = render_keys(t, row, &ipk, &isk, diag);
@@ -442,7 +450,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         err = el_buf_append(json, pre + t->key_off[1], t->key_len[1]);
     if (!err)
         err = el_json_put_string(json, t->sk.data, t->sk.len);
-    total += strlen(m->pk_attr) + t->pk.len + strlen(m->sk_attr) + t->sk.len;
+    total += t->key_names_size + t->pk.len + t->sk.len;
     if (!err && src->index) {
         err = el_buf_append(json, pre + t->key_off[2], t->key_len[2]);
         if (!err)
@@ -451,7 +459,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
             err = el_buf_append(json, pre + t->key_off[3], t->key_len[3]);
         if (!err)
             err = el_json_put_string(json, isk->data, isk->len);
-        total += strlen(m->index_pk_attr) + ipk->len + strlen(m->index_sk_attr) + isk->len;
+        total += ipk->len + isk->len;
     }
     if (!err)
         err = el_buf_putc(json, '}');
@@ -461,8 +469,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
             const el_value *v = &row->values[c];
             if (star_skips(t, schema->names[c]))
                 continue;
-            err = put_attr(t, row, json, schema->names[c], NULL, 0, EL_TYPE_AUTO,
-                           schema->types[c], c, v->data, v->len, v->is_null, &first, &sz, diag);
+            err = put_attr(t, row, json, schema->names[c], strlen(schema->names[c]), NULL, 0,
+                           EL_TYPE_AUTO, schema->types[c], c, v->data, v->len, v->is_null,
+                           &first, &sz, diag);
             total += sz;
         }
     }
@@ -474,8 +483,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         switch (a->kind) {
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];
-            err = put_attr(t, row, json, a->name, apre, alen, a->type, schema->types[a->col],
-                           a->col, v->data, v->len, v->is_null, &first, &sz, diag);
+            err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
+                           schema->types[a->col], a->col, v->data, v->len, v->is_null, &first,
+                           &sz, diag);
             break;
         }
         case EL_ATTR_VALUE:
@@ -485,9 +495,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
                 sz = t->const_size[i];
                 break;
             }
-            err = put_attr(t, row, json, a->name, apre, alen, a->type, EL_COL_TEXT, (size_t)-1,
-                           a->value ? a->value : "", a->value ? strlen(a->value) : 0,
-                           a->value == NULL, &first, &sz, diag);
+            err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
+                           EL_COL_TEXT, (size_t)-1, a->value ? a->value : "",
+                           a->value ? strlen(a->value) : 0, a->value == NULL, &first, &sz, diag);
             break;
         case EL_ATTR_TEMPLATE: {
             size_t empty;
@@ -497,9 +507,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
                 err = reject(row, (size_t)-1, diag, "attribute '%s' is larger than an item",
                              a->name);
             if (!err)
-                err = put_attr(t, row, json, a->name, apre, alen, a->type, EL_COL_TEXT,
-                               (size_t)-1, el_buf_str(&t->tmp), t->tmp.len, false, &first,
-                               &sz, diag);
+                err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
+                               EL_COL_TEXT, (size_t)-1, el_buf_str(&t->tmp), t->tmp.len, false,
+                               &first, &sz, diag);
             break;
         }
         }

@@ -65,6 +65,38 @@ static void test_cap_is_exact(void **state)
     el_buf_free(&b);
 }
 
+static void test_limit_holds_once_room_is_allocated(void **state)
+{
+    (void)state;
+    /* the inline writes skip the limit check while there is room, so the
+     * room must never reach past the limit: not even the first 64 bytes of
+     * a buffer smaller than that */
+    el_buf b;
+    el_buf_init(&b, 10);
+    assert_int_equal(el_buf_putc(&b, 'a'), EL_OK);
+    assert_true(b.cap <= 10);
+    assert_int_equal(el_buf_append(&b, "123456789", 9), EL_ELIMIT);
+    assert_int_equal(el_buf_append(&b, "12345678", 8), EL_OK);
+    assert_int_equal(el_buf_putc(&b, 'z'), EL_ELIMIT);
+    assert_int_equal(el_buf_puts(&b, ""), EL_OK);
+    assert_int_equal(el_buf_reserve(&b, 0), EL_OK);
+    assert_int_equal(el_buf_reserve(&b, 1), EL_ELIMIT);
+    assert_string_equal(el_buf_str(&b), "a12345678");
+    el_buf_free(&b);
+    /* and many small writes across growths read back in order */
+    el_buf_init(&b, 100000);
+    for (int i = 0; i < 5000; i++) {
+        assert_int_equal(el_buf_putc(&b, (char)('a' + i % 26)), EL_OK);
+        assert_int_equal(el_buf_puts(&b, "xy"), EL_OK);
+    }
+    assert_int_equal(b.len, 15000);
+    assert_true(b.cap <= 100000);
+    for (int i = 0; i < 5000; i++)
+        assert_memory_equal(b.data + 3 * i, ((char[]){ (char)('a' + i % 26), 'x', 'y' }), 3);
+    assert_int_equal(b.data[b.len], '\0');
+    el_buf_free(&b);
+}
+
 static void test_failed_append_leaves_buffer_unchanged(void **state)
 {
     (void)state;
@@ -219,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_empty_buffer_reads_as_empty_string),
         cmocka_unit_test(test_append_puts_putc),
         cmocka_unit_test(test_cap_is_exact),
+        cmocka_unit_test(test_limit_holds_once_room_is_allocated),
         cmocka_unit_test(test_failed_append_leaves_buffer_unchanged),
         cmocka_unit_test(test_huge_request_does_not_overflow),
         cmocka_unit_test(test_growth_keeps_contents),

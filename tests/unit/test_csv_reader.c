@@ -1196,6 +1196,194 @@ static void test_escape_outfile_fixtures(void **state)
     free(path);
 }
 
+/* ---- the fast path for lines without a quote against libcsv ---- */
+
+/* Reads data twice, with the fast path and with every line through libcsv
+ * (opts.csv_libcsv_only), and checks that both yield the same: the open's
+ * result and message, the schema, then every row's result, values, NULLs,
+ * line, offset and diagnostic. Returns the number of rows (OK or rejected). */
+static size_t diff_parse(const char *name, const char *data, size_t len,
+                         const el_reader_opts *opts)
+{
+    el_reader_opts o[2] = { *opts, *opts };
+    o[0].csv_libcsv_only = false;
+    o[1].csv_libcsv_only = true;
+    el_reader *r[2] = { NULL, NULL };
+    el_diag d[2];
+    el_err err[2];
+    for (int k = 0; k < 2; k++) {
+        el_input *in = NULL;
+        el_diag_clear(&d[k]);
+        assert_int_equal(el_input_open_mem(data, len, name, &in, &d[k]), EL_OK);
+        err[k] = el_reader_open_input(in, &o[k], &r[k], &d[k]);
+    }
+    assert_int_equal(err[0], err[1]);
+    assert_string_equal(d[0].msg, d[1].msg);
+    if (err[0])
+        return 0;
+    const el_schema *s0 = el_reader_schema(r[0]), *s1 = el_reader_schema(r[1]);
+    assert_int_equal(s0->ncols, s1->ncols);
+    for (size_t i = 0; i < s0->ncols; i++)
+        assert_string_equal(s0->names[i], s1->names[i]);
+    size_t rows = 0;
+    for (;;) {
+        el_row row[2];
+        for (int k = 0; k < 2; k++) {
+            el_diag_clear(&d[k]);
+            err[k] = el_reader_next(r[k], &row[k], &d[k]);
+        }
+        assert_int_equal(err[0], err[1]);
+        assert_string_equal(d[0].msg, d[1].msg);
+        assert_int_equal(d[0].line, d[1].line);
+        assert_int_equal(d[0].column, d[1].column);
+        assert_int_equal(d[0].offset, d[1].offset);
+        if (err[0] != EL_OK && err[0] != EL_EREJECT)
+            break;
+        rows++;
+        assert_int_equal(row[0].ncols, row[1].ncols);
+        assert_int_equal(row[0].line, row[1].line);
+        assert_int_equal(row[0].offset, row[1].offset);
+        for (size_t i = 0; i < row[0].ncols; i++) {
+            const el_value *a = &row[0].values[i], *b = &row[1].values[i];
+            assert_int_equal(a->is_null, b->is_null);
+            assert_int_equal(a->len, b->len);
+            assert_memory_equal(a->data, b->data, a->len);
+            assert_int_equal(a->data[a->len], '\0');
+        }
+    }
+    el_reader_free(r[0]);
+    el_reader_free(r[1]);
+    return rows;
+}
+
+/* The options the differential tests run each input under. */
+static size_t diff_all_opts(const char *data, size_t len)
+{
+    static const char *const cols2[] = { "a", "b" };
+    el_reader_opts o[8] = {
+        { .format = EL_FMT_CSV },
+        { .format = EL_FMT_CSV, .null_string = "\\N" },
+        { .format = EL_FMT_CSV, .null_string = "" },
+        { .format = EL_FMT_CSV, .delimiter = ';' },
+        { .format = EL_FMT_CSV, .columns = cols2, .ncolumns = 2 },
+        { .format = EL_FMT_TSV },
+        { .format = EL_FMT_TSV, .null_string = "\\N", .columns = cols2, .ncolumns = 2 },
+        { .format = EL_FMT_AUTO },
+    };
+    size_t rows = 0;
+    for (size_t i = 0; i < sizeof o / sizeof *o; i++)
+        rows += diff_parse(o[i].format == EL_FMT_TSV ? "d.tsv" : "d.csv", data, len, &o[i]);
+    return rows;
+}
+
+static void test_fast_path_tricky_inputs(void **state)
+{
+    (void)state;
+    static const char *const inputs[] = {
+        "a,b\n1,2\n3,4\n",
+        "a,b\n,\n,,\n\n,x\nx,\n",              /* empty fields, NULL or not */
+        "a,b\n1,2,\n1,\n,\n",                   /* trailing delimiters */
+        "a,b\r1,2\r3,4\r",                      /* CR only */
+        "a,b\r\n1,2\r3,4\n5,6\r\n\r\n7,8",     /* mixed, final line without newline */
+        "a,b\n1,2",                             /* final line without newline */
+        "a,b\n1,2\r",                           /* ... ending in a CR */
+        "a,b\nx\"y,z\n1,2\n",                   /* a quote in an unquoted field */
+        "a,b\nx,\"y\"z\n1,2\n",                 /* text after a closing quote */
+        "a,b\nx,y\"\"\n\"p\nq\",r\n1,2\n",      /* doubled quotes, a quoted newline */
+        "a,b\n\"1\",2\n1,\"\"\n\"\",\n",        /* quoted empty vs unquoted empty */
+        "a,b\n\\N,2\n1,\\N\n\"\\N\",x\n",       /* --null \N */
+        "a,b\n \n , \n\t,\t\n",                 /* blanks are data */
+        "\n\n\r\na,b\n\n1,2\n\n\n",             /* blank lines, before the header too */
+        "\357\273\277a,b\n1,2\n",              /* BOM (octal: a hex escape would eat the a) */
+        "\"a\",b\n1,2\n",                       /* quoted header name */
+        "a,b\n1\n1,2,3\n1;2\n1,2\n",            /* wrong field counts */
+        "a;b\n1;2\n\"1;2\";3\n",                /* ; as delimiter */
+        "a\tb\n1\t2\n\"1\t2\n\xff\t\xff\n",     /* TSV: quotes are data, 0xFF */
+        "a,b\n1\r2,3\n",                        /* a lone CR inside a line */
+        "a,b\n1,2\r\r\n",
+        "a,,b\n1,2,3\n",                        /* a header name missing */
+        "a,a\n1,2\n",                           /* twice */
+        "",
+        "\n",
+        "a,b\n\"unterminated,x\n1,2\n",
+    };
+    size_t rows = 0;
+    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++)
+        rows += diff_all_opts(inputs[i], strlen(inputs[i]));
+    /* a NUL byte in a field */
+    static const char nul[] = "a,b\nx\0y,z\n1,2\n";
+    rows += diff_all_opts(nul, sizeof nul - 1);
+    assert_true(rows > 100);
+}
+
+static void test_fast_path_long_lines(void **state)
+{
+    (void)state;
+    /* lines across the 64 KB read chunk, a field over the 400 KB limit, many
+     * fields in a line, and lines of every length near the chunk size */
+    size_t cap = 2u << 20;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    size_t n = (size_t)snprintf(t, cap, "a,b\n");
+    for (size_t k = 0; k < 3; k++) {
+        memset(t + n, 'x', 70000 * (k + 1));
+        n += 70000 * (k + 1);
+        t[n++] = ',';
+        t[n++] = 'y';
+        t[n++] = '\n';
+    }
+    memset(t + n, 'z', 410 * 1024); /* over EL_CSV_MAX_FIELD: a reject */
+    n += 410 * 1024;
+    memcpy(t + n, ",1\n1,2\n", 7);
+    n += 7;
+    for (size_t k = 0; k < 20000; k++) /* 20,000 fields in one line */
+        t[n++] = ',';
+    t[n++] = '\n';
+    for (size_t k = 0; k < 40 && n + 70000 < cap; k++) {
+        size_t len = 65536 - 20 + k; /* lines ending around the chunk's end */
+        memset(t + n, 'w', len);
+        t[n + len / 2] = ',';
+        n += len;
+        t[n++] = k % 3 ? '\n' : '\r';
+        if (k % 3 == 0)
+            t[n++] = '\n';
+    }
+    assert_true(diff_all_opts(t, n) > 0);
+    free(t);
+}
+
+static void test_fast_path_random_differential(void **state)
+{
+    (void)state;
+    /* random inputs, mostly plain lines (the fast path) with the bytes that
+     * change libcsv's state sprinkled in; some large enough to span chunks */
+    static const char alphabet[] = "ab,,,;\t\"\r\n\n\n \\N\xff";
+    const size_t nalpha = sizeof alphabet - 1;
+    size_t cap = 300u * 1024;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    size_t rows = 0;
+    for (int iter = 0; iter < 1500; iter++) {
+        size_t want = iter % 100 == 99 ? 150000 + rt_next(100000) : rt_next(400);
+        unsigned special = 1 + rt_next(60); /* 1 in `special` bytes is any byte */
+        size_t n = 0;
+        while (n < want && n + 1 < cap) {
+            unsigned c = rt_next(special);
+            if (c == 0)
+                t[n++] = alphabet[rt_next((unsigned)nalpha)];
+            else if (c < 3)
+                t[n++] = '\n';
+            else if (c < 6)
+                t[n++] = ',';
+            else
+                t[n++] = (char)('a' + rt_next(26));
+        }
+        rows += diff_all_opts(t, n);
+    }
+    free(t);
+    assert_true(rows > 10000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1231,6 +1419,9 @@ int main(void)
         cmocka_unit_test(test_escape_end_of_input),
         cmocka_unit_test(test_escape_line_numbers_and_limits),
         cmocka_unit_test(test_escape_outfile_fixtures),
+        cmocka_unit_test(test_fast_path_tricky_inputs),
+        cmocka_unit_test(test_fast_path_long_lines),
+        cmocka_unit_test(test_fast_path_random_differential),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

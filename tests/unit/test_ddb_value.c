@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdint.h>  /* uint64_t */
 #include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* strlen */
@@ -99,6 +100,95 @@ static void test_json_appends_and_long_values(void **state)
     assert_int_equal(el_json_put_string(&b, in, n), EL_ELIMIT);
     el_buf_free(&b);
     free(in);
+}
+
+/* The escaping rule byte by byte, as the reference for the encoder (which
+ * tests 8 bytes at a time). */
+static size_t json_reference(const unsigned char *in, size_t len, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = 0;
+    out[n++] = '"';
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = in[i];
+        const char *sf = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+                       : c == '\r' ? "\\r" : c == '\t' ? "\\t" : c == '\b' ? "\\b"
+                       : c == '\f' ? "\\f" : NULL;
+        if (sf) {
+            out[n++] = sf[0];
+            out[n++] = sf[1];
+        } else if (c < 0x20) {
+            memcpy(out + n, "\\u00", 4);
+            out[n + 4] = hex[c >> 4];
+            out[n + 5] = hex[c & 15];
+            n += 6;
+        } else {
+            out[n++] = (char)c;
+        }
+    }
+    out[n++] = '"';
+    return n;
+}
+
+static void test_json_every_byte_at_every_position(void **state)
+{
+    (void)state;
+    /* each byte value at each position of plain runs of 0..40 bytes (so
+     * before, inside and after the 8-byte steps), after a prefix that puts
+     * the value at every alignment */
+    unsigned char in[48];
+    char want[48 * 6 + 2];
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t pos = 0; pos < len; pos++) {
+            for (unsigned c = 0; c < 256; c++) {
+                for (size_t k = 0; k < len; k++)
+                    in[k] = (unsigned char)('a' + k % 26);
+                in[pos] = (unsigned char)c;
+                size_t n = json_reference(in, len, want);
+                el_buf b;
+                el_buf_init(&b, 1 << 20);
+                assert_int_equal(el_buf_puts(&b, "pre"), EL_OK);
+                assert_int_equal(el_json_put_string(&b, (const char *)in, len), EL_OK);
+                assert_int_equal(b.len, n + 3);
+                assert_memory_equal(b.data + 3, want, n);
+                assert_int_equal(b.data[b.len], '\0');
+                el_buf_free(&b);
+            }
+        }
+    }
+}
+
+static void test_json_random_against_reference(void **state)
+{
+    (void)state;
+    /* random strings mixing plain text, UTF-8 (bytes >= 0x80, which the
+     * 8-byte test must not take for controls) and bytes to escape */
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    unsigned char in[200];
+    char want[200 * 6 + 2];
+    el_buf b;
+    el_buf_init(&b, 1 << 20);
+    for (int iter = 0; iter < 20000; iter++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t len = x % 200;
+        unsigned mode = (unsigned)(x >> 32) % 4;
+        for (size_t k = 0; k < len; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned r = (unsigned)(x >> 24);
+            in[k] = mode == 0 ? (unsigned char)r                          /* any byte */
+                  : mode == 1 ? (unsigned char)(0x80 | r)                 /* high bytes */
+                  : r % 50 ? (unsigned char)('A' + r % 58)                /* mostly plain */
+                  : (unsigned char)"\"\\\n\x01\x1f\x7f\x80\xff"[r % 8];
+        }
+        size_t n = json_reference(in, len, want);
+        size_t mark = b.len;
+        assert_int_equal(el_json_put_string(&b, (const char *)in, len), EL_OK);
+        assert_int_equal(b.len - mark, n);
+        assert_memory_equal(b.data + mark, want, n);
+        if (b.len > 100000)
+            el_buf_reset(&b);
+    }
+    el_buf_free(&b);
 }
 
 /* ---- numbers ---- */
@@ -477,6 +567,44 @@ static void test_epoch_bare_integers(void **state)
     epoch_bad(" 5");
 }
 
+static void test_epoch_common_shape_matches_general_parser(void **state)
+{
+    (void)state;
+    /* "YYYY-MM-DD HH:MM:SS" (also with T/t, or a final Z/z) takes a shortcut;
+     * the same instant with ".0" or "+00:00" after it does not: both must
+     * agree on every value, valid or not (month 13, Feb 30, hour 24, second
+     * 60, a wrong byte among the digits; the separators stay, as text such
+     * as "2024-04-13-22:13:21" is a date and a zone offset to the parser) */
+    uint64_t rs = 0x853c49e6748fea9bull;
+    static const char seps[] = " Tt";
+    for (int iter = 0; iter < 200000; iter++) {
+        rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+        int y = (int)(rs % 10000), mo = (int)((rs >> 14) % 14), d = (int)((rs >> 18) % 33);
+        int h = (int)((rs >> 24) % 26), mi = (int)((rs >> 30) % 61), sec = (int)((rs >> 36) % 62);
+        char txt[40], other[48];
+        int n = snprintf(txt, sizeof txt, "%04d-%02d-%02d%c%02d:%02d:%02d", y, mo, d,
+                         seps[(rs >> 44) % 3], h, mi, sec);
+        if ((rs >> 46) % 16 == 0) { /* a wrong byte where a digit goes */
+            static const int digit_at[] = { 0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18 };
+            txt[digit_at[(rs >> 50) % 14]] = (char)"x/:- 9"[(rs >> 54) % 6];
+        }
+        bool z = (rs >> 58) % 3 == 0;
+        if (z)
+            txt[n++] = (rs >> 60) & 1 ? 'Z' : 'z', txt[n] = '\0';
+        for (int form = 0; form < 2; form++) {
+            snprintf(other, sizeof other, "%.*s%s", z ? n - 1 : n, txt,
+                     form ? "+00:00" : z ? ".0Z" : ".0");
+            int64_t a = 0, b = 0;
+            const char *wa = NULL, *wb = NULL;
+            bool oka = el_epoch_parse(txt, (size_t)n, &a, &wa);
+            bool okb = el_epoch_parse(other, strlen(other), &b, &wb);
+            if (oka != okb || (oka && a != b) || (!oka && strcmp(wa, wb) != 0))
+                fail_msg("'%s' -> %d %lld (%s), '%s' -> %d %lld (%s)", txt, oka, (long long)a,
+                         oka ? "" : wa, other, okb, (long long)b, okb ? "" : wb);
+        }
+    }
+}
+
 static void test_epoch_matches_timegm(void **state)
 {
     (void)state;
@@ -553,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_json_every_control_character),
         cmocka_unit_test(test_json_utf8_passthrough),
         cmocka_unit_test(test_json_appends_and_long_values),
+        cmocka_unit_test(test_json_every_byte_at_every_position),
+        cmocka_unit_test(test_json_random_against_reference),
         cmocka_unit_test(test_number_forms),
         cmocka_unit_test(test_number_garbage_rejected),
         cmocka_unit_test(test_number_precision),
@@ -570,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_epoch_invalid_dates),
         cmocka_unit_test(test_epoch_bare_integers),
         cmocka_unit_test(test_epoch_matches_timegm),
+        cmocka_unit_test(test_epoch_common_shape_matches_general_parser),
         cmocka_unit_test(test_bool_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
