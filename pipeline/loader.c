@@ -1,6 +1,6 @@
 /*
  * loader.c - running the load: reader threads, the chunk queue, and the
- * network stage on a curl multi handle.
+ * network stage on a curl multi handle driven over epoll (netloop.h).
  *
  * DESIGN: every input is opened on the calling thread before any thread
  * starts, so a missing file or an unknown column stops the run with nothing
@@ -32,6 +32,7 @@
 #include "pipeline/fanin.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/netloop.h" /* the network stage's event loop */
 #include "pipeline/counters.h" /* COUNTERS hook: backfill counts (issue 7) */
 #include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
@@ -88,7 +89,7 @@ typedef struct run {
     atomic_int readers_left;    /* the last reader to finish closes the queue */
     el_queue *queue;
     atomic_bool abort;
-    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `multi` */
+    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `loop` */
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
@@ -97,7 +98,7 @@ typedef struct run {
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
-    CURLM *multi;               /* network stage's handle while it lives (under mu) */
+    el_netloop *loop;           /* network stage's event loop while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
     el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
     uint64_t split_hash;        /* --split: this worker's parts, for job_hash */
@@ -119,16 +120,16 @@ static void fail(run *r, el_err err, const el_diag *d)
 
 /* Wakes the network stage when it sleeps waiting for chunks. Under mu,
  * because the stage may end between our exchange of `hungry` and the wakeup
- * (woken by its own timeout, it finds the queue done) and cleans up the
- * multi handle: it sets `multi` to NULL under mu first, so a reader never
- * wakes a freed handle. Taken only when the stage sleeps, not per chunk. */
+ * (woken by its own timeout, it finds the queue done) and frees its event
+ * loop: it sets `loop` to NULL under mu first, so a reader never writes to
+ * a closed eventfd. Taken only when the stage sleeps, not per chunk. */
 static void wake_network(run *r)
 {
     if (!atomic_exchange(&r->hungry, false))
         return;
     pthread_mutex_lock(&r->mu);
-    if (r->multi)
-        curl_multi_wakeup(r->multi);
+    if (r->loop)
+        el_netloop_wakeup(r->loop);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -776,7 +777,8 @@ typedef struct sendreq {
 typedef struct net {
     run *r;
     el_batcher *b;
-    CURLM *multi;
+    el_netloop *loop;
+    CURLM *multi;            /* the loop's */
     size_t inflight;
     sendreq **out;           /* requests on the multi handle (inflight of them) */
     size_t out_cap;
@@ -1180,15 +1182,16 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     net n = { .r = r, .st = st, .rng = (uint64_t)el_now_ms() ^ 0x5eed };
     el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
     n.b = el_batcher_new(WINDOW_ITEMS);
-    n.multi = curl_multi_init();
+    el_err lerr = el_netloop_new(&n.loop);
+    n.multi = n.loop ? el_netloop_multi(n.loop) : NULL;
     pthread_mutex_lock(&r->mu);
-    r->multi = n.multi;
+    r->loop = n.loop;
     pthread_mutex_unlock(&r->mu);
     /* one tracker per input, plus one for the shard directory items */
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     for (size_t i = 0; n.tr && i <= r->ninputs; i++)
         el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
-    el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
+    el_err err = lerr ? lerr : (n.b && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
     double now = el_now_ms();
@@ -1211,7 +1214,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         curl_multi_setopt(n.multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
     }
     if (err)
-        el_diag_set(diag, err, "out of memory");
+        el_diag_set(diag, err, lerr == EL_EIO ? "cannot create the network event loop"
+                                              : "out of memory");
     /* a checkpoint from the first moment: a kill before the first interval
      * still leaves one to resume from */
     if (!err && n.cp)
@@ -1261,8 +1265,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             el_diag_set(diag, err, "%s", el_strerror(err));
             break;
         }
-        int running;
-        curl_multi_perform(n.multi, &running);
+        /* start what fill_window and the resends added (libcurl sets a 0 ms
+         * timer for a new transfer); answers arrive in el_netloop_wait */
+        el_netloop_run_timers(n.loop);
         CURLMsg *msg;
         int left;
         bool answered = false;
@@ -1295,7 +1300,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         /* Sleep until a transfer moves, a retry or the capacity budget is
          * due, a checkpoint or progress report is due, or (when there is
          * room for more) a reader hands over a chunk: readers wake us with
-         * curl_multi_wakeup only when `hungry` says we wait for them. */
+         * el_netloop_wakeup only when `hungry` says we wait for them. */
         double timeout = 1000;
         if (budget_wait > 0 && budget_wait < timeout)
             timeout = budget_wait;
@@ -1327,9 +1332,14 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
                 continue;
             }
         }
-        if (timeout > 0)
-            curl_multi_poll(n.multi, NULL, 0, (int)timeout + 1, NULL);
+        /* even with nothing to wait for (timeout 0), ready sockets must be
+         * handed to libcurl here: nothing else reads them */
+        err = el_netloop_wait(n.loop, timeout > 0 ? (int)timeout + 1 : 0);
         atomic_store(&r->hungry, false);
+        if (err) {
+            el_diag_set(diag, err, "waiting for the network failed");
+            break;
+        }
     }
     bool interrupted = !err && o->stop && *o->stop;
     /* Requests still out are dropped: their items were never acknowledged,
@@ -1365,9 +1375,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     free(n.out);
     el_checkpoint_free(n.cp);
     pthread_mutex_lock(&r->mu); /* no reader wakes it from now on (wake_network) */
-    r->multi = NULL;
+    r->loop = NULL;
     pthread_mutex_unlock(&r->mu);
-    curl_multi_cleanup(n.multi);
+    el_netloop_free(n.loop);
     el_batcher_free(n.b);
     el_buf_free(&n.body);
     if (!err && interrupted)
