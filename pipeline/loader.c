@@ -770,7 +770,6 @@ typedef struct sendreq {
     unsigned attempt;
     double wcu_estimate;     /* taken from the --max-wcu bucket when sent */
     double not_before;       /* resend time while waiting */
-    struct sendreq *next;    /* in the waiting list */
     size_t slot;             /* index in net.out while on the multi handle */
 } sendreq;
 
@@ -784,7 +783,13 @@ typedef struct net {
     size_t out_cap;
     el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
     size_t nchunks, chunks_cap;
-    sendreq *waiting;        /* requests to resend after a backoff */
+    /* Requests to resend after a backoff: a min-heap by not_before. Under
+     * throttling thousands wait, and a list walked twice per wake-up (the
+     * due ones, the next due time) took a third of a throttled load's CPU.
+     * It has room for every live request, so queueing one never fails. */
+    sendreq **waiting;
+    size_t nwaiting;
+    size_t nreqs, reqs_cap;  /* requests alive; the capacity of waiting */
     el_watermark *tr;        /* one per input, plus the shard directory's */
     el_load_stats *st;
     el_rate rate;
@@ -912,9 +917,19 @@ static double item_wcu(const el_item *it)
     return it->indexed ? 2 * units : units;
 }
 
+static void free_req(net *n, sendreq *s);
+
 static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt,
                          double wcu_estimate)
 {
+    if (n->nreqs == n->reqs_cap) {
+        size_t cap = n->reqs_cap ? n->reqs_cap * 2 : 64;
+        sendreq **v = realloc(n->waiting, cap * sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        n->waiting = v;
+        n->reqs_cap = cap;
+    }
     sendreq *s = calloc(1, sizeof *s);
     if (!s)
         return EL_ENOMEM;
@@ -929,18 +944,55 @@ static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt
         free(s);
         return err;
     }
+    n->nreqs++;
     err = start(n, s);
-    if (err) {
-        el_ddb_req_free(s->req);
-        free(s);
-    }
+    if (err)
+        free_req(n, s);
     return err;
 }
 
-static void free_req(sendreq *s)
+static void free_req(net *n, sendreq *s)
 {
+    n->nreqs--;
     el_ddb_req_free(s->req);
     free(s);
+}
+
+/* Queues s for a resend at s->not_before (room is kept by send_items). */
+static void wait_push(net *n, sendreq *s)
+{
+    size_t i = n->nwaiting++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (n->waiting[up]->not_before <= s->not_before)
+            break;
+        n->waiting[i] = n->waiting[up];
+        i = up;
+    }
+    n->waiting[i] = s;
+}
+
+/* Takes the waiting request due first (there is one). */
+static sendreq *wait_pop(net *n)
+{
+    sendreq *top = n->waiting[0];
+    sendreq *last = n->waiting[--n->nwaiting];
+    size_t i = 0, len = n->nwaiting;
+    if (len == 0)
+        return top;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= len)
+            break;
+        if (c + 1 < len && n->waiting[c + 1]->not_before < n->waiting[c]->not_before)
+            c++;
+        if (last->not_before <= n->waiting[c]->not_before)
+            break;
+        n->waiting[i] = n->waiting[c];
+        i = c;
+    }
+    n->waiting[i] = last;
+    return top;
 }
 
 static bool key_matches(const el_item *it, const el_ddb_key *k)
@@ -959,8 +1011,7 @@ static void schedule_resend(net *n, sendreq *s, double now)
     s->attempt++;
     s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
                                         el_rand_unit(&n->rng));
-    s->next = n->waiting;
-    n->waiting = s;
+    wait_push(n, s);
 }
 
 static el_err on_success(net *n, sendreq *s, double now)
@@ -1003,7 +1054,7 @@ static el_err on_success(net *n, sendreq *s, double now)
         }
     }
     el_ddb_batch_result_clear(&br);
-    free_req(s);
+    free_req(n, s);
     return err;
 }
 
@@ -1034,12 +1085,12 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
         }
         ack(n, it, true);
         if (err) {
-            free_req(s);
+            free_req(n, s);
             fail(n->r, err, &d);
             return err;
         }
     }
-    free_req(s);
+    free_req(n, s);
     return err;
 }
 
@@ -1066,7 +1117,7 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
             el_diag_set(&d, EL_ENET, "giving up after %.0f s of continuous failures; last: %s%s%s",
                         n->r->o->max_retry_time_s, res.error_type,
                         res.error_type[0] ? ": " : "", res.message);
-            free_req(s); /* its items stay unacknowledged: nothing is claimed written */
+            free_req(n, s); /* its items stay unacknowledged: nothing is claimed written */
             fail(n->r, EL_ENET, &d);
             return EL_ENET;
         }
@@ -1081,7 +1132,7 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     }
     el_diag d; /* one line to act on: expired token, wrong region... (ddb_errors.h) */
     (void)el_ddb_fail(&d, &res, el_ddb_config(n->r->o->ddb), "BatchWriteItem");
-    free_req(s);
+    free_req(n, s);
     fail(n->r, EL_ESERVICE, &d);
     return EL_ESERVICE;
 }
@@ -1234,7 +1285,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             if (n.inflight == 0 || now > drain_until)
                 break;
         } else {
-            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
+            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && n.nwaiting == 0;
             if (idle && el_queue_done(r->queue))
                 break;
             err = pull(&n, idle);
@@ -1244,16 +1295,12 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             }
             now = el_now_ms();
             /* resend requests whose backoff has passed */
-            for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < el_rate_window(&n.rate);) {
-                sendreq *s = *pp;
-                if (s->not_before > now) {
-                    pp = &s->next;
-                    continue;
-                }
-                *pp = s->next;
+            while (n.nwaiting > 0 && n.waiting[0]->not_before <= now &&
+                   (int)n.inflight < el_rate_window(&n.rate)) {
+                sendreq *s = wait_pop(&n);
                 err = start(&n, s);
                 if (err) {
-                    free_req(s);
+                    free_req(&n, s);
                     break;
                 }
             }
@@ -1304,17 +1351,23 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         double timeout = 1000;
         if (budget_wait > 0 && budget_wait < timeout)
             timeout = budget_wait;
-        double due = el_batcher_next_due(n.b);
-        for (sendreq *s = n.waiting; s; s = s->next)
-            if (due < 0 || s->not_before < due)
-                due = s->not_before;
+        /* A due retry or resend counts only when it can go: with every
+         * slot of the window taken, only an answer frees one, and its
+         * socket wakes us (counting it made this loop turn at timeout 0
+         * while throttled rows waited behind a full window). Not while
+         * draining: nothing is sent. Retried rows go through the capacity
+         * budget too: while it makes us wait, its wait is the timeout. */
+        bool can_send = !drain_until && (int)n.inflight < el_rate_window(&n.rate);
+        double due = can_send && budget_wait <= 0 ? el_batcher_next_due(n.b) : -1;
+        if (can_send && n.nwaiting > 0 && (due < 0 || n.waiting[0]->not_before < due))
+            due = n.waiting[0]->not_before;
         if (n.cp && (due < 0 || n.next_checkpoint < due))
             due = n.next_checkpoint;
         if (due < 0 || n.next_progress < due)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
-        if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
+        if (n.inflight == 0 && n.nwaiting == 0 && el_batcher_pending(n.b) == 0 &&
             el_queue_done(r->queue))
             continue; /* all done: the loop's top ends it */
         if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
@@ -1348,7 +1401,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     while (n.inflight) {
         sendreq *s = n.out[n.inflight - 1];
         stop_req(&n, s);
-        free_req(s);
+        free_req(&n, s);
     }
     if (n.cp) {
         el_diag cd;
@@ -1360,11 +1413,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         }
     }
     report(&n, true);
-    while (n.waiting) {
-        sendreq *s = n.waiting;
-        n.waiting = s->next;
-        free_req(s);
-    }
+    while (n.nwaiting > 0)
+        free_req(&n, wait_pop(&n));
+    free(n.waiting);
     for (size_t i = 0; i < n.nchunks; i++)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
