@@ -5,6 +5,7 @@
 #ifndef EL_DDB_INTERNAL_H
 #define EL_DDB_INTERNAL_H
 
+#include <stdbool.h> /* bool */
 #include <stddef.h>  /* size_t */
 
 #include "common/buf.h"
@@ -21,6 +22,21 @@ el_err el_ddb_json_put_string(el_buf *b, const char *s) EL_MUST_USE;
  * expected JSON. */
 el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
                                el_diag *diag) EL_MUST_USE;
+
+/* The BatchWriteItem answer "everything written": true when body is
+ * exactly {"UnprocessedItems":{}} and/or a ConsumedCapacity list whose
+ * entries each give CapacityUnits (any order, whitespace, other fields of
+ * plain ASCII names and values inside the entries), with *consumed_wcu set
+ * as the tree parse sets it. False for anything else (unprocessed items,
+ * escapes, non-ASCII, comments, duplicate fields, malformed text): the
+ * caller parses the tree then. Never allocates. */
+bool el_ddb_batch_write_all_done(const char *body, size_t len, double *consumed_wcu);
+
+/* el_ddb_parse_batch_write without the all-done scan: always the yajl tree
+ * (the fuzz target compares the two). */
+el_err el_ddb_parse_batch_write_tree(const char *body, size_t len, const char *pk_name,
+                                     const char *sk_name, el_ddb_batch_result *out,
+                                     el_diag *diag) EL_MUST_USE;
 
 /* Extracts the error code (the part of __type after the last '#') and the
  * message ("message" or "Message") of an error body. Either stays "" when

@@ -106,6 +106,7 @@ struct el_batcher {
     size_t dups;               /* repeated rows counted since the last form */
     el_item **retry;
     size_t nretry, retry_cap;
+    double retry_min;          /* earliest not_before among the retries (any when none) */
     unsigned long long visits; /* nodes examined by form (tests) */
     bool spread;  /* false only for scripts/bench.sh's "interleaving off" run */
 };
@@ -543,6 +544,8 @@ el_err el_batcher_retry(el_batcher *b, el_item *it)
         b->retry = v;
         b->retry_cap = cap;
     }
+    if (b->nretry == 0 || it->not_before < b->retry_min)
+        b->retry_min = it->not_before;
     b->retry[b->nretry++] = it;
     return EL_OK;
 }
@@ -749,17 +752,27 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
         b->gen = 1;
     }
     f.spread = b->spread && uset_prepare(b, max_items);
-    /* due retries first: they already hold their keys */
-    for (size_t i = 0; i < b->nretry && f.n < max_items;) {
-        el_item *it = b->retry[i];
-        if (it->not_before <= now && f.bytes + it->json_len + 64 <= max_bytes) {
-            out[f.n++] = it;
-            f.bytes += it->json_len + 64;
-            note_pks(b, &f, it);
-            b->retry[i] = b->retry[--b->nretry];
-        } else {
-            i++;
+    /* due retries first: they already hold their keys. Under throttling
+     * thousands may wait; the list is walked only when one is due (the
+     * walk also finds the next earliest, for el_batcher_next_due) */
+    if (b->nretry > 0 && b->retry_min <= now) {
+        double min = 0;
+        size_t left = 0;
+        for (size_t i = 0; i < b->nretry;) {
+            el_item *it = b->retry[i];
+            if (f.n < max_items && it->not_before <= now &&
+                f.bytes + it->json_len + 64 <= max_bytes) {
+                out[f.n++] = it;
+                f.bytes += it->json_len + 64;
+                note_pks(b, &f, it);
+                b->retry[i] = b->retry[--b->nretry];
+            } else {
+                if (left++ == 0 || it->not_before < min)
+                    min = it->not_before;
+                i++;
+            }
         }
+        b->retry_min = min;
     }
     f.first_new = f.n;
     /* First spread the batch over as many partition keys as are ready
@@ -786,11 +799,7 @@ size_t el_batcher_pending(const el_batcher *b)
 
 double el_batcher_next_due(const el_batcher *b)
 {
-    double due = -1;
-    for (size_t i = 0; i < b->nretry; i++)
-        if (due < 0 || b->retry[i]->not_before < due)
-            due = b->retry[i]->not_before;
-    return due;
+    return b->nretry > 0 ? b->retry_min : -1;
 }
 
 unsigned long long el_batcher_visits(const el_batcher *b)

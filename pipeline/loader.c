@@ -1,6 +1,6 @@
 /*
  * loader.c - running the load: reader threads, the chunk queue, and the
- * network stage on a curl multi handle.
+ * network stage on a curl multi handle driven over epoll (netloop.h).
  *
  * DESIGN: every input is opened on the calling thread before any thread
  * starts, so a missing file or an unknown column stops the run with nothing
@@ -32,6 +32,7 @@
 #include "pipeline/fanin.h"
 #include "pipeline/plan.h"
 #include "pipeline/chunk.h"
+#include "pipeline/netloop.h" /* the network stage's event loop */
 #include "pipeline/counters.h" /* COUNTERS hook: backfill counts (issue 7) */
 #include "pipeline/file_sink.h"
 #include "pipeline/queue.h"
@@ -88,7 +89,7 @@ typedef struct run {
     atomic_int readers_left;    /* the last reader to finish closes the queue */
     el_queue *queue;
     atomic_bool abort;
-    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `multi` */
+    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `loop` */
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
@@ -97,7 +98,7 @@ typedef struct run {
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
-    CURLM *multi;               /* network stage's handle while it lives (under mu) */
+    el_netloop *loop;           /* network stage's event loop while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
     el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
     uint64_t split_hash;        /* --split: this worker's parts, for job_hash */
@@ -119,16 +120,16 @@ static void fail(run *r, el_err err, const el_diag *d)
 
 /* Wakes the network stage when it sleeps waiting for chunks. Under mu,
  * because the stage may end between our exchange of `hungry` and the wakeup
- * (woken by its own timeout, it finds the queue done) and cleans up the
- * multi handle: it sets `multi` to NULL under mu first, so a reader never
- * wakes a freed handle. Taken only when the stage sleeps, not per chunk. */
+ * (woken by its own timeout, it finds the queue done) and frees its event
+ * loop: it sets `loop` to NULL under mu first, so a reader never writes to
+ * a closed eventfd. Taken only when the stage sleeps, not per chunk. */
 static void wake_network(run *r)
 {
     if (!atomic_exchange(&r->hungry, false))
         return;
     pthread_mutex_lock(&r->mu);
-    if (r->multi)
-        curl_multi_wakeup(r->multi);
+    if (r->loop)
+        el_netloop_wakeup(r->loop);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -769,20 +770,27 @@ typedef struct sendreq {
     unsigned attempt;
     double wcu_estimate;     /* taken from the --max-wcu bucket when sent */
     double not_before;       /* resend time while waiting */
-    struct sendreq *next;    /* in the waiting list */
     size_t slot;             /* index in net.out while on the multi handle */
 } sendreq;
 
 typedef struct net {
     run *r;
     el_batcher *b;
-    CURLM *multi;
+    el_netloop *loop;
+    CURLM *multi;            /* the loop's */
     size_t inflight;
     sendreq **out;           /* requests on the multi handle (inflight of them) */
     size_t out_cap;
     el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
     size_t nchunks, chunks_cap;
-    sendreq *waiting;        /* requests to resend after a backoff */
+    /* Requests to resend after a backoff: a min-heap by not_before. Under
+     * throttling thousands wait, and a list walked twice per wake-up (the
+     * due ones, the next due time) had up to 30 % of a throttled load's
+     * perf samples.
+     * It has room for every live request, so queueing one never fails. */
+    sendreq **waiting;
+    size_t nwaiting;
+    size_t nreqs, reqs_cap;  /* requests alive; the capacity of waiting */
     el_watermark *tr;        /* one per input, plus the shard directory's */
     el_load_stats *st;
     el_rate rate;
@@ -910,9 +918,19 @@ static double item_wcu(const el_item *it)
     return it->indexed ? 2 * units : units;
 }
 
+static void free_req(net *n, sendreq *s);
+
 static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt,
                          double wcu_estimate)
 {
+    if (n->nreqs == n->reqs_cap) {
+        size_t cap = n->reqs_cap ? n->reqs_cap * 2 : 64;
+        sendreq **v = realloc(n->waiting, cap * sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        n->waiting = v;
+        n->reqs_cap = cap;
+    }
     sendreq *s = calloc(1, sizeof *s);
     if (!s)
         return EL_ENOMEM;
@@ -927,18 +945,55 @@ static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt
         free(s);
         return err;
     }
+    n->nreqs++;
     err = start(n, s);
-    if (err) {
-        el_ddb_req_free(s->req);
-        free(s);
-    }
+    if (err)
+        free_req(n, s);
     return err;
 }
 
-static void free_req(sendreq *s)
+static void free_req(net *n, sendreq *s)
 {
+    n->nreqs--;
     el_ddb_req_free(s->req);
     free(s);
+}
+
+/* Queues s for a resend at s->not_before (room is kept by send_items). */
+static void wait_push(net *n, sendreq *s)
+{
+    size_t i = n->nwaiting++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (n->waiting[up]->not_before <= s->not_before)
+            break;
+        n->waiting[i] = n->waiting[up];
+        i = up;
+    }
+    n->waiting[i] = s;
+}
+
+/* Takes the waiting request due first (there is one). */
+static sendreq *wait_pop(net *n)
+{
+    sendreq *top = n->waiting[0];
+    sendreq *last = n->waiting[--n->nwaiting];
+    size_t i = 0, len = n->nwaiting;
+    if (len == 0)
+        return top;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= len)
+            break;
+        if (c + 1 < len && n->waiting[c + 1]->not_before < n->waiting[c]->not_before)
+            c++;
+        if (last->not_before <= n->waiting[c]->not_before)
+            break;
+        n->waiting[i] = n->waiting[c];
+        i = c;
+    }
+    n->waiting[i] = last;
+    return top;
 }
 
 static bool key_matches(const el_item *it, const el_ddb_key *k)
@@ -957,8 +1012,7 @@ static void schedule_resend(net *n, sendreq *s, double now)
     s->attempt++;
     s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
                                         el_rand_unit(&n->rng));
-    s->next = n->waiting;
-    n->waiting = s;
+    wait_push(n, s);
 }
 
 static el_err on_success(net *n, sendreq *s, double now)
@@ -1001,7 +1055,7 @@ static el_err on_success(net *n, sendreq *s, double now)
         }
     }
     el_ddb_batch_result_clear(&br);
-    free_req(s);
+    free_req(n, s);
     return err;
 }
 
@@ -1032,12 +1086,12 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
         }
         ack(n, it, true);
         if (err) {
-            free_req(s);
+            free_req(n, s);
             fail(n->r, err, &d);
             return err;
         }
     }
-    free_req(s);
+    free_req(n, s);
     return err;
 }
 
@@ -1064,7 +1118,7 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
             el_diag_set(&d, EL_ENET, "giving up after %.0f s of continuous failures; last: %s%s%s",
                         n->r->o->max_retry_time_s, res.error_type,
                         res.error_type[0] ? ": " : "", res.message);
-            free_req(s); /* its items stay unacknowledged: nothing is claimed written */
+            free_req(n, s); /* its items stay unacknowledged: nothing is claimed written */
             fail(n->r, EL_ENET, &d);
             return EL_ENET;
         }
@@ -1079,7 +1133,7 @@ static el_err on_done(net *n, sendreq *s, CURLcode code)
     }
     el_diag d; /* one line to act on: expired token, wrong region... (ddb_errors.h) */
     (void)el_ddb_fail(&d, &res, el_ddb_config(n->r->o->ddb), "BatchWriteItem");
-    free_req(s);
+    free_req(n, s);
     fail(n->r, EL_ESERVICE, &d);
     return EL_ESERVICE;
 }
@@ -1180,15 +1234,16 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     net n = { .r = r, .st = st, .rng = (uint64_t)el_now_ms() ^ 0x5eed };
     el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
     n.b = el_batcher_new(WINDOW_ITEMS);
-    n.multi = curl_multi_init();
+    el_err lerr = el_netloop_new(&n.loop);
+    n.multi = n.loop ? el_netloop_multi(n.loop) : NULL;
     pthread_mutex_lock(&r->mu);
-    r->multi = n.multi;
+    r->loop = n.loop;
     pthread_mutex_unlock(&r->mu);
     /* one tracker per input, plus one for the shard directory items */
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     for (size_t i = 0; n.tr && i <= r->ninputs; i++)
         el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
-    el_err err = (n.b && n.multi && n.tr) ? EL_OK : EL_ENOMEM;
+    el_err err = lerr ? lerr : (n.b && n.tr) ? EL_OK : EL_ENOMEM;
     const el_load_opts *o = r->o;
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
     double now = el_now_ms();
@@ -1211,7 +1266,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         curl_multi_setopt(n.multi, CURLMOPT_MAXCONNECTS, (long)concurrency);
     }
     if (err)
-        el_diag_set(diag, err, "out of memory");
+        el_diag_set(diag, err, lerr == EL_EIO ? "cannot create the network event loop"
+                                              : "out of memory");
     /* a checkpoint from the first moment: a kill before the first interval
      * still leaves one to resume from */
     if (!err && n.cp)
@@ -1230,7 +1286,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             if (n.inflight == 0 || now > drain_until)
                 break;
         } else {
-            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && !n.waiting;
+            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && n.nwaiting == 0;
             if (idle && el_queue_done(r->queue))
                 break;
             err = pull(&n, idle);
@@ -1240,16 +1296,12 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             }
             now = el_now_ms();
             /* resend requests whose backoff has passed */
-            for (sendreq **pp = &n.waiting; *pp && (int)n.inflight < el_rate_window(&n.rate);) {
-                sendreq *s = *pp;
-                if (s->not_before > now) {
-                    pp = &s->next;
-                    continue;
-                }
-                *pp = s->next;
+            while (n.nwaiting > 0 && n.waiting[0]->not_before <= now &&
+                   (int)n.inflight < el_rate_window(&n.rate)) {
+                sendreq *s = wait_pop(&n);
                 err = start(&n, s);
                 if (err) {
-                    free_req(s);
+                    free_req(&n, s);
                     break;
                 }
             }
@@ -1261,8 +1313,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             el_diag_set(diag, err, "%s", el_strerror(err));
             break;
         }
-        int running;
-        curl_multi_perform(n.multi, &running);
+        /* start what fill_window and the resends added (libcurl sets a 0 ms
+         * timer for a new transfer); answers arrive in el_netloop_wait */
+        el_netloop_run_timers(n.loop);
         CURLMsg *msg;
         int left;
         bool answered = false;
@@ -1295,21 +1348,27 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         /* Sleep until a transfer moves, a retry or the capacity budget is
          * due, a checkpoint or progress report is due, or (when there is
          * room for more) a reader hands over a chunk: readers wake us with
-         * curl_multi_wakeup only when `hungry` says we wait for them. */
+         * el_netloop_wakeup only when `hungry` says we wait for them. */
         double timeout = 1000;
         if (budget_wait > 0 && budget_wait < timeout)
             timeout = budget_wait;
-        double due = el_batcher_next_due(n.b);
-        for (sendreq *s = n.waiting; s; s = s->next)
-            if (due < 0 || s->not_before < due)
-                due = s->not_before;
+        /* A due retry or resend counts only when it can go: with every
+         * slot of the window taken, only an answer frees one, and its
+         * socket wakes us (counting it made this loop turn at timeout 0
+         * while throttled rows waited behind a full window). Not while
+         * draining: nothing is sent. Retried rows go through the capacity
+         * budget too: while it makes us wait, its wait is the timeout. */
+        bool can_send = !drain_until && (int)n.inflight < el_rate_window(&n.rate);
+        double due = can_send && budget_wait <= 0 ? el_batcher_next_due(n.b) : -1;
+        if (can_send && n.nwaiting > 0 && (due < 0 || n.waiting[0]->not_before < due))
+            due = n.waiting[0]->not_before;
         if (n.cp && (due < 0 || n.next_checkpoint < due))
             due = n.next_checkpoint;
         if (due < 0 || n.next_progress < due)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
-        if (n.inflight == 0 && !n.waiting && el_batcher_pending(n.b) == 0 &&
+        if (n.inflight == 0 && n.nwaiting == 0 && el_batcher_pending(n.b) == 0 &&
             el_queue_done(r->queue))
             continue; /* all done: the loop's top ends it */
         if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
@@ -1327,9 +1386,14 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
                 continue;
             }
         }
-        if (timeout > 0)
-            curl_multi_poll(n.multi, NULL, 0, (int)timeout + 1, NULL);
+        /* even with nothing to wait for (timeout 0), ready sockets must be
+         * handed to libcurl here: nothing else reads them */
+        err = el_netloop_wait(n.loop, timeout > 0 ? (int)timeout + 1 : 0);
         atomic_store(&r->hungry, false);
+        if (err) {
+            el_diag_set(diag, err, "waiting for the network failed");
+            break;
+        }
     }
     bool interrupted = !err && o->stop && *o->stop;
     /* Requests still out are dropped: their items were never acknowledged,
@@ -1338,7 +1402,7 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     while (n.inflight) {
         sendreq *s = n.out[n.inflight - 1];
         stop_req(&n, s);
-        free_req(s);
+        free_req(&n, s);
     }
     if (n.cp) {
         el_diag cd;
@@ -1350,11 +1414,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
         }
     }
     report(&n, true);
-    while (n.waiting) {
-        sendreq *s = n.waiting;
-        n.waiting = s->next;
-        free_req(s);
-    }
+    while (n.nwaiting > 0)
+        free_req(&n, wait_pop(&n));
+    free(n.waiting);
     for (size_t i = 0; i < n.nchunks; i++)
         el_chunk_free(n.chunks[i]);
     if (n.tr)
@@ -1365,9 +1427,9 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
     free(n.out);
     el_checkpoint_free(n.cp);
     pthread_mutex_lock(&r->mu); /* no reader wakes it from now on (wake_network) */
-    r->multi = NULL;
+    r->loop = NULL;
     pthread_mutex_unlock(&r->mu);
-    curl_multi_cleanup(n.multi);
+    el_netloop_free(n.loop);
     el_batcher_free(n.b);
     el_buf_free(&n.body);
     if (!err && interrupted)

@@ -4,6 +4,9 @@
  * extractor, BatchWriteItem responses (el_ddb_parse_batch_write, with and
  * without a sort key) and DescribeTable/CreateTable responses
  * (el_ddb_parse_table_desc). The body is not NUL-terminated on purpose.
+ * Where the all-done scan of a BatchWriteItem answer says yes, the yajl
+ * tree parse must give the same result (no unprocessed item, the same
+ * capacity total, bit for bit).
  * Corpus: tests/fuzz/corpus/fuzz_ddb_response/, replayed by ctest.
  */
 #include <stddef.h>
@@ -44,6 +47,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
     }
     el_ddb_batch_result_clear(&br);
+    /* the all-done scan may only say yes where the tree parse agrees: no
+     * unprocessed item and the very same capacity total */
+    double wcu = -1;
+    if (el_ddb_batch_write_all_done(body, size, &wcu)) {
+        if (el_ddb_parse_batch_write_tree(body, size, "PK", "SK", &br, &d) != EL_OK ||
+            br.nunprocessed != 0 || memcmp(&br.consumed_wcu, &wcu, sizeof wcu) != 0)
+            abort();
+        el_ddb_batch_result_clear(&br);
+    }
     if (el_ddb_parse_batch_write(body, size, "id", NULL, &br, &d) == EL_OK)
         el_ddb_batch_result_clear(&br);
     el_table_desc td;

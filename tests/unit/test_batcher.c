@@ -245,6 +245,55 @@ static void test_retries_first_when_due_and_keep_key(void **state)
     el_chunk_free(c);
 }
 
+static void test_next_due_after_partial_takes(void **state)
+{
+    (void)state;
+    /* retries left behind by a full batch or by the byte budget, and those
+     * not yet due, all count for the next due time */
+    enum { N = 6 };
+    el_chunk *c = make_distinct(N, 10);
+    el_batcher *b = el_batcher_new(N);
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, N);
+    double due[N] = { 40, 10, 500, 30, 20, 900 };
+    for (size_t i = 0; i < N; i++) {
+        c->items[i].not_before = due[i];
+        assert_int_equal(el_batcher_retry(b, &c->items[i]), EL_OK);
+    }
+    assert_true(el_batcher_next_due(b) == 10);
+    form(b, 5, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f); /* none due yet */
+    assert_int_equal(f.n, 0);
+    assert_true(el_batcher_next_due(b) == 10);
+    form(b, 100, 1, BIG_BUDGET, &f);                /* 4 due, room for 1 */
+    assert_int_equal(f.n, 1);
+    double taken = f.out[0]->not_before;
+    assert_true(taken <= 100);
+    double want = 500;
+    for (size_t i = 0; i < N; i++)
+        if (c->items[i].not_before <= 100 && c->items[i].not_before != taken &&
+            c->items[i].not_before < want)
+            want = c->items[i].not_before;
+    assert_true(el_batcher_next_due(b) == want);
+    form(b, 100, EL_DDB_BATCH_ITEMS, 1, &f);        /* due, but over the byte budget */
+    assert_int_equal(f.n, 0);
+    assert_true(el_batcher_next_due(b) == want);
+    form(b, 100, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 3);
+    assert_true(el_batcher_next_due(b) == 500);
+    /* an earlier retry added later (unprocessed again) becomes the next due */
+    f.out[0]->not_before = 450;
+    assert_int_equal(el_batcher_retry(b, f.out[0]), EL_OK);
+    assert_true(el_batcher_next_due(b) == 450);
+    form(b, 10000, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 3);
+    assert_true(el_batcher_next_due(b) < 0);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 static void test_next_due_is_earliest(void **state)
 {
     (void)state;
@@ -990,6 +1039,7 @@ int main(void)
         cmocka_unit_test(test_held_key_waits_and_counts_once),
         cmocka_unit_test(test_retries_first_when_due_and_keep_key),
         cmocka_unit_test(test_next_due_is_earliest),
+        cmocka_unit_test(test_next_due_after_partial_takes),
         cmocka_unit_test(test_byte_budget),
         cmocka_unit_test(test_byte_budget_holds_when_a_later_row_is_bigger),
         cmocka_unit_test(test_many_rows_of_one_key),

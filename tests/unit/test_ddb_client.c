@@ -324,6 +324,67 @@ static void test_batch_no_sort_key_and_errors(void **state)
     assert_int_equal(r.nunprocessed, 0);
 }
 
+/* The all-done scan: accepted exactly where the tree parse finds nothing
+ * unprocessed and gives the same total; everything else goes to the tree. */
+static void test_batch_all_done_scan(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        bool accepted;
+        double wcu;
+    } c[] = {
+        {"{\"UnprocessedItems\":{}}", true, 0},
+        {"{}", true, 0},
+        {" { \"UnprocessedItems\" : { } ,\n\t\"ConsumedCapacity\" : [ ] }\r\n", true, 0},
+        {"{\"UnprocessedItems\":{},\"ConsumedCapacity\":[{\"TableName\":\"drvtest1\","
+         "\"CapacityUnits\":6.0,\"Table\":{\"CapacityUnits\":4.0},"
+         "\"GlobalSecondaryIndexes\":{\"GSI1\":{\"CapacityUnits\":2.0}}}]}", true, 6},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":2.5e1,\"TableName\":\"A\"},"
+         "{\"CapacityUnits\":-0.5,\"x\":[true,false,null,{}]}],\"UnprocessedItems\":{}}", true, 24.5},
+        /* the tree's business */
+        {"{\"UnprocessedItems\":{\"T\":[]}}", false, 0},
+        {"{\"UnprocessedItems\":null}", false, 0},
+        {"{\"UnprocessedItems\":{},\"UnprocessedItems\":{\"T\":[{}]}}", false, 0},
+        {"{\"UnprocessedItems\":{},\"Other\":1}", false, 0},
+        {"{\"Unprocessed\\u0049tems\":{}}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"TableName\":\"A\",\"Table\":{\"CapacityUnits\":1}}]}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":1,\"CapacityUnits\":2}]}", false, 0},
+        {"{\"ConsumedCapacity\":{\"CapacityUnits\":1}}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":01}]}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":1.}]}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":\"1\"}]}", false, 0},
+        {"{\"ConsumedCapacity\":[{\"CapacityUnits\":1,\"TableName\":\"caf\xC3\xA9\"}]}", false, 0},
+        {"{\"UnprocessedItems\":{}} x", false, 0},
+        {"{\"UnprocessedItems\":{}}/*c*/", false, 0},
+        {"{\"UnprocessedItems\":{},}", false, 0},
+        {"{\"UnprocessedItems\":{}", false, 0},
+        {"", false, 0},
+        {"[]", false, 0},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        double wcu = -1;
+        bool got = el_ddb_batch_write_all_done(c[i].body, strlen(c[i].body), &wcu);
+        if (got != c[i].accepted)
+            fail_msg("case %zu (%s): scan says %d", i, c[i].body, got);
+        if (!got)
+            continue;
+        assert_true(wcu > c[i].wcu - 0.001 && wcu < c[i].wcu + 0.001);
+        el_ddb_batch_result r;
+        assert_int_equal(el_ddb_parse_batch_write_tree(c[i].body, strlen(c[i].body), "PK", "SK",
+                                                       &r, NULL), EL_OK);
+        assert_int_equal(r.nunprocessed, 0);
+        assert_memory_equal(&r.consumed_wcu, &wcu, sizeof wcu);
+        el_ddb_batch_result_clear(&r);
+    }
+    /* the text ends at len, not at a NUL */
+    const char *b = "{\"UnprocessedItems\":{}}{";
+    double wcu;
+    assert_true(el_ddb_batch_write_all_done(b, strlen(b) - 1, &wcu));
+    assert_false(el_ddb_batch_write_all_done(b, strlen(b), &wcu));
+    assert_false(el_ddb_batch_write_all_done(b, 10, &wcu));
+}
+
 /* ---- DescribeTable and CreateTable ---- */
 
 static void test_parse_table_desc(void **state)
@@ -1376,6 +1437,7 @@ int main(void)
         cmocka_unit_test(test_batch_unprocessed),
         cmocka_unit_test(test_batch_consumed_capacity),
         cmocka_unit_test(test_batch_no_sort_key_and_errors),
+        cmocka_unit_test(test_batch_all_done_scan),
         cmocka_unit_test(test_parse_table_desc),
         cmocka_unit_test(test_create_table_body),
         cmocka_unit_test(test_json_put_string),
