@@ -74,7 +74,9 @@ typedef struct el_load_opts {
     el_reader_opts reader;        /* format options from the command line */
     const char *const *inputs;    /* positional inputs overriding "input", or NULL */
     size_t ninputs;
-    int threads;                  /* reader threads; <= 0: number of cores */
+    int threads;                  /* reader threads; <= 0: number of cores (and then
+                                     one input is cut into parts for parallel
+                                     parsing only with --output or --dry-run) */
     int concurrency;              /* requests in flight */
     bool dry_run;
     FILE *dry_out;                /* where dry-run lines go */
