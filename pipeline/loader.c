@@ -1834,13 +1834,18 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         size_t want = o->threads > 0 ? (size_t)o->threads : (size_t)(cores > 0 ? cores : 1);
         bool split = false;
-        /* Cutting one input into parts pays when reading is the bottleneck
-         * (--output, --dry-run). Against DynamoDB one reader outruns the
-         * network stage ~5x, and parts parsed ahead of their turn only held
-         * memory and cost CPU (null endpoint, 800k rows, 2 cores: 76 vs 26
-         * MB peak, 3.35 vs 2.8 us an item): there, only an explicit
-         * --threads cuts parts. Several inputs are read at once either way. */
-        bool may_split = o->threads > 0 || o->dry_run || o->output_dir;
+        /* Cutting one input into parts pays only when reading is the
+         * bottleneck and a core is free for a second reader. Against
+         * DynamoDB one reader outruns the network stage ~5x, and parts
+         * parsed ahead of their turn only held memory and cost CPU (null
+         * endpoint, 800k rows, 2 cores: 76 vs 26 MB peak, 3.35 vs 2.8 us an
+         * item). With --output or --dry-run on 2 cores, one reader and the
+         * sink (or stdout) already use both: 1 M rows took 0.47 s with one
+         * reader and 0.48-0.61 s with two, at twice the memory. So by
+         * default parts are cut only for --output/--dry-run on more than 2
+         * cores; an explicit --threads N > 1 always cuts them. Several
+         * inputs are read at once either way. */
+        bool may_split = o->threads > 0 || ((o->dry_run || o->output_dir) && cores > 2);
         for (size_t i = 0; !err && may_split && want > 1 && i < r.ninputs; i++) {
             err = start_split(&r, &r.inputs[i], want, diag);
             split = split || r.inputs[i].split;

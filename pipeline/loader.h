@@ -76,7 +76,8 @@ typedef struct el_load_opts {
     size_t ninputs;
     int threads;                  /* reader threads; <= 0: number of cores (and then
                                      one input is cut into parts for parallel
-                                     parsing only with --output or --dry-run) */
+                                     parsing only with --output or --dry-run
+                                     on more than 2 cores) */
     int concurrency;              /* requests in flight */
     bool dry_run;
     FILE *dry_out;                /* where dry-run lines go */
