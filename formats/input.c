@@ -293,7 +293,7 @@ el_err el_input_open(const char *path, el_input **out, el_diag *diag)
 {
     *out = NULL;
     bool is_stdin = strcmp(path, "-") == 0;
-    el_input *in;
+    el_input *in = NULL; /* set by input_new (gcc -O3 cannot tell) */
     el_err err = input_new(is_stdin ? "<stdin>" : path, &in, diag);
     if (err)
         return err;
@@ -319,7 +319,7 @@ el_err el_input_open_range(const char *path, uint64_t head, uint64_t start, uint
                            el_input **out, el_diag *diag)
 {
     *out = NULL;
-    el_input *in;
+    el_input *in = NULL; /* set by input_new (gcc -O3 cannot tell) */
     el_err err = input_new(path, &in, diag);
     if (err)
         return err;
@@ -351,7 +351,7 @@ el_err el_input_open_mem(const void *data, size_t len, const char *name, el_inpu
                          el_diag *diag)
 {
     *out = NULL;
-    el_input *in;
+    el_input *in = NULL; /* set by input_new (gcc -O3 cannot tell) */
     el_err err = input_new(name ? name : "<memory>", &in, diag);
     if (err)
         return err;
@@ -365,7 +365,7 @@ el_err el_input_open_source(const char *name, const el_input_source_ops *ops, vo
                             uint64_t size, bool seekable, el_input **out, el_diag *diag)
 {
     *out = NULL;
-    el_input *in;
+    el_input *in = NULL; /* set by input_new (gcc -O3 cannot tell) */
     el_err err = input_new(name, &in, diag);
     if (err) {
         ops->free(self);
