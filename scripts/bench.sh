@@ -32,6 +32,8 @@
 #                       (default 1000000; --quick: 200000)
 #   --ddb-rows N        rows loaded into DynamoDB Local in (2) (default 100000;
 #                       --quick: 20000)
+#   --ddb-rounds N      rounds of (2): the three loaders in turn, N times; each
+#                       row is a loader's fastest round (default 2; --quick: 1)
 #   --throttle-rows N   rows of (5) through the C model (default 200000;
 #                       --quick: 50000). The hottest target holds ~17 % of
 #                       the edges, so "both off" needs >= 0.17 N / 1000 s
@@ -62,11 +64,12 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
     --ddb-rows) DDB_ROWS=$2; shift 2 ;;
+    --ddb-rounds) DDB_ROUNDS=$2; shift 2 ;;
     --throttle-rows) THR_ROWS=$2; shift 2 ;;
     --throttle-ddb-rows) THR_DDB_ROWS=$2; shift 2 ;;
     --hot-threshold) HOT=$2; shift 2 ;;
@@ -82,12 +85,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $QUICK = 1 ]; then
-  : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${THR_ROWS:=50000}" "${THR_DDB_ROWS:=20000}" "${THR_VIA:=c}"
+  : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${DDB_ROUNDS:=1}" "${THR_ROWS:=50000}" "${THR_DDB_ROWS:=20000}" "${THR_VIA:=c}"
 else
-  : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${THR_ROWS:=200000}" "${THR_DDB_ROWS:=100000}" "${THR_VIA:=c,ddb}"
+  : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${DDB_ROUNDS:=2}" "${THR_ROWS:=200000}" "${THR_DDB_ROWS:=100000}" "${THR_VIA:=c,ddb}"
 fi
 case $TABLE_WCU in ''|*[!0-9]*) el_die "--table-wcu must be a number" ;; esac
-for v in ROWS DDB_ROWS THR_ROWS THR_DDB_ROWS HOT PORT; do
+for v in ROWS DDB_ROWS DDB_ROUNDS THR_ROWS THR_DDB_ROWS HOT PORT; do
   case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
 done
 for v in ${THR_VIA//,/ }; do
@@ -185,6 +188,21 @@ run_timed() {
   T_RSS[$c]=$m
   ORDER+=("$c")
   printf '%s\t%s\t%s\t%s\n' "$c" "${T_EL[$c]}" "${T_CPU[$c]}" "$m" >>"$SCRATCH/cases.tsv"
+}
+# run_best CASE CMD... - run_timed again for a CASE already measured: the
+# table keeps one row per case, the faster run's figures (part 2's rounds)
+run_best() {
+  local c=$1; shift
+  if [ -z "${T_EL[$c]:-}" ]; then
+    run_timed "$c" "$@"
+    return
+  fi
+  local el=${T_EL[$c]} cpu=${T_CPU[$c]} rss=${T_RSS[$c]} n=${#ORDER[@]}
+  run_timed "$c" "$@"
+  ORDER=("${ORDER[@]:0:$n}")
+  if [ "$(echo "${T_EL[$c]} > $el" | bc -l)" = 1 ]; then
+    T_EL[$c]=$el T_CPU[$c]=$cpu T_RSS[$c]=$rss
+  fi
 }
 stat_items() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["items_written"])' "$1"; }
 
@@ -287,18 +305,24 @@ if want 2; then
   "$EL" load "${MAP[@]}" --table bench_warm --endpoint-url "$DDB" --quiet "$in" ||
     el_die "warm-up load into DynamoDB Local failed"
   ddb_drop bench_warm
-  ddb_table bench_el
-  run_timed ddb_el "$EL" load "${MAP[@]}" --table bench_el --endpoint-url "$DDB" --quiet "$in"
-  T_NOTE[ddb_el]="edgeload, --concurrency 16 (default)"
-  check_count ddb_el bench_el "$DDB_ROWS"; ddb_drop bench_el
-  ddb_table bench_boto3
-  run_timed ddb_boto3 "$PY" "$EL_ROOT/scripts/bench_peer.py" boto3 "$in" bench_boto3
-  T_NOTE[ddb_boto3]="boto3 Table.batch_writer()"
-  check_count ddb_boto3 bench_boto3 "$DDB_ROWS"; ddb_drop bench_boto3
-  ddb_table bench_sdk
-  run_timed ddb_sdk env NODE_PATH="$NODE_DIR/node_modules" node "$EL_ROOT/scripts/bench_peer_sdkv3.cjs" "$in" bench_sdk
-  T_NOTE[ddb_sdk]="SDK v3 BatchWriteCommand, 16 in flight"
-  check_count ddb_sdk bench_sdk "$DDB_ROWS"; ddb_drop bench_sdk
+  # The JVM keeps warming for several loads after that (the same 100,000
+  # rows: 21.8, 17.8, then ~14.5 s), which favours whoever runs last: the
+  # three loaders run in turn DDB_ROUNDS times and each keeps its best.
+  for round in $(seq 1 "$DDB_ROUNDS"); do
+    ddb_table bench_el
+    run_best ddb_el "$EL" load "${MAP[@]}" --table bench_el --endpoint-url "$DDB" --quiet "$in"
+    check_count ddb_el bench_el "$DDB_ROWS"; ddb_drop bench_el
+    ddb_table bench_boto3
+    run_best ddb_boto3 "$PY" "$EL_ROOT/scripts/bench_peer.py" boto3 "$in" bench_boto3
+    check_count ddb_boto3 bench_boto3 "$DDB_ROWS"; ddb_drop bench_boto3
+    ddb_table bench_sdk
+    run_best ddb_sdk env NODE_PATH="$NODE_DIR/node_modules" node "$EL_ROOT/scripts/bench_peer_sdkv3.cjs" "$in" bench_sdk
+    check_count ddb_sdk bench_sdk "$DDB_ROWS"; ddb_drop bench_sdk
+  done
+  rounds="best of $DDB_ROUNDS round$([ "$DDB_ROUNDS" -gt 1 ] && echo s)"
+  T_NOTE[ddb_el]="edgeload, --concurrency 16 (default); $rounds"
+  T_NOTE[ddb_boto3]="boto3 Table.batch_writer(); $rounds"
+  T_NOTE[ddb_sdk]="SDK v3 BatchWriteCommand, 16 in flight; $rounds"
 fi
 
 # ======================= (3) null endpoint ====================================
@@ -375,7 +399,7 @@ if want 4; then
     run_timed "$c" "$EL" load "${MAP[@]}" --table Graph --output "$SCRATCH/out" --quiet \
       --stats-json "$SCRATCH/stats.$c" "$DATA/skewed-$n.csv"
     T_N[$c]=$(stat_items "$SCRATCH/stats.$c")
-    T_NOTE[$c]="--output, $n rows, --threads $NPROC"
+    T_NOTE[$c]="--output, $n rows, default --threads"
     rm -rf "$SCRATCH/out"
   done
 fi
