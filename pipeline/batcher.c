@@ -35,6 +35,7 @@
  * (except form's partition-key set when asked for more than 25 items).
  */
 #include "pipeline/batcher.h"
+#include "common/vec.h"  /* el_grow */
 
 #include <stdint.h>  /* uint32_t, UINT32_MAX */
 #include <stdlib.h>  /* calloc, realloc, free, getenv */
@@ -536,14 +537,10 @@ el_err el_batcher_add(el_batcher *b, el_item *it)
 
 el_err el_batcher_retry(el_batcher *b, el_item *it)
 {
-    if (b->nretry == b->retry_cap) {
-        size_t cap = b->retry_cap ? b->retry_cap * 2 : 64;
-        el_item **v = realloc(b->retry, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        b->retry = v;
-        b->retry_cap = cap;
-    }
+    el_item **v = el_grow(b->retry, &b->retry_cap, b->nretry + 1, sizeof *v, 64);
+    if (!v)
+        return EL_ENOMEM;
+    b->retry = v;
     if (b->nretry == 0 || it->not_before < b->retry_min)
         b->retry_min = it->not_before;
     b->retry[b->nretry++] = it;

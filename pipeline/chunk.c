@@ -5,6 +5,7 @@
  * arena buffers grow (and move) while the reader fills the chunk.
  */
 #include "pipeline/chunk.h"
+#include "common/vec.h"  /* el_grow */
 
 #include <stdlib.h>  /* calloc, realloc, free */
 
@@ -35,13 +36,11 @@ void el_chunk_free(el_chunk *c)
 el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
                        uint64_t line, uint64_t offset)
 {
-    if (c->nitems == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        el_item *v = realloc(c->items, cap * sizeof *v);
+    if (c->nitems == c->cap) { /* checked here: el_grow is a call, this runs per item */
+        el_item *v = el_grow(c->items, &c->cap, c->nitems + 1, sizeof *v, 64);
         if (!v)
             return EL_ENOMEM;
         c->items = v;
-        c->cap = cap;
     }
     el_item *it = &c->items[c->nitems++];
     *it = (el_item){ 0 };

@@ -41,6 +41,7 @@
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
 #include "pipeline/watermark.h"
+#include "common/vec.h"  /* el_grow */
 
 #define QUEUE_CHUNKS 32
 #define WINDOW_ITEMS 8192
@@ -445,14 +446,10 @@ static el_err hold_reject(part_result *res, const el_diag *why, const el_row *ro
 
 static el_err keep_chunk(part_result *res, el_chunk *c)
 {
-    if (res->nchunks == res->cap) {
-        size_t cap = res->cap ? res->cap * 2 : 16;
-        el_chunk **v = realloc(res->chunks, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        res->chunks = v;
-        res->cap = cap;
-    }
+    el_chunk **v = el_grow(res->chunks, &res->cap, res->nchunks + 1, sizeof *v, 16);
+    if (!v)
+        return EL_ENOMEM;
+    res->chunks = v;
     res->chunks[res->nchunks++] = c;
     return EL_OK;
 }
@@ -861,14 +858,10 @@ static void report(net *n, bool final)
 /* Puts a request on the multi handle and remembers it. */
 static el_err start(net *n, sendreq *s)
 {
-    if (n->inflight == n->out_cap) {
-        size_t cap = n->out_cap ? n->out_cap * 2 : 64;
-        sendreq **v = realloc(n->out, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        n->out = v;
-        n->out_cap = cap;
-    }
+    sendreq **v = el_grow(n->out, &n->out_cap, n->inflight + 1, sizeof *v, 64);
+    if (!v)
+        return EL_ENOMEM;
+    n->out = v;
     el_ddb_req_reset(s->req);
     if (curl_multi_add_handle(n->multi, el_ddb_req_handle(s->req)) != CURLM_OK)
         return EL_ENET;
@@ -923,14 +916,10 @@ static void free_req(net *n, sendreq *s);
 static el_err send_items(net *n, el_item **items, size_t count, unsigned attempt,
                          double wcu_estimate)
 {
-    if (n->nreqs == n->reqs_cap) {
-        size_t cap = n->reqs_cap ? n->reqs_cap * 2 : 64;
-        sendreq **v = realloc(n->waiting, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        n->waiting = v;
-        n->reqs_cap = cap;
-    }
+    sendreq **v = el_grow(n->waiting, &n->reqs_cap, n->nreqs + 1, sizeof *v, 64);
+    if (!v)
+        return EL_ENOMEM;
+    n->waiting = v;
     sendreq *s = calloc(1, sizeof *s);
     if (!s)
         return EL_ENOMEM;
@@ -1152,16 +1141,12 @@ static el_err take_chunk(net *n, el_chunk *c)
         el_chunk_free(c);
         return err;
     }
-    if (n->nchunks == n->chunks_cap) {
-        size_t cap = n->chunks_cap ? n->chunks_cap * 2 : 64;
-        el_chunk **v = realloc(n->chunks, cap * sizeof *v);
-        if (!v) {
-            el_chunk_free(c);
-            return EL_ENOMEM;
-        }
-        n->chunks = v;
-        n->chunks_cap = cap;
+    el_chunk **v = el_grow(n->chunks, &n->chunks_cap, n->nchunks + 1, sizeof *v, 64);
+    if (!v) {
+        el_chunk_free(c);
+        return EL_ENOMEM;
     }
+    n->chunks = v;
     c->slot = n->nchunks;
     n->chunks[n->nchunks++] = c;
     for (size_t i = 0; i < c->nitems; i++) {

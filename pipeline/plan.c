@@ -119,14 +119,10 @@ static el_err arena_put(keytab *t, const char *key, size_t len, uint64_t *ref)
 {
     size_t need = len + 3; /* varint of <= 65535 takes at most 3 bytes */
     if (t->nblocks == 0 || t->used + need > BLOCK_SIZE) {
-        if (t->nblocks == t->blocks_cap) {
-            size_t cap = t->blocks_cap ? t->blocks_cap * 2 : 16;
-            char **b = realloc(t->blocks, cap * sizeof *b);
-            if (!b)
-                return EL_ENOMEM;
-            t->blocks = b;
-            t->blocks_cap = cap;
-        }
+        char **b = el_grow(t->blocks, &t->blocks_cap, t->nblocks + 1, sizeof *b, 16);
+        if (!b)
+            return EL_ENOMEM;
+        t->blocks = b;
         char *blk = malloc(BLOCK_SIZE);
         if (!blk)
             return EL_ENOMEM;
