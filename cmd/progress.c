@@ -12,6 +12,8 @@
 #include <string.h>  /* strcmp */
 #include <unistd.h>  /* isatty */
 
+#include "common/clock.h"  /* el_now_ms: the rate between reports */
+
 bool progress_parse_mode(const char *s, progress_mode *out)
 {
     static const char *const names[] = { "auto", "bar", "plain", "none" };

@@ -14,7 +14,7 @@
 #include <stddef.h>   /* size_t */
 #include <stdio.h>    /* FILE */
 
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 #include "formats/reader.h"
 #include "pipeline/file_sink.h"
 #include "pipeline/mapping.h"

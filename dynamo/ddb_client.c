@@ -7,7 +7,7 @@
  *    handle, header storage and response buffer) back in the client's pool
  *    and el_ddb_req_new takes one from there, so an easy handle is set up
  *    once (options that never change) and a request only sets its body;
- *  - requests are signed here (dynamo/sigv4.c), not by libcurl's
+ *  - requests are signed here (aws/sigv4.c), not by libcurl's
  *    CURLOPT_AWS_SIGV4, which derives the signing key and re-parses every
  *    header at each transfer: the key is cached per day, the body is hashed
  *    once per request (a resend re-signs with a fresh date but keeps the
@@ -45,7 +45,7 @@
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
-#include "dynamo/sigv4.h"
+#include "aws/sigv4.h"
 
 #ifndef EDGELOAD_VERSION
 #define EDGELOAD_VERSION "0"

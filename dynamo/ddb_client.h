@@ -12,7 +12,7 @@
  *
  * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
  * X-Amz-Target DynamoDB_20120810.<Op>, Host as botocore computes it, SigV4
- * for <region>/dynamodb (dynamo/sigv4.h, signed as botocore signs),
+ * for <region>/dynamodb (aws/sigv4.h, signed as botocore signs),
  * X-Amz-Security-Token when a session token is set (signed too), keep-alive
  * connections, HTTPS verified unless the config says otherwise (CA file from
  * cfg->ca_bundle when set), connect timeout 10 s, whole-transfer timeout 120 s
@@ -37,7 +37,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 
 typedef struct el_ddb el_ddb;
 

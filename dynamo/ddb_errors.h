@@ -20,7 +20,7 @@
 #include <stddef.h>  /* size_t */
 
 #include "common/error.h"
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 #include "dynamo/ddb_client.h"
 
 typedef enum el_ddb_problem {

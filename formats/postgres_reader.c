@@ -8,6 +8,7 @@
  * line per row straight from the lexer's block; and bytea, whose text form
  * ("\x00ff", or the old escape form) is turned back into the raw bytes.
  */
+#include "common/hex.h"  /* el_hex_value */
 #include "formats/reader.h"
 #include "formats/sql_dump.h"
 
@@ -17,17 +18,6 @@ el_err el_postgres_reader_open(el_input *in, const el_reader_opts *opts,
                                const el_reader_ops **ops, void **self, el_diag *diag)
 {
     return el_sql_dump_open(in, EL_SQL_POSTGRES, opts, ops, self, diag);
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 el_err el_sql_pg_bytea_decode(el_buf *v)
@@ -41,7 +31,7 @@ el_err el_sql_pg_bytea_decode(el_buf *v)
         for (size_t i = 2; i < n; i++) {
             if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')
                 continue;
-            int h = hexval(p[i]);
+            int h = el_hex_value(p[i]);
             if (h < 0)
                 return EL_EPARSE;
             if (hi < 0) {
@@ -231,9 +221,9 @@ el_err el_sql_pg_copy_row(el_sql_lex *lex, el_buf *cols, bool *null, const size_
                     int d;
                     if ((err = el_sql_lex_peekc(lex, 0, &d, diag)))
                         return err;
-                    if (hexval(d) < 0)
+                    if (el_hex_value(d) < 0)
                         break;
-                    val = (val < 0 ? 0 : val * 16) + hexval(d);
+                    val = (val < 0 ? 0 : val * 16) + el_hex_value(d);
                     if ((err = el_sql_lex_getc(lex, &d, diag)))
                         return err;
                 }

@@ -15,6 +15,8 @@
 #include <stdlib.h>  /* calloc, malloc, free */
 #include <string.h>  /* memcmp, memmove, memchr, strlen */
 
+#include "common/hex.h"  /* el_hex_value */
+
 #define LEX_BLOCK ((size_t)64 * 1024)
 #define LEX_MAX_LOOKAHEAD 80 /* longest dollar tag / marker we look at */
 
@@ -207,17 +209,6 @@ el_err el_sql_put_utf8(el_buf *dst, uint32_t cp)
         return EL_EPARSE;
     }
     return el_buf_append(dst, u, n);
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 static bool is_space(int c)
@@ -413,9 +404,9 @@ static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, const char *
             int d;
             if ((err = peek(lex, 0, &d, diag)))
                 return err;
-            if (hexval(d) < 0)
+            if (el_hex_value(d) < 0)
                 break;
-            v = (v < 0 ? 0 : v * 16) + hexval(d);
+            v = (v < 0 ? 0 : v * 16) + el_hex_value(d);
             advance(lex, 1);
         }
         return v < 0 ? put1(dst, tok, 'x') : put1(dst, tok, v);
@@ -427,11 +418,11 @@ static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, const char *
             int d;
             if ((err = peek(lex, 0, &d, diag)))
                 return err;
-            if (hexval(d) < 0) {
+            if (el_hex_value(d) < 0) {
                 tok->invalid = true;
                 return EL_OK;
             }
-            cp = cp * 16 + (uint32_t)hexval(d);
+            cp = cp * 16 + (uint32_t)el_hex_value(d);
             advance(lex, 1);
         }
         if (!dst || tok->overflow)
@@ -515,7 +506,7 @@ static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
                 tok->invalid = true;
             return EL_OK;
         }
-        int v = hexval(c);
+        int v = el_hex_value(c);
         if (v < 0) {
             tok->invalid = true;
             continue;
@@ -541,7 +532,7 @@ static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
         el_err err = peek(lex, 0, &c, diag);
         if (err)
             return err;
-        int v = hexval(c);
+        int v = el_hex_value(c);
         if (v < 0)
             break;
         advance(lex, 1);
@@ -813,7 +804,7 @@ again:
     }
     if (mysql && c == '0' && (c1 == 'x' || c1 == 'b')) {
         int c2 = n > 2 ? p[2] : -1;
-        if (c1 == 'x' && hexval(c2) >= 0) {
+        if (c1 == 'x' && el_hex_value(c2) >= 0) {
             tok->kind = EL_TOK_HEX;
             return hex_number(lex, tok, dst, diag);
         }

@@ -9,6 +9,7 @@
  * significant digits ("1.0000000000000000047e+300"); we yield the shortest
  * text of the same double, which is what the database itself shows.
  */
+#include "common/hex.h"  /* el_hex_value */
 #include "formats/reader.h"
 #include "formats/sql_dump.h"
 
@@ -26,17 +27,6 @@ bool el_sql_sqlite_is_function(const char *fname)
 {
     return el_sql_word_is(fname, "replace") || el_sql_word_is(fname, "char") ||
            el_sql_word_is(fname, "unistr");
-}
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* unistr(): \XXXX, \uXXXX, \+XXXXXX, \UXXXXXXXX and \\ to UTF-8. */
@@ -73,7 +63,7 @@ static el_err unistr(const el_buf *in, el_buf *out, bool *bad)
             return EL_OK;
         }
         for (size_t k = 0; k < ndig; k++) {
-            int h = hexval((unsigned char)p[i + skip + k]);
+            int h = el_hex_value((unsigned char)p[i + skip + k]);
             if (h < 0) {
                 *bad = true;
                 return EL_OK;

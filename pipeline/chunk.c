@@ -69,12 +69,3 @@ el_err el_chunk_commit(el_chunk *c, size_t json_mark, size_t key_mark, size_t si
     c->unacked++;
     return EL_OK;
 }
-
-uint64_t el_fnv1a64(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint64_t h = EL_FNV1A64_INIT;
-    for (size_t i = 0; i < len; i++)
-        h = el_fnv1a64_step(h, p[i]);
-    return h;
-}

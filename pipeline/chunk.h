@@ -16,6 +16,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "common/hash.h"  /* el_fnv1a64: the keys' hashes */
 
 typedef struct el_chunk el_chunk;
 
@@ -68,18 +69,6 @@ static inline const char *el_item_json(const el_item *it)
 static inline const char *el_item_key(const el_item *it)
 {
     return it->chunk->keys.data + it->key_off;
-}
-
-/* FNV-1a 64-bit (also the shard function of SPEC §5). */
-uint64_t el_fnv1a64(const void *data, size_t len);
-
-/* Its parts, for hashing as bytes come: start from EL_FNV1A64_INIT, step
- * each byte; el_fnv1a64(p, n) is the steps over p[0..n). */
-#define EL_FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
-
-static inline uint64_t el_fnv1a64_step(uint64_t h, unsigned char byte)
-{
-    return (h ^ byte) * UINT64_C(0x100000001b3);
 }
 
 #endif

@@ -27,9 +27,9 @@
 
 #include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
-#include "pipeline/backoff.h"
-#include "pipeline/chunk.h"     /* el_fnv1a64 */
-#include "pipeline/loader.h"
+#include "common/backoff.h"
+#include "common/hash.h"      /* el_fnv1a64 */
+#include "common/clock.h"     /* el_now_ms */
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
 #include "common/vec.h"  /* el_grow */

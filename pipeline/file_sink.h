@@ -1,5 +1,5 @@
 /*
- * file_sink.h - the `--output DIR` sink (SPEC §6): items as DynamoDB JSON
+ * file_sink.h - the `--output DIR` sink: items as DynamoDB JSON
  * lines ({"Item":{...}}), zstd-compressed, in parts of bounded size, plus a
  * manifest — the format DynamoDB's Import from S3 accepts.
  *
@@ -17,30 +17,9 @@
 #include <stdint.h>   /* uint64_t */
 
 #include "common/error.h"
+#include "common/object_store.h"  /* where the parts go when not to files */
 
 typedef struct el_file_sink el_file_sink;
-
-/*
- * Somewhere other than a local directory to put the parts and the manifest
- * (s3/s3_store.h: s3://bucket/prefix/). An object is streamed in with write
- * and appears, whole, only at commit; abort leaves nothing. Names are
- * relative: "data/part-00000.json.zst", "manifest.json".
- */
-typedef struct el_object_store_ops {
-    /* EL_EUSAGE when the location already holds a run's manifest or parts. */
-    el_err (*check_unused)(void *self, el_diag *diag);
-    el_err (*open)(void *self, const char *name, void **obj, el_diag *diag);
-    el_err (*write)(void *obj, const void *p, size_t n, el_diag *diag);
-    /* Makes the object visible and frees obj (on failure too). */
-    el_err (*commit)(void *obj, el_diag *diag);
-    /* Frees obj; nothing appears. */
-    void (*abort)(void *obj);
-} el_object_store_ops;
-
-typedef struct el_object_store {
-    const el_object_store_ops *ops;
-    void *self;
-} el_object_store;
 
 typedef struct el_file_sink_opts {
     const char *dir;            /* created if missing; with store: the location's

@@ -27,10 +27,10 @@
 #include "common/buf.h"
 #include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
-#include "pipeline/backoff.h"
-#include "pipeline/chunk.h"
+#include "common/backoff.h"
+#include "common/hash.h"   /* el_fnv1a64 */
 #include "pipeline/counters.h"
-#include "pipeline/loader.h"
+#include "common/clock.h"  /* el_now_ms */
 #include "pipeline/plan.h"
 #include "pipeline/ratectl.h"
 #include "pipeline/transform.h"

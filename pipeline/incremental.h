@@ -1,5 +1,5 @@
 /*
- * incremental.h - applying a delta with exact counters (SPEC §7, issue 7):
+ * incremental.h - applying a delta with exact counters:
  * `edgeload load --incremental`.
  *
  * Every row becomes a conditional write inside a TransactWriteItems together
@@ -56,7 +56,7 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
-#include "pipeline/loader.h"   /* el_progress: the same reports as a load */
+#include "pipeline/stats.h"    /* el_progress: the same reports as a load */
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
 
@@ -73,7 +73,7 @@ typedef struct el_incr_opts {
     int concurrency;              /* transactions in flight (<= 0: 16) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */
     double max_retry_time_s;
-    const atomic_int *stop;       /* may be NULL; see el_load_opts.stop */
+    const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */
     const char *op_column;        /* NULL: every row is a put; else "D" rows delete */
     bool no_grouping;             /* one transaction per row (for comparison) */
     uint64_t run_id;              /* in every token; 0: made from the clock and pid */

@@ -19,14 +19,14 @@
 #include <stdio.h>     /* snprintf, fwrite */
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strcmp, memcmp */
-#include <time.h>      /* clock_gettime */
+#include "common/clock.h"   /* el_now_ms */
 #include <unistd.h>    /* sysconf */
 
 #include "common/buf.h"
 #include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/chunker.h" /* parallel reading: one input cut into parts */
 #include "formats/ddb_value.h"
-#include "pipeline/backoff.h"
+#include "common/backoff.h"
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/fanin.h"
@@ -45,13 +45,6 @@
 
 #define QUEUE_CHUNKS 32
 #define WINDOW_ITEMS 8192
-
-double el_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Parallel reading of one input (issue 4): every reader thread takes the
  * next part from the chunker (under scan_mu: the cutting is sequential),

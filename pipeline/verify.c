@@ -35,10 +35,10 @@
 #include "common/json_guard.h"
 #include "dynamo/ddb_errors.h"
 #include "formats/ddb_value.h"
-#include "pipeline/backoff.h"
+#include "common/backoff.h"
 #include "pipeline/counters.h"
 #include "pipeline/fanin.h"
-#include "pipeline/loader.h"
+#include "common/clock.h"  /* el_now_ms */
 #include "pipeline/sample.h"
 #include "pipeline/transform.h"
 

@@ -34,7 +34,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 #include "s3/s3_xml.h"
 
 typedef struct el_s3 el_s3;

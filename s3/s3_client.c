@@ -27,7 +27,7 @@
 #include <strings.h>  /* strncasecmp for header names */
 #include <time.h>     /* time, gmtime_r, nanosleep */
 
-#include "pipeline/backoff.h"
+#include "common/backoff.h"
 #include "s3/s3_sign.h"
 
 #ifndef EDGELOAD_VERSION

@@ -19,18 +19,9 @@
 #include <openssl/evp.h>    /* SHA-256 */
 #include <openssl/hmac.h>   /* HMAC-SHA256 */
 
+#include "common/hex.h"  /* el_hex_encode */
+
 #define CANON_MAX (64u * 1024u)
-
-static const char HEX[] = "0123456789abcdef";
-
-static void to_hex(const unsigned char *p, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = HEX[p[i] >> 4];
-        out[2 * i + 1] = HEX[p[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
 
 el_err el_s3_sha256_hex(const void *data, size_t len, char hex[65])
 {
@@ -38,7 +29,7 @@ el_err el_s3_sha256_hex(const void *data, size_t len, char hex[65])
     unsigned int mdlen = 0;
     if (EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32)
         return EL_EINTERNAL;
-    to_hex(md, 32, hex);
+    el_hex_encode(md, 32, hex);
     return EL_OK;
 }
 
@@ -130,7 +121,7 @@ el_err el_s3_sign(const el_s3_sign_req *r, el_buf *out, el_diag *diag)
     if (!ok)
         return el_diag_set(diag, EL_EINTERNAL, "HMAC-SHA256 failed");
     char sighex[65];
-    to_hex(sig, 32, sighex);
+    el_hex_encode(sig, 32, sighex);
     err = el_buf_printf(out, "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, Signature=%s",
                         r->access_key, scope, signed_headers, sighex);
     if (err)

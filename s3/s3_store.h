@@ -1,6 +1,6 @@
 /*
  * s3_store.h - s3://bucket/prefix/ as the place the `--output` sink writes
- * its parts and manifest (pipeline/file_sink.h's el_object_store).
+ * its parts and manifest (common/object_store.h's el_object_store).
  *
  * Each object is streamed with a multipart upload: bytes gather in one
  * buffer of part_size (default 16 MiB; S3 wants at least 5 MiB for every
@@ -17,7 +17,7 @@
 
 #include <stddef.h>  /* size_t */
 
-#include "pipeline/file_sink.h"
+#include "common/object_store.h"
 #include "s3/s3.h"
 
 typedef struct el_s3_store el_s3_store;

@@ -16,7 +16,7 @@
 #include <sys/stat.h>  /* chmod, mkdir */
 #include <unistd.h>    /* rmdir, unlink */
 
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 
 #define SECRET_ENV "envSECRET/abc+123"
 #define SECRET_FILE "fileSECRET=x:y/z"

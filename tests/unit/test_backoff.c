@@ -9,7 +9,7 @@
 
 #include <stdint.h>  /* uint64_t */
 
-#include "pipeline/backoff.h"
+#include "common/backoff.h"
 
 #define BASE EL_BACKOFF_BASE_MS
 #define CAP EL_BACKOFF_CAP_MS

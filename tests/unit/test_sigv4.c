@@ -17,7 +17,7 @@
 #include <string.h>  /* strlen, strcmp */
 #include <time.h>    /* time_t */
 
-#include "dynamo/sigv4.h"
+#include "aws/sigv4.h"
 
 #define SUITE_AK "AKIDEXAMPLE"
 #define SUITE_SK "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"

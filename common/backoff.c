@@ -5,7 +5,7 @@
  * window, which AWS measured to finish contended work soonest; the cap keeps
  * one slow key from parking items for minutes.
  */
-#include "pipeline/backoff.h"
+#include "common/backoff.h"
 
 double el_backoff_ms(unsigned attempt, double base_ms, double cap_ms, double u)
 {

@@ -15,7 +15,7 @@
  * wiped before it is freed, and no message ever includes a value read from a
  * credentials file (parse errors name the file and line only).
  */
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 
 #include <ctype.h>     /* isspace, tolower */
 #include <errno.h>     /* errno, ENOENT */

@@ -11,7 +11,7 @@
  * digest (RFC 2104) with one pre-fetched EVP_MD, so no provider lookup
  * happens per request.
  */
-#include "dynamo/sigv4.h"
+#include "aws/sigv4.h"
 
 #include <openssl/evp.h> /* SHA-256 */
 #include <pthread.h>     /* the key cache's mutex */
@@ -19,6 +19,8 @@
 #include <stdio.h>       /* snprintf */
 #include <stdlib.h>      /* calloc, free */
 #include <string.h>      /* memcpy, strlen, explicit_bzero */
+
+#include "common/hex.h"  /* el_hex_encode */
 
 #define MAX_FIELD 128        /* region, service, access key */
 #define MAX_SECRET 1024
@@ -40,17 +42,6 @@ struct el_sigv4 {
     unsigned char key[SHA256_LEN];
     unsigned long derivations;
 };
-
-static const char HEX[] = "0123456789abcdef";
-
-static void to_hex(const unsigned char *p, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        out[2 * i] = HEX[p[i] >> 4];
-        out[2 * i + 1] = HEX[p[i] & 15];
-    }
-    out[2 * n] = '\0';
-}
 
 static bool field_ok(const char *s)
 {
@@ -179,7 +170,7 @@ el_err el_sigv4_payload_hash(const void *payload, size_t len, char hex[EL_SIGV4_
     if (EVP_Digest(len ? payload : "", len, md, &n, EVP_sha256(), NULL) != 1 ||
         n != SHA256_LEN)
         return EL_EINTERNAL;
-    to_hex(md, SHA256_LEN, hex);
+    el_hex_encode(md, SHA256_LEN, hex);
     return EL_OK;
 }
 
@@ -458,7 +449,7 @@ el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *pa
     int stslen = 0;
     if (ok) {
         char crhex[EL_SIGV4_HASH_SIZE];
-        to_hex(md, SHA256_LEN, crhex);
+        el_hex_encode(md, SHA256_LEN, crhex);
         stslen = snprintf(sts, sizeof sts, "AWS4-HMAC-SHA256\n%s\n%.8s/%s/%s/aws4_request\n%s",
                           date, date, s->region, s->service, crhex);
         ok = stslen > 0 && (size_t)stslen < sizeof sts;
@@ -470,7 +461,7 @@ el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *pa
     if (!ok)
         return err;
     char sighex[EL_SIGV4_HASH_SIZE];
-    to_hex(sig, SHA256_LEN, sighex);
+    el_hex_encode(sig, SHA256_LEN, sighex);
     int w = snprintf(auth, auth_cap,
                      "AWS4-HMAC-SHA256 Credential=%s/%.8s/%s/%s/aws4_request, "
                      "SignedHeaders=%s, Signature=%s",
@@ -497,7 +488,7 @@ el_err el_sigv4_signing_key_hex(el_sigv4 *s, const char *date8, char hex[EL_SIGV
     EVP_MD_CTX_free(ctx);
     if (!ok)
         return EL_EINTERNAL;
-    to_hex(key, SHA256_LEN, hex);
+    el_hex_encode(key, SHA256_LEN, hex);
     explicit_bzero(key, sizeof key);
     return EL_OK;
 }

@@ -1,0 +1,53 @@
+/*
+ * stats.h - the figures of a run and the progress snapshots the commands
+ * print: what load, counters and load --incremental report, in one shape,
+ * so the summary, the progress lines and --stats-json say the same.
+ *
+ * Plain data: no functions, no allocation. The stage that owns a run's
+ * figures fills a snapshot and hands it to the el_progress_fn it was given
+ * (on its own thread); the callback copies what it keeps.
+ */
+#ifndef EL_STATS_H
+#define EL_STATS_H
+
+#include <stdbool.h>  /* bool */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/error.h"  /* el_diag */
+
+typedef struct el_load_stats {
+    uint64_t rows_read;
+    uint64_t items_written;   /* acknowledged by DynamoDB (or printed in dry-run) */
+    uint64_t duplicates;      /* rows superseded by a later row of the same key */
+    uint64_t rejected;        /* rows in the rejects file (after --resume: of the whole job) */
+    uint64_t retries;         /* items or requests sent again */
+    uint64_t throttled;       /* throttling answers */
+    uint64_t requests;        /* requests sent, retries included */
+    uint64_t directory_items; /* shard directory items (one per hot target) among the items */
+    double wcu_consumed;      /* sum of ConsumedCapacity */
+    double elapsed_s;
+    /* counters (issue 7), 0 without counters in the mapping */
+    uint64_t counters_written;   /* counter attributes SET */
+    uint64_t counter_edges;      /* distinct edges counted */
+    uint64_t counter_duplicates; /* rows whose edge was counted already */
+} el_load_stats;
+
+/* A snapshot for progress reports, taken about once a second by the
+ * network stage. */
+typedef struct el_progress {
+    el_load_stats st;
+    uint64_t bytes_done;      /* input bytes consumed (compressed bytes for .zst/.gz) */
+    uint64_t bytes_total;     /* sum of input sizes; 0 when unknown (stdin) */
+    int window;               /* requests allowed in flight right now */
+    bool final;
+    bool transactional;       /* load --incremental: st counts its rows, and: */
+    uint64_t transactions;    /* transactions that succeeded (--incremental) */
+} el_progress;
+
+typedef void (*el_progress_fn)(const el_progress *p, void *user);
+
+/* Told about every rejected row (input path, the reason with its line,
+ * column and offset), from any thread, after it is in the rejects file. */
+typedef void (*el_reject_fn)(const char *input, const el_diag *why, void *user);
+
+#endif
