@@ -9,10 +9,10 @@
 #include <stddef.h>   /* size_t */
 
 #include "common/error.h"
-#include "dynamo/aws_config.h"
+#include "aws/aws_config.h"
 #include "dynamo/ddb_client.h"
 
-/* Exit status (SPEC §8). */
+/* Exit status, the same for every command (README "Exit status"). */
 enum {
     EXIT_LOADED = 0,
     EXIT_FATAL = 1,

@@ -1,6 +1,6 @@
 /*
  * cmd_counters.c - `edgeload counters`: backfill the mapping's counters
- * from the whole input without rewriting any item (SPEC §4, §7).
+ * from the whole input without rewriting any item.
  *
  * The load pipeline does the reading and counting (el_load_opts
  * counters_only: every row is counted, none written), then the counters are

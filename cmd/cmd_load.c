@@ -91,7 +91,7 @@ static void help(void)
 "                           SELECT ... INTO OUTFILE (\\N is NULL, \\t a tab...)\n"
 "  --columns A,B,C          the file has no header row; these are its columns\n"
 "\n"
-"Hot targets (SPEC 5: a target whose fan-in reaches the threshold gets\n"
+"Hot targets (a target whose fan-in reaches the threshold gets\n"
 "N = min(max-shards, ceil(fan-in / threshold)) index partitions KEY#0..KEY#N-1,\n"
 "shard = FNV-1a-64(index sort key) mod N, and a directory item PK=KEY, SK=#SHARDS):\n"
 "  --hot-threshold N        fan-in at which a target is sharded (every source with\n"
@@ -350,8 +350,8 @@ static int run_incremental(const el_load_opts *lo, const char *op_column, bool n
         if (!f) {
             cli_warn("cannot write --stats-json %s", stats_path);
         } else {
-            /* a load's fields (SPEC §9; "duplicates" here: put rows whose item
-             * existed, as before), then the incremental ones */
+            /* the fields of a plain load ("duplicates" here: put rows whose
+             * item existed), then the incremental ones */
             fprintf(f, "{\"rows_read\":%llu,\"items_written\":%llu,\"added\":%llu,"
                     "\"deleted\":%llu,"
                     "\"duplicates\":%llu,\"absent\":%llu,\"replayed\":%llu,"

@@ -1,7 +1,7 @@
 /*
  * cmd_plan.c - `edgeload plan`: read the inputs (no AWS), count the fan-in
  * of every unsharded index partition key, print the report and optionally
- * write the shard plan (SPEC §5).
+ * write the shard plan.
  *
  * DESIGN: the keys are rendered by the transform itself
  * (el_transform_index_keys), so what is counted is exactly the index key
@@ -51,7 +51,7 @@ static void help(void)
 "the rendered index_pk (default: the rendered sk, e.g. TARGET#bob). Prints,\n"
 "per source: rows, distinct sources (index sort keys) and targets (index\n"
 "partition keys), a log-scale fan-in histogram and the top targets with the\n"
-"shard count each gets (SPEC 5: a key whose fan-in reaches the threshold gets\n"
+"shard count each gets (a key whose fan-in reaches the threshold gets\n"
 "N = min(max_shards, ceil(fan_in / threshold)) shards, at least 2).\n"
 "INPUTs override the mapping's \"input\" (one per source, in order).\n"
 "\n"

@@ -1,7 +1,7 @@
 /*
  * mapping_opts.h - the options that say what each row becomes and how the
  * inputs are read, shared by every command that reads inputs (load, verify):
- * --mapping or the single-source flags (SPEC §2), and the CSV options.
+ * --mapping or the single-source flags, and the CSV options.
  *
  * A command lists CLI_MAPPING_OPTS in its option table, numbers its own
  * options from MAPPING_OPT_END, collects the flags into a mapping_args

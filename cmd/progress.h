@@ -1,5 +1,5 @@
 /*
- * progress.h - progress on stderr (SPEC §9): a one-line bar on a terminal,
+ * progress.h - progress on stderr: a one-line bar on a terminal,
  * key=value lines every interval otherwise (for cron mail and log
  * collectors), nothing with --progress none or --quiet.
  */

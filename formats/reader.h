@@ -24,7 +24,8 @@
 #include "common/error.h"
 #include "formats/input.h"
 
-/* What a column holds, as SPEC §2 `auto` typing needs it. */
+/* What a column holds, as `auto` typing needs it (numbers to N,
+ * booleans to BOOL, binary to B, the rest S). */
 typedef enum el_coltype {
     EL_COL_TEXT = 0, /* text, dates, anything else: S */
     EL_COL_NUMBER,   /* integer/numeric/decimal/float: N */

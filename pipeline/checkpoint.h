@@ -1,6 +1,6 @@
 /*
  * checkpoint.h - how far each input is acknowledged, saved so a crashed or
- * interrupted load can resume (SPEC §8).
+ * interrupted load can resume.
  *
  * For every input the file holds the byte offset below which every row is
  * done (its item acknowledged by DynamoDB, refused into the rejects file, or

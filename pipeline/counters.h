@@ -1,5 +1,5 @@
 /*
- * counters.h - backfilled counters (SPEC §7, issue 7): how many edges each
+ * counters.h - backfilled counters: how many edges each
  * counter item has, computed exactly from the whole input, then written with
  * UpdateItem `SET #a = :n`.
  *
@@ -115,7 +115,7 @@ typedef struct el_counters_write_opts {
     int concurrency;                 /* UpdateItem requests in flight (<= 0: 16) */
     double max_wcu;                  /* capacity units per second; 0 = no cap */
     double max_retry_time_s;         /* continuous non-throttle failure before giving up */
-    const atomic_int *stop;          /* may be NULL; see el_load_opts.stop */
+    const atomic_int *stop;          /* may be NULL; set by a signal handler: stop taking input */
 } el_counters_write_opts;
 
 typedef struct el_counters_stats {

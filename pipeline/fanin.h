@@ -1,5 +1,5 @@
 /*
- * fanin.h - the hot-key plan a load (or verify) shards with (SPEC §5):
+ * fanin.h - the hot-key plan a load (or verify) shards with (docs/SHARDING.md):
  * read from `edgeload plan --plan-out FILE`, or counted from the inputs of
  * the sources that have "hot" settings before the first item is written.
  *

@@ -1,6 +1,6 @@
 /*
  * file_sink.c - DynamoDB JSON lines, zstd-compressed, in bounded parts with
- * a manifest (SPEC §6, `--output DIR`).
+ * a manifest (`--output DIR`).
  *
  * DESIGN: one part is open at a time. Lines are gathered in a staging buffer
  * of ZSTD_CStreamInSize() bytes and handed to the streaming compressor in

@@ -1,5 +1,5 @@
 /*
- * mapping.h - what each input row becomes (SPEC §2): the table, the index,
+ * mapping.h - what each input row becomes: the table, the index,
  * and per source the key templates and attributes.
  *
  * A mapping comes from a JSON file (el_mapping_load_file) or is assembled
@@ -49,7 +49,7 @@ typedef struct el_attr_spec {
     size_t col;            /* bound column index (EL_ATTR_COLUMN) */
 } el_attr_spec;
 
-/* One counter a source's rows add to (SPEC §7): the counter item's key
+/* One counter a source's rows add to: the counter item's key
  * templates (bound to the input like the item's keys) and the number
  * attribute on it. A row whose counter pk or sk renders a NULL or empty
  * placeholder adds to no counter of that spec; it is not rejected for it
@@ -76,13 +76,13 @@ typedef struct el_source {
     el_attr_spec *attrs;
     size_t nattrs;
     const el_schema *bound; /* schema of the last bind, borrowed */
-    /* Hot targets (SPEC §5, "hot": {"threshold", "max_shards"}): an index
+    /* Hot targets ("hot": {"threshold", "max_shards"}): an index
      * partition key whose fan-in reaches hot_threshold is sharded over up to
      * max_shards partitions. 0 = no hot sharding; max_shards defaults to
      * EL_DEFAULT_MAX_SHARDS when a threshold is given. */
     uint64_t hot_threshold;
     size_t max_shards;
-    /* Counters (SPEC §7, "counters": [{"pk", "sk", "attribute"}], or
+    /* Counters ("counters": [{"pk", "sk", "attribute"}], or
      * --counter PK,SK,ATTRIBUTE): ncounters of them, owned. */
     el_counter_spec *counters;
     size_t ncounters;

@@ -1,5 +1,5 @@
 /*
- * plan.h - fan-in counting and the shard plan (SPEC §5, issue 5).
+ * plan.h - fan-in counting and the shard plan (docs/SHARDING.md).
  *
  * Two objects:
  *

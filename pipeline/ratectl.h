@@ -1,5 +1,5 @@
 /*
- * ratectl.h - how fast the network stage may send (SPEC §8, issue 6).
+ * ratectl.h - how fast the network stage may send.
  *
  * Two independent controls, both pure (time is an argument):
  *  - an AIMD window over requests in flight, as TCP and the AWS SDKs'

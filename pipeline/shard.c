@@ -1,5 +1,5 @@
 /*
- * shard.c - shard count, shard choice, suffix and directory item (SPEC §5).
+ * shard.c - shard count, shard choice, suffix and directory item.
  *
  * DESIGN: pure functions with no state, so the rule is tested with exact
  * expectations and an application in another language can repeat it from

@@ -1,5 +1,6 @@
 /*
- * shard.h - the hot-target shard rule of SPEC §5, as pure functions.
+ * shard.h - the hot-target shard rule (docs/SHARDING.md),
+ * as pure functions.
  *
  * A target (an unsharded index partition key such as "TARGET#bob") whose
  * fan-in reaches the source's hot threshold is spread over N index

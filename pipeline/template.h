@@ -1,6 +1,6 @@
 /*
  * template.h - key and attribute templates: literal text with {column}
- * placeholders; "{{" and "}}" stand for literal braces (SPEC §2).
+ * placeholders; "{{" and "}}" stand for literal braces.
  *
  *   el_template *t;
  *   el_template_parse("ACTOR#{follower_id}", &t, &d);

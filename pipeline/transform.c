@@ -426,7 +426,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     if (err)
         return err;
     if (src->index && t->plan) {
-        /* a hot target: its edges spread over N index partitions (SPEC §5) */
+        /* a hot target: its edges spread over N index partitions */
         size_t n = el_plan_shards(t->plan, t->plan_source, ipk->data, ipk->len);
         if (n > 1) {
             el_buf_reset(&t->sharded);

@@ -1,5 +1,6 @@
 /*
- * transform.h - one input row to one DynamoDB item (SPEC §1-§2).
+ * transform.h - one input row to one DynamoDB item: the edge or
+ * entity item its source maps it to, with the index keys.
  *
  * The item is written as DynamoDB JSON ({"PK":{"S":"..."},...}) straight
  * into the caller's buffer, together with its key (PK bytes, NUL, SK bytes)
@@ -52,7 +53,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
  */
 /* Hot targets: with a plan, the index partition key of an edge whose
  * unsharded key the plan lists with N > 1 shards becomes "<key>#<k>",
- * k = FNV-1a-64(index sort key) mod N (SPEC §5). plan_source is the
+ * k = FNV-1a-64(index sort key) mod N (docs/SHARDING.md). plan_source is the
  * source's index in the plan (EL_PLAN_NO_SOURCE: nothing hot). The plan is
  * borrowed. */
 void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source);

@@ -1,6 +1,6 @@
 /*
  * verify.h - `edgeload verify`: are the items the inputs map to in the
- * table, with the attributes the mapping gives them? (SPEC §4, §8)
+ * table, with the attributes the mapping gives them?
  *
  *   1. read every input with the same readers and the same el_transform as
  *      load, keeping the expected item of each key (the later row of a
@@ -13,7 +13,7 @@
  *      expected item is absent or not equal in the table (attributes the
  *      mapping does not write are ignored; values compared by
  *      el_verify_values_equal);
- *   3. when the mapping has counters (SPEC §7), count them from the same
+ *   3. when the mapping has counters, count them from the same
  *      rows with the backfill's own code (pipeline/counters.h: a duplicate
  *      row counts once, a rejected row not at all), fetch the counter items
  *      the same way (ProjectionExpression: the keys and the counter
@@ -140,7 +140,7 @@ typedef struct el_verify_opts {
                                      after this long (index reads are eventually
                                      consistent); <= 0: report the first answer */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
-    const atomic_int *stop;       /* may be NULL; see el_load_opts.stop */
+    const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);
     void *user;

@@ -1,6 +1,6 @@
 /*
  * watermark.h - how far one input is acknowledged: the low watermark a
- * checkpoint records (SPEC §8).
+ * checkpoint records.
  *
  * Chunks of an input are received in reading order (seq 0, 1, 2, ...) and
  * acknowledged in any order. The watermark is the start offset of the
