@@ -608,10 +608,28 @@ static void uset_add(el_batcher *b, uint64_t h)
 typedef struct forming {
     el_item **out;
     size_t n, max_items, bytes, max_bytes, first_new;
+    double units, max_units;     /* write units taken, their limit (<= 0: none) */
     el_item **superseded;
     size_t *nsuperseded;
     bool spread;
 } forming;
+
+/* Whether one more item fits the byte budget and the unit budget (the
+ * first item always fits the unit budget: one item is the least a request
+ * can carry). */
+static bool fits(const forming *f, const el_item *it)
+{
+    if (f->bytes + it->json_len + 64 > f->max_bytes)
+        return false;
+    return f->n == 0 || f->max_units <= 0 || f->units + el_item_wcu(it) <= f->max_units;
+}
+
+static void put(forming *f, el_item *it)
+{
+    f->out[f->n++] = it;
+    f->bytes += it->json_len + 64;
+    f->units += el_item_wcu(it);
+}
 
 static void note_pks(el_batcher *b, forming *f, const el_item *it)
 {
@@ -660,7 +678,7 @@ static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
      * has room and the byte budget allows */
     while (next != NONE && f->n + 1 < f->max_items && *f->nsuperseded < f->max_items) {
         el_item *later = b->nodes[next].it;
-        if (f->bytes + later->json_len + 64 > f->max_bytes)
+        if (!fits(f, later))
             break;
         f->superseded[(*f->nsuperseded)++] = cur;
         cur = later;
@@ -669,8 +687,7 @@ static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
         next = after;
         rows++;
     }
-    f->out[f->n++] = cur;
-    f->bytes += cur->json_len + 64;
+    put(f, cur);
     note_pks(b, f, cur);
     fifo_remove_head(b, id);
     b->live -= rows;
@@ -722,7 +739,7 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
             b->defer[(*ndefer)++] = id;
             continue;
         }
-        if (f->bytes + n->it->json_len + 64 > f->max_bytes) {
+        if (!fits(f, n->it)) {
             heap_push(b, id);
             return false;
         }
@@ -732,11 +749,12 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
 }
 
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
-                       el_item **out, el_item **superseded, size_t *nsuperseded,
-                       size_t *blocked_dups)
+                       double max_units, el_item **out, el_item **superseded,
+                       size_t *nsuperseded, size_t *blocked_dups)
 {
     forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes,
-                  .superseded = superseded, .nsuperseded = nsuperseded };
+                  .max_units = max_units, .superseded = superseded,
+                  .nsuperseded = nsuperseded };
     *nsuperseded = 0;
     *blocked_dups = b->dups;
     b->dups = 0;
@@ -757,10 +775,8 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
         size_t left = 0;
         for (size_t i = 0; i < b->nretry;) {
             el_item *it = b->retry[i];
-            if (f.n < max_items && it->not_before <= now &&
-                f.bytes + it->json_len + 64 <= max_bytes) {
-                out[f.n++] = it;
-                f.bytes += it->json_len + 64;
+            if (f.n < max_items && it->not_before <= now && fits(&f, it)) {
+                put(&f, it);
                 note_pks(b, &f, it);
                 b->retry[i] = b->retry[--b->nretry];
             } else {

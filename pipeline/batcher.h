@@ -13,9 +13,9 @@
  *  - items are spread over partition keys: a batch takes at most one item
  *    per base-table partition key and per index partition key while items
  *    of other keys are ready, and only then fills up with more of the same
- *    keys (interleaving, SPEC §5). Rows of one partition key (base or
- *    index) leave in input order; an item is ready when it is the oldest
- *    pending row of both its partition keys;
+ *    keys (interleaving, as DynamoDB's data-upload guidance asks). Rows of
+ *    one partition key (base or index) leave in input order; an item is
+ *    ready when it is the oldest pending row of both its partition keys;
  *  - forming a batch costs O(batch size), however skewed or sorted the
  *    input (per-key FIFOs and a heap of ready items, oldest first; no window scan).
  * Retries (UnprocessedItems) keep their key held and go first once due.
@@ -52,6 +52,11 @@ el_err el_batcher_retry(el_batcher *b, el_item *it) EL_MUST_USE;
 /*
  * Forms a batch at time now (ms): due retries first, then window items in
  * order. Writes up to max_items item pointers to out and returns how many.
+ * The batch's JSON stays within max_bytes, and its write units
+ * (el_item_wcu) within max_units (<= 0: no limit) except that the first
+ * item always fits that one: a capacity budget smaller than a batch of
+ * large items then sends fewer items a request instead of overdrawing the
+ * budget by 25 items at once.
  * Items superseded by a later row of the same key in this batch go to
  * superseded[] (*nsuperseded; room for max_items), already released: the
  * caller acknowledges them as duplicates. *blocked_dups counts the rows found
@@ -60,7 +65,7 @@ el_err el_batcher_retry(el_batcher *b, el_item *it) EL_MUST_USE;
  * "duplicates" figure of the summary.
  */
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
-                       el_item **out, el_item **superseded, size_t *nsuperseded,
+                       double max_units, el_item **out, el_item **superseded, size_t *nsuperseded,
                        size_t *blocked_dups);
 
 /* The item is done (written, refused or given up): releases its key. */

@@ -71,4 +71,17 @@ static inline const char *el_item_key(const el_item *it)
     return it->chunk->keys.data + it->key_off;
 }
 
+/* Write capacity units a put of the item costs, by DynamoDB's rules: one
+ * per started KB of its size (attribute names and values), at least one,
+ * in the table and again in the index when it carries index keys (an
+ * estimate for an index that projects fewer attributes: what DynamoDB
+ * reports as consumed settles the difference). */
+static inline double el_item_wcu(const el_item *it)
+{
+    double units = (double)((it->size + 1023u) / 1024u);
+    if (units < 1)
+        units = 1;
+    return it->indexed ? 2 * units : units;
+}
+
 #endif

@@ -789,6 +789,12 @@ typedef struct net {
     double next_checkpoint, next_progress;
     el_checkpoint *cp;       /* reused for every write */
     el_buf body;
+    /* A batch formed while the capacity budget could not pay for it: it
+     * goes first once the budget allows (its items stay out of the
+     * batcher, their keys held). */
+    el_item *held[EL_DDB_BATCH_ITEMS];
+    size_t nheld;
+    double held_wcu;
 } net;
 
 static void ack(net *n, el_item *it, bool release)
@@ -892,16 +898,6 @@ static el_err build_body(net *n, el_item **items, size_t count)
     if (!err)
         err = el_buf_puts(b, "]},\"ReturnConsumedCapacity\":\"INDEXES\"}");
     return err;
-}
-
-/* Write capacity an item costs: 1 WCU per started KB, in the table and in
- * the index when it has index keys. */
-static double item_wcu(const el_item *it)
-{
-    double units = (double)((it->size + 1023) / 1024);
-    if (units < 1)
-        units = 1;
-    return it->indexed ? 2 * units : units;
 }
 
 static void free_req(net *n, sendreq *s);
@@ -1168,37 +1164,49 @@ static el_err pull(net *n, bool block)
 }
 
 /* Forms and sends batches while the window and the capacity budget allow.
- * *wait_ms gets how long the budget wants us to wait (0 = not limited). */
+ * *wait_ms gets how long the budget wants us to wait (0 = not limited).
+ * With a budget, a batch is formed first and then paid for: its cost is
+ * known only once its items are chosen, and a batch is never sent on
+ * credit it does not have (a batch larger than the whole bucket waits for
+ * a full bucket; el_batcher_form keeps batches within one bucket unless a
+ * single item is larger). */
 static el_err fill_window(net *n, double now, double *wait_ms)
 {
-    el_item *batch[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    el_item *sup[EL_DDB_BATCH_ITEMS];
+    bool budget = n->rate.wcu_per_s > 0;
     *wait_ms = 0;
     while ((int)n->inflight < el_rate_window(&n->rate)) {
-        /* with a capacity cap, wait until a full batch's worth is available */
-        if (n->rate.wcu_per_s > 0) {
-            double w = el_rate_wait_ms(&n->rate, 50, now);
+        if (n->nheld == 0) {
+            size_t nsup, blocked;
+            size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS,
+                                         EL_DDB_MAX_REQUEST_BYTES,
+                                         budget ? n->rate.capacity : 0, n->held, sup, &nsup,
+                                         &blocked);
+            n->st->duplicates += blocked;
+            for (size_t i = 0; i < nsup; i++)
+                ack(n, sup[i], false);
+            if (cnt == 0)
+                return EL_OK;
+            n->nheld = cnt;
+            n->held_wcu = 0;
+            for (size_t i = 0; i < cnt; i++)
+                n->held_wcu += el_item_wcu(n->held[i]);
+        }
+        if (budget) {
+            double w = el_rate_wait_ms(&n->rate, n->held_wcu, now);
             if (w > 0) {
                 *wait_ms = w;
                 return EL_OK;
             }
+            (void)el_rate_take(&n->rate, n->held_wcu, now);
         }
-        size_t nsup, blocked;
-        size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
-                                     batch, sup, &nsup, &blocked);
-        n->st->duplicates += blocked;
-        for (size_t i = 0; i < nsup; i++)
-            ack(n, sup[i], false);
-        if (cnt == 0)
-            return EL_OK;
         unsigned attempt = 0;
-        double wcu = 0;
-        for (size_t i = 0; i < cnt; i++) {
-            if (batch[i]->attempts > attempt)
-                attempt = batch[i]->attempts;
-            wcu += item_wcu(batch[i]);
-        }
-        el_rate_take(&n->rate, wcu, now);
-        el_err err = send_items(n, batch, cnt, attempt, wcu);
+        for (size_t i = 0; i < n->nheld; i++)
+            if (n->held[i]->attempts > attempt)
+                attempt = n->held[i]->attempts;
+        size_t cnt = n->nheld;
+        n->nheld = 0;
+        el_err err = send_items(n, n->held, cnt, attempt, n->held_wcu);
         if (err)
             return err;
     }
@@ -1264,7 +1272,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             if (n.inflight == 0 || now > drain_until)
                 break;
         } else {
-            bool idle = el_batcher_pending(n.b) == 0 && n.inflight == 0 && n.nwaiting == 0;
+            bool idle = el_batcher_pending(n.b) == 0 && n.nheld == 0 && n.inflight == 0 &&
+                        n.nwaiting == 0;
             if (idle && el_queue_done(r->queue))
                 break;
             err = pull(&n, idle);
@@ -1273,9 +1282,16 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
                 break;
             }
             now = el_now_ms();
-            /* resend requests whose backoff has passed */
+            /* resend requests whose backoff has passed; a resend costs
+             * capacity again (a throttled or failed request consumed
+             * nothing that was counted) */
             while (n.nwaiting > 0 && n.waiting[0]->not_before <= now &&
                    (int)n.inflight < el_rate_window(&n.rate)) {
+                if (n.rate.wcu_per_s > 0) {
+                    if (el_rate_wait_ms(&n.rate, n.waiting[0]->wcu_estimate, now) > 0)
+                        break;
+                    (void)el_rate_take(&n.rate, n.waiting[0]->wcu_estimate, now);
+                }
                 sendreq *s = wait_pop(&n);
                 err = start(&n, s);
                 if (err) {
@@ -1346,8 +1362,8 @@ static el_err network_stage(run *r, el_load_stats *st, el_diag *diag)
             due = n.next_progress;
         if (due - now < timeout)
             timeout = due > now ? due - now : 0;
-        if (n.inflight == 0 && n.nwaiting == 0 && el_batcher_pending(n.b) == 0 &&
-            el_queue_done(r->queue))
+        if (n.inflight == 0 && n.nwaiting == 0 && n.nheld == 0 &&
+            el_batcher_pending(n.b) == 0 && el_queue_done(r->queue))
             continue; /* all done: the loop's top ends it */
         if (answered && !drain_until && (int)n.inflight < el_rate_window(&n.rate))
             continue; /* an answer freed a slot: send again before sleeping */

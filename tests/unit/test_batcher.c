@@ -64,7 +64,7 @@ static void form(el_batcher *b, double now, size_t max_items, size_t max_bytes, 
     assert_true(max_items <= 4096);
     f->nsup = 777;
     f->blocked = 777;
-    f->n = el_batcher_form(b, now, max_items, max_bytes, f->out, f->sup, &f->nsup,
+    f->n = el_batcher_form(b, now, max_items, max_bytes, 0, f->out, f->sup, &f->nsup,
                            &f->blocked);
     assert_true(f->n <= max_items);
     assert_true(f->nsup <= max_items);
@@ -340,6 +340,41 @@ static void test_byte_budget(void **state)
     el_chunk_free(c);
 }
 
+/* Items of 3 KB with index keys cost 6 units each (3 started KB, table
+ * and index): a unit budget of 20 takes 3 of them; a budget below one item
+ * still sends that one item alone, never none. */
+static void test_unit_budget(void **state)
+{
+    (void)state;
+    el_chunk *c = make_distinct(10, 100);
+    for (size_t i = 0; i < 10; i++) {
+        c->items[i].size = 3000;
+        c->items[i].indexed = 1;
+    }
+    assert_true(el_item_wcu(&c->items[0]) == 6.0);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 10; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    el_item *out[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    size_t nsup, blocked;
+    size_t n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 20, out, sup,
+                               &nsup, &blocked);
+    assert_int_equal(n, 3);
+    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 5.5, out, sup, &nsup,
+                        &blocked);
+    assert_int_equal(n, 1);
+    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 0, out, sup, &nsup,
+                        &blocked);
+    assert_int_equal(n, 6); /* no unit budget: everything left */
+    c->items[0].size = 100;
+    c->items[0].indexed = 0;
+    assert_true(el_item_wcu(&c->items[0]) == 1.0);
+    c->items[0].size = 0;
+    assert_true(el_item_wcu(&c->items[0]) == 1.0); /* never less than one unit */
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 static void test_byte_budget_holds_when_a_later_row_is_bigger(void **state)
 {
     (void)state;
@@ -405,7 +440,7 @@ static void test_many_rows_of_one_key(void **state)
     el_item *last_sent = NULL;
     for (int round = 0; round < 20 && el_batcher_pending(b) > 0; round++) {
         size_t nsup, blocked;
-        size_t k = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, out, sup, &nsup,
+        size_t k = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, 0, out, sup, &nsup,
                                    &blocked);
         assert_true(k <= 1);                    /* one key: one item per batch */
         assert_true(nsup <= EL_DDB_BATCH_ITEMS);
@@ -1041,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_next_due_is_earliest),
         cmocka_unit_test(test_next_due_after_partial_takes),
         cmocka_unit_test(test_byte_budget),
+        cmocka_unit_test(test_unit_budget),
         cmocka_unit_test(test_byte_budget_holds_when_a_later_row_is_bigger),
         cmocka_unit_test(test_many_rows_of_one_key),
         cmocka_unit_test(test_window_room),
