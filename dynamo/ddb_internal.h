@@ -48,4 +48,22 @@ void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_l
  * el_ddb_create_table documents). EL_ELIMIT/EL_ENOMEM from the buffer. */
 el_err el_ddb_create_table_body(const el_create_table_opts *opts, el_buf *b) EL_MUST_USE;
 
+/* The capacity units an answer's ConsumedCapacity reports (every entry's
+ * CapacityUnits, or its parts when that is absent), 0 when there is none or
+ * the body is not JSON. Pure; streams the body without building a tree. */
+double el_ddb_consumed_units(const char *body, size_t len);
+
+/* For the transports of ddb_driver.h: the request's body buffer, to take
+ * by swapping (the driver then frees an empty buffer), and where the body
+ * now lives, for el_ddb_op_body. */
+typedef struct el_ddb_op el_ddb_op;
+el_buf *el_ddb_op_take_body(el_ddb_op *op);
+void el_ddb_op_set_body_view(el_ddb_op *op, const char *body, size_t len);
+
+/* The driver's transport over libcurl and epoll (ddb_transport_curl.c):
+ * fills *t for ddb with up to `connections` connections. EL_ENOMEM, or
+ * EL_EIO when epoll or eventfd cannot be created. */
+typedef struct el_ddb_transport el_ddb_transport;
+el_err el_ddb_transport_curl(el_ddb *ddb, int connections, el_ddb_transport *t) EL_MUST_USE;
+
 #endif

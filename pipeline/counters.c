@@ -30,7 +30,7 @@
 #include "common/backoff.h"
 #include "common/hash.h"      /* el_fnv1a64 */
 #include "common/clock.h"     /* el_now_ms */
-#include "pipeline/ratectl.h"
+#include "dynamo/ratectl.h"
 #include "pipeline/transform.h"
 #include "common/vec.h"  /* el_grow */
 

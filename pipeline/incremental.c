@@ -32,7 +32,7 @@
 #include "pipeline/counters.h"
 #include "common/clock.h"  /* el_now_ms */
 #include "pipeline/plan.h"
-#include "pipeline/ratectl.h"
+#include "dynamo/ratectl.h"
 #include "pipeline/transform.h"
 #include "common/vec.h"  /* el_grow */
 

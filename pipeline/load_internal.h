@@ -27,7 +27,7 @@
 #include "pipeline/counters.h"
 #include "pipeline/file_sink.h"
 #include "pipeline/loader.h"
-#include "pipeline/netloop.h"
+#include "dynamo/netloop.h"
 #include "pipeline/plan.h"
 #include "pipeline/queue.h"
 

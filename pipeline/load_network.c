@@ -25,7 +25,7 @@
 #include "formats/ddb_value.h" /* el_json_put_string */
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
-#include "pipeline/ratectl.h"
+#include "dynamo/ratectl.h"
 #include "pipeline/rejects.h"
 #include "pipeline/watermark.h"
 
