@@ -71,6 +71,7 @@ struct el_ddb_driver {
     el_ddb_op *live;           /* every request not done */
     size_t nlive, inflight;
     el_ddb_driver_stats st;
+    bool held;                 /* el_ddb_driver_hold: send nothing */
     el_err err;                /* the error that stops the run, EL_OK while going */
     el_diag diag;
 };
@@ -259,7 +260,7 @@ el_err el_ddb_driver_submit(el_ddb_driver *d, const char *name, el_buf *body, do
 
 bool el_ddb_driver_wants(const el_ddb_driver *d)
 {
-    return d->nfifo == 0 && (int)d->inflight < el_rate_window(&d->rate);
+    return !d->held && d->nfifo == 0 && (int)d->inflight < el_rate_window(&d->rate);
 }
 
 size_t el_ddb_driver_pending(const el_ddb_driver *d)
@@ -290,8 +291,17 @@ void el_ddb_driver_wakeup(el_ddb_driver *d)
 
 void el_ddb_driver_note_throttle(el_ddb_driver *d)
 {
-    d->st.throttled++;
     el_rate_on_throttle(&d->rate, el_ddb_driver_now(d));
+}
+
+void el_ddb_driver_hold(el_ddb_driver *d, bool hold)
+{
+    d->held = hold;
+}
+
+double el_ddb_driver_max_units(const el_ddb_driver *d)
+{
+    return d->rate.wcu_per_s > 0 ? d->rate.capacity : 0;
 }
 
 void el_ddb_driver_fail(el_ddb_driver *d, el_err err, const el_diag *why)
@@ -356,7 +366,7 @@ static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
 static el_err send_ready(el_ddb_driver *d, double now, double *budget_due)
 {
     *budget_due = -1;
-    while ((int)d->inflight < el_rate_window(&d->rate)) {
+    while (!d->held && (int)d->inflight < el_rate_window(&d->rate)) {
         el_ddb_op *op = next_to_send(d, now, budget_due);
         if (!op)
             break;
@@ -393,7 +403,7 @@ el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag)
          * ourselves. A due resend counts only when a slot is free: with the
          * window full only an answer frees one, and its socket wakes us. */
         double due = wake_at;
-        bool room = (int)d->inflight < el_rate_window(&d->rate);
+        bool room = !d->held && (int)d->inflight < el_rate_window(&d->rate);
         if (room && d->nheap > 0 && (due < 0 || d->heap[0]->not_before < due))
             due = d->heap[0]->not_before;
         if (budget_due >= 0 && (due < 0 || budget_due < due))
@@ -413,6 +423,48 @@ el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag)
     if (d->err)
         *diag = d->diag;
     return d->err;
+}
+
+/* ---- one request, waited for ---- */
+
+typedef struct call_state {
+    bool answered;
+    el_err err;
+    el_diag diag;
+    el_buf *response;
+} call_state;
+
+static el_ddb_verdict on_call(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a, void *ctx)
+{
+    (void)d;
+    (void)op;
+    call_state *c = ctx;
+    c->answered = true;
+    if (a->res.outcome == EL_DDB_REJECTED) {
+        c->err = el_diag_set(&c->diag, EL_ESERVICE, "%s refused: %s: %s", el_ddb_op_name(op),
+                             a->res.error_type, a->res.message);
+    } else if (c->response && a->len && el_buf_append(c->response, a->body, a->len)) {
+        c->err = el_diag_set(&c->diag, EL_ENOMEM, "%s answer too large", el_ddb_op_name(op));
+    }
+    return EL_DDB_DONE;
+}
+
+el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double units,
+                          el_buf *response, el_diag *diag)
+{
+    call_state c = { .response = response };
+    el_diag_clear(&c.diag);
+    el_err err = el_ddb_driver_submit(d, op, body, units, on_call, &c, 0, NULL);
+    if (err)
+        return el_diag_set(diag, err, "%s request: %s", op, el_strerror(err));
+    while (!c.answered) {
+        err = el_ddb_driver_step(d, -1, diag);
+        if (err)
+            return err; /* the request is dropped with the driver */
+    }
+    if (c.err)
+        *diag = c.diag;
+    return c.err;
 }
 
 /* ---- answers ---- */
@@ -481,6 +533,7 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     el_ddb_verdict v = op->done ? op->done(d, op, &a, op->ctx) : EL_DDB_DONE;
     switch (v) {
     case EL_DDB_AGAIN_THROTTLED:
+        d->st.throttled++;
         el_ddb_driver_note_throttle(d);
         /* fall through */
     case EL_DDB_AGAIN:

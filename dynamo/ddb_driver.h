@@ -80,7 +80,7 @@ typedef el_ddb_verdict (*el_ddb_done_fn)(el_ddb_driver *d, el_ddb_op *op,
 typedef struct el_ddb_driver_stats {
     uint64_t requests;        /* sends, resends included */
     uint64_t resends;         /* sends after a throttle, a failure or AGAIN */
-    uint64_t throttled;       /* throttling answers, and partial throttles noted */
+    uint64_t throttled;       /* throttling answers (and EL_DDB_AGAIN_THROTTLED verdicts) */
     uint64_t failures;        /* transient failures (5xx, resets, timeouts) */
     double consumed;          /* ConsumedCapacity units of every answer */
 } el_ddb_driver_stats;
@@ -157,12 +157,32 @@ size_t el_ddb_driver_inflight(const el_ddb_driver *d);
  */
 el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag) EL_MUST_USE;
 
+/*
+ * One request, waited for: submits it, steps until it is answered (other
+ * requests in flight go on meanwhile) and appends the answer's body to
+ * response. EL_OK for a success; a refusal is EL_ESERVICE with diag
+ * "<op> refused: <type>: <message>"; otherwise what step returned.
+ */
+el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double units,
+                          el_buf *response, el_diag *diag) EL_MUST_USE;
+
 /* Any thread: makes the current or next step return soon. */
 void el_ddb_driver_wakeup(el_ddb_driver *d);
 
 /* A throttle the caller found inside a successful answer (BatchWriteItem's
- * UnprocessedItems): the window shrinks as for a throttling answer. */
+ * UnprocessedItems): the window shrinks as for a throttling answer (the
+ * answer is not counted as throttled: the caller counts what it resends). */
 void el_ddb_driver_note_throttle(el_ddb_driver *d);
+
+/* While held, step sends nothing (no fresh request, no resend) and only
+ * collects the answers of what is in flight: for a run that is stopping
+ * and lets the wire drain. */
+void el_ddb_driver_hold(el_ddb_driver *d, bool hold);
+
+/* The most units one request should cost: the budget's bucket (half a
+ * second of it), so that requests formed from a backlog stay within one
+ * bucket; 0 without a budget. */
+double el_ddb_driver_max_units(const el_ddb_driver *d);
 
 /* For a callback returning EL_DDB_STOP: the error step returns. */
 void el_ddb_driver_fail(el_ddb_driver *d, el_err err, const el_diag *why);

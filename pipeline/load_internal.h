@@ -27,7 +27,7 @@
 #include "pipeline/counters.h"
 #include "pipeline/file_sink.h"
 #include "pipeline/loader.h"
-#include "dynamo/netloop.h"
+#include "dynamo/ddb_driver.h"
 #include "pipeline/plan.h"
 #include "pipeline/queue.h"
 
@@ -57,7 +57,7 @@ typedef struct load_run {
     atomic_int readers_left;    /* the last reader to finish closes the queue */
     el_queue *queue;
     atomic_bool abort;
-    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `loop` */
+    pthread_mutex_t mu;         /* guards err/diag, dry-run output and `drv` */
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
@@ -66,7 +66,7 @@ typedef struct load_run {
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
-    el_netloop *loop;           /* network stage's event loop while it lives (under mu) */
+    el_ddb_driver *drv;         /* the network stage's request driver while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
     el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
     uint64_t split_hash;        /* --split: this worker's parts, for job_hash */

@@ -36,16 +36,16 @@ void load_fail(load_run *r, el_err err, const el_diag *d)
 
 /* Wakes the network stage when it sleeps waiting for chunks. Under mu,
  * because the stage may end between our exchange of `hungry` and the wakeup
- * (woken by its own timeout, it finds the queue done) and frees its event
- * loop: it sets `loop` to NULL under mu first, so a reader never writes to
+ * (woken by its own timeout, it finds the queue done) and frees its
+ * driver: it sets `drv` to NULL under mu first, so a reader never writes to
  * a closed eventfd. Taken only when the stage sleeps, not per chunk. */
 void load_wake_network(load_run *r)
 {
     if (!atomic_exchange(&r->hungry, false))
         return;
     pthread_mutex_lock(&r->mu);
-    if (r->loop)
-        el_netloop_wakeup(r->loop);
+    if (r->drv)
+        el_ddb_driver_wakeup(r->drv);
     pthread_mutex_unlock(&r->mu);
 }
 
