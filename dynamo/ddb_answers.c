@@ -1,7 +1,8 @@
 /*
  * ddb_answers.c - what every DynamoDB answer says about capacity: the
  * ConsumedCapacity of BatchWriteItem, BatchGetItem, TransactWriteItems
- * (a list of entries), UpdateItem and Query (one entry).
+ * (a list of entries), UpdateItem and Query (one entry); and the reasons a
+ * TransactWriteItems was cancelled.
  *
  * DESIGN: the request driver needs the consumed units of every answer to
  * settle its budget, whatever the operation, and some answers are large
@@ -14,9 +15,11 @@
 #include "dynamo/ddb_internal.h"
 
 #include <stdbool.h>         /* bool */
-#include <stdlib.h>          /* strtod */
-#include <string.h>          /* memcmp */
+#include <stdio.h>           /* snprintf */
+#include <stdlib.h>          /* strtod, malloc */
+#include <string.h>          /* memcmp, strchr */
 #include <yajl/yajl_parse.h> /* the streaming parser */
+#include <yajl/yajl_tree.h>  /* the (small) cancellation answers */
 
 #include "common/json_guard.h" /* EL_JSON_MAX_DEPTH */
 
@@ -35,6 +38,7 @@ typedef struct cc_scan {
     bool has_cu, has_wcu, has_rcu;
     double cu, wcu, rcu, parts;
     double total;
+    bool any_rcu, any_wcu;  /* some entry said ReadCapacityUnits / WriteCapacityUnits */
 } cc_scan;
 
 enum { F_NONE, F_CU, F_WCU, F_RCU, F_TABLE, F_INDEXES };
@@ -78,10 +82,10 @@ static int on_number(void *ctx, const char *v, size_t n)
             s->has_cu = true;
         } else if (s->field == F_WCU) {
             s->wcu = x;
-            s->has_wcu = true;
+            s->has_wcu = s->any_wcu = true;
         } else if (s->field == F_RCU) {
             s->rcu = x;
-            s->has_rcu = true;
+            s->has_rcu = s->any_rcu = true;
         }
         s->field = F_NONE;
     } else if (s->in_table && s->depth == s->entry_depth + 1 && s->table_key_cu) {
@@ -220,17 +224,119 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = on_end_array,
 };
 
+static bool scan(const char *body, size_t len, cc_scan *s)
+{
+    yajl_handle h = yajl_alloc(&callbacks, NULL, s);
+    if (!h)
+        return false;
+    bool ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
+              yajl_complete_parse(h) == yajl_status_ok;
+    yajl_free(h);
+    return ok;
+}
+
 double el_ddb_consumed_units(const char *body, size_t len)
 {
     double fast;
     if (el_ddb_batch_write_all_done(body, len, &fast))
         return fast; /* nearly every BatchWriteItem answer: no parser at all */
     cc_scan s = { 0 };
-    yajl_handle h = yajl_alloc(&callbacks, NULL, &s);
-    if (!h)
-        return 0;
-    bool ok = yajl_parse(h, (const unsigned char *)body, len) == yajl_status_ok &&
-              yajl_complete_parse(h) == yajl_status_ok;
-    yajl_free(h);
-    return ok ? s.total : 0;
+    return scan(body, len, &s) ? s.total : 0;
+}
+
+bool el_ddb_txn_replayed(const char *body, size_t len)
+{
+    cc_scan s = { 0 };
+    return scan(body, len, &s) && s.any_rcu && !s.any_wcu;
+}
+
+/* ---- TransactionCanceledException ---- */
+
+/* Copies the "Code" of each CancellationReasons entry (the list is in the
+ * transaction's order; an entry without a code is "None"). */
+el_err el_ddb_cancellation_codes(const char *body, size_t len, const char *message,
+                                 el_ddb_cancel_code *codes, size_t max, size_t *n)
+{
+    *n = 0;
+    el_diag g;
+    el_diag_clear(&g);
+    yajl_val root = NULL;
+    if (len && !el_json_guard(body, len, EL_JSON_MAX_DEPTH, 0, &g)) {
+        char *copy = malloc(len + 1);
+        if (!copy)
+            return EL_ENOMEM;
+        memcpy(copy, body, len);
+        copy[len] = '\0';
+        root = yajl_tree_parse(copy, NULL, 0);
+        free(copy);
+    }
+    yajl_val reasons = root ? yajl_tree_get(root, (const char *[]){ "CancellationReasons", NULL },
+                                            yajl_t_array)
+                            : NULL;
+    if (reasons) {
+        for (size_t i = 0; i < reasons->u.array.len && *n < max; i++) {
+            yajl_val code = yajl_tree_get(reasons->u.array.values[i],
+                                          (const char *[]){ "Code", NULL }, yajl_t_string);
+            snprintf(codes[(*n)++].code, sizeof codes[0].code, "%s",
+                     code ? YAJL_GET_STRING(code) : "None");
+        }
+        yajl_tree_free(root);
+        return EL_OK;
+    }
+    yajl_tree_free(root);
+    /* no list to read: the message has the codes, "... [ConditionalCheckFailed, None]" */
+    const char *lb = message ? strchr(message, '[') : NULL;
+    for (const char *p = lb ? lb + 1 : NULL; p && *p && *p != ']' && *n < max;) {
+        const char *e = p + strcspn(p, ",]");
+        snprintf(codes[(*n)++].code, sizeof codes[0].code, "%.*s", (int)(e - p), p);
+        p = *e == ',' ? e + 1 + (e[1] == ' ') : e;
+    }
+    return EL_OK;
+}
+
+/* ---- BatchGetItem and Query ---- */
+
+static el_err parse_object(const char *body, size_t len, const char *what, el_ddb_doc **doc,
+                           el_diag *diag)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_ddb_doc_parse(body, len, doc, &d);
+    if (err)
+        return el_diag_set(diag, err, "the %s answer is refused: %s", what, d.msg);
+    if (!el_ddb_val_is_object(el_ddb_doc_root(*doc))) {
+        el_ddb_doc_free(*doc);
+        *doc = NULL;
+        return el_diag_set(diag, EL_EPARSE, "the %s answer is not a JSON object", what);
+    }
+    return EL_OK;
+}
+
+el_err el_ddb_parse_batch_get(const char *body, size_t len, const char *table,
+                              el_ddb_get_answer *out, el_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    el_err err = parse_object(body, len, "BatchGetItem", &out->doc, diag);
+    if (err)
+        return err;
+    const el_ddb_val *root = el_ddb_doc_root(out->doc);
+    out->items = el_ddb_val_member(el_ddb_val_member(root, "Responses"), table);
+    out->unprocessed = el_ddb_val_member(
+        el_ddb_val_member(el_ddb_val_member(root, "UnprocessedKeys"), table), "Keys");
+    return EL_OK;
+}
+
+el_err el_ddb_parse_query(const char *body, size_t len, el_ddb_query_answer *out,
+                          el_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    el_err err = parse_object(body, len, "Query", &out->doc, diag);
+    if (err)
+        return err;
+    const el_ddb_val *root = el_ddb_doc_root(out->doc);
+    out->items = el_ddb_val_member(root, "Items");
+    out->last_key = el_ddb_val_member(root, "LastEvaluatedKey");
+    if (!el_ddb_val_is_object(out->last_key))
+        out->last_key = NULL;
+    return EL_OK;
 }

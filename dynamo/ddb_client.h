@@ -38,6 +38,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "aws/aws_config.h"
+#include "formats/ddb_item.h" /* answers parsed into DynamoDB JSON trees */
 
 typedef struct el_ddb el_ddb;
 
@@ -193,6 +194,52 @@ void *el_ddb_req_user(const el_ddb_req *req);
 /* Frees the body and returns the request to its client's pool (or frees
  * it). Remove its handle from any multi handle first. NULL is a no-op. */
 void el_ddb_req_free(el_ddb_req *req);
+
+/* ---- BatchGetItem and Query answers ---- */
+
+/* A BatchGetItem answer for one table. The doc owns the tree; the other
+ * fields point into it (NULL when the answer has none). */
+typedef struct el_ddb_get_answer {
+    el_ddb_doc *doc;
+    const el_ddb_val *items;         /* Responses.<table>: an array of items */
+    const el_ddb_val *unprocessed;   /* UnprocessedKeys.<table>.Keys: an array of keys */
+} el_ddb_get_answer;
+
+/* Parses a BatchGetItem answer (EL_EPARSE with diag for text that is not a
+ * JSON object; EL_ENOMEM). Free with el_ddb_doc_free(out->doc). */
+el_err el_ddb_parse_batch_get(const char *body, size_t len, const char *table,
+                              el_ddb_get_answer *out, el_diag *diag) EL_MUST_USE;
+
+/* A Query answer: Items, and LastEvaluatedKey (NULL on the last page). */
+typedef struct el_ddb_query_answer {
+    el_ddb_doc *doc;
+    const el_ddb_val *items;
+    const el_ddb_val *last_key;
+} el_ddb_query_answer;
+
+el_err el_ddb_parse_query(const char *body, size_t len, el_ddb_query_answer *out,
+                          el_diag *diag) EL_MUST_USE;
+
+/* ---- TransactWriteItems answers ---- */
+
+/* One entry of a TransactionCanceledException's CancellationReasons. */
+typedef struct el_ddb_cancel_code {
+    char code[48];      /* "ConditionalCheckFailed", "TransactionConflict", "None", ... */
+} el_ddb_cancel_code;
+
+/*
+ * The cancellation codes of a TransactionCanceledException, one per action
+ * in the transaction's order: from the body's CancellationReasons, or,
+ * when the body has none, from the list the message ends with
+ * ("[ConditionalCheckFailed, None]"). At most max; *n how many. EL_ENOMEM.
+ */
+el_err el_ddb_cancellation_codes(const char *body, size_t len, const char *message,
+                                 el_ddb_cancel_code *codes, size_t max, size_t *n) EL_MUST_USE;
+
+/* True when a successful TransactWriteItems answer reports only read
+ * capacity: DynamoDB answering a ClientRequestToken it had already seen
+ * (a replay: nothing was written this time). */
+bool el_ddb_txn_replayed(const char *body, size_t len);
 
 /* ---- BatchWriteItem responses ---- */
 

@@ -129,11 +129,9 @@ typedef struct el_counters_stats {
 
 /*
  * Writes every counter: one UpdateItem per counter item, `SET #a0 = :n0,
- * #a1 = :n1 ...` for its attributes, --concurrency in flight on a curl multi
- * handle, throttling retried for ever and other transient failures for
- * max_retry_time_s with capped exponential backoff and full jitter, the
- * window and --max-wcu governed by el_rate (ratectl.h), ConsumedCapacity
- * added up. SET is idempotent: writing again (rerun, resume) lands the same
+ * #a1 = :n1 ...` for its attributes, through the request driver
+ * (dynamo/ddb_driver.h: --concurrency in flight, its retry policy, the
+ * --max-wcu budget; counters_write.c). SET is idempotent: writing again (rerun, resume) lands the same
  * values. Returns EL_OK when every counter was written; EL_ESERVICE when
  * some were refused (diag has the first reason; the others were written),
  * EL_ENET/EL_ESERVICE/EL_ECONFIG when the run gave up, EL_EINTR when
