@@ -468,6 +468,16 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
     return EL_OK;
 }
 
+el_err el_ddb_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? EL_OK : EL_EINTERNAL;
+}
+
+void el_ddb_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
 void el_ddb_set_timeouts(el_ddb *ddb, long connect_ms, long total_ms)
 {
     ddb->connect_timeout_ms = connect_ms > 0 ? connect_ms : EL_DDB_CONNECT_TIMEOUT_MS;

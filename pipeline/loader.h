@@ -7,10 +7,11 @@
  *     read rows, transform them into items, put items into chunks
  *   a bounded queue of chunks (back-pressure to the readers)
  *   the network stage (the calling thread)
- *     forms BatchWriteItem requests (batcher.h), keeps --concurrency of them
- *     in flight on a curl multi handle, resends unprocessed items and
- *     throttled or failed requests with backoff, bisects refused batches to
- *     find the bad item, and acknowledges each item exactly once.
+ *     forms BatchWriteItem requests (batcher.h) and hands them to the
+ *     request driver (dynamo/ddb_driver.h: --concurrency in flight, the
+ *     --max-wcu budget, throttled or failed requests resent with backoff),
+ *     puts unprocessed items back, bisects refused batches to find the bad
+ *     item, and acknowledges each item exactly once.
  *
  * With dry_run, items are printed as {"Item":{...}} lines instead and no
  * client is needed. With output_dir, an output stage takes the network
