@@ -14,6 +14,10 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 
+/* A response larger than this is not DynamoDB's (its largest answers hold
+ * the unprocessed part of a 16 MB request). */
+#define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
+
 /*
  * Classifies a finished transfer from curl's code, the HTTP status and the
  * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
@@ -71,6 +75,10 @@ void *el_ddb_req_user(const el_ddb_req *req);
 /* Frees the body and returns the request to its client's pool (or frees
  * it). Remove its handle from any multi handle first. NULL is a no-op. */
 void el_ddb_req_free(el_ddb_req *req);
+
+/* The hint that follows a network failure's message: where to look (" (check
+ * --endpoint-url and --region: ...)"), "" when there is none. */
+const char *el_ddb_network_hint(const char *curl_message);
 
 /* Appends s as a JSON string literal (quotes included), escaping what RFC
  * 8259 requires. EL_ELIMIT/EL_ENOMEM from the buffer; the buffer may then
