@@ -27,6 +27,7 @@
 #include "common/clock.h"      /* el_now_ms */
 #include "dynamo/ddb_driver.h"
 #include "pipeline/incr_round.h"
+#include "pipeline/inputs.h"
 #include "pipeline/plan.h"
 #include "pipeline/transform.h"
 
@@ -154,50 +155,38 @@ static void report_progress(ictx *c, bool final)
 static el_err open_inputs(ictx *c, el_diag *diag)
 {
     const el_incr_opts *o = c->o;
-    el_mapping *m = o->mapping;
-    size_t n = o->ninputs ? o->ninputs : m->nsources;
-    if (o->ninputs && m->nsources > 1 && o->ninputs != m->nsources)
-        return el_diag_set(diag, EL_EUSAGE, "%zu inputs given for %zu sources: give one input "
-                           "per source, in the mapping's order, or none", o->ninputs,
-                           m->nsources);
+    el_input_spec *specs;
+    size_t n;
+    el_err err = el_inputs_pair(o->mapping, o->inputs, o->ninputs, &o->reader, &specs, &n, diag);
+    if (err)
+        return err;
     c->in = calloc(n ? n : 1, sizeof *c->in);
-    if (!c->in)
+    if (!c->in) {
+        el_inputs_free(specs, n);
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
     bool any_op = false;
-    for (size_t i = 0; i < n; i++) {
-        input *in = &c->in[c->nin];
-        el_source *s = m->sources[m->nsources == 1 ? 0 : i];
-        const char *path = o->ninputs ? o->inputs[i] : s->input;
-        if (!path)
-            return el_diag_set(diag, EL_EUSAGE, "source '%s' has no input: give it \"input\" "
-                               "in the mapping or name the file on the command line", s->name);
-        in->path = o->ninputs ? strdup(path) : el_mapping_input_path(m, path);
-        if (!in->path)
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        in->src = s;
-        c->nin++;
-        el_reader_opts ro = el_source_reader_opts(s, &o->reader);
-        el_diag d;
-        el_diag_clear(&d);
-        el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
+    for (size_t i = 0; !err && i < n; i++) {
+        input *in = &c->in[c->nin++];
+        in->path = specs[i].path; /* ours now */
+        specs[i].path = NULL;
+        in->src = specs[i].src;
+        el_input_spec spec = { in->path, in->src, specs[i].ropts };
+        err = el_input_open_bound(&spec, &in->reader, diag);
         if (err)
-            return d.line ? el_diag_set(diag, err, "%s:%llu: %s", in->path,
-                                        (unsigned long long)d.line, d.msg)
-                          : el_diag_set(diag, err, "%s", d.msg);
+            break;
         const el_schema *schema = el_reader_schema(in->reader);
-        err = el_source_bind(s, schema, &d);
-        if (err)
-            return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
         in->op_col = (size_t)-1;
         for (size_t k = 0; o->op_column && k < schema->ncols; k++)
             if (strcmp(schema->names[k], o->op_column) == 0)
                 in->op_col = k;
         any_op |= in->op_col != (size_t)-1;
     }
-    if (o->op_column && !any_op)
-        return el_diag_set(diag, EL_EUSAGE, "--op-column '%s': no input has that column",
-                           o->op_column);
-    return EL_OK;
+    el_inputs_free(specs, n);
+    if (!err && o->op_column && !any_op)
+        err = el_diag_set(diag, EL_EUSAGE, "--op-column '%s': no input has that column",
+                          o->op_column);
+    return err;
 }
 
 /* ---- reading a round ---- */

@@ -24,6 +24,7 @@
 #include "common/clock.h"      /* el_now_ms */
 #include "pipeline/checkpoint.h"
 #include "pipeline/fanin.h"
+#include "pipeline/inputs.h"
 #include "pipeline/rejects.h"
 #include "pipeline/shard.h"
 #include "pipeline/split.h"
@@ -47,78 +48,38 @@ void load_report(load_run *r, const el_load_stats *st, int window, bool final)
 
 /* ---- setting up ---- */
 
-/* Pairs every input with its source: positional inputs override the
- * mapping's "input" (one per source in order, or all to a single source). */
-static el_err plan_inputs(load_run *r, el_diag *diag)
-{
-    const el_load_opts *o = r->o;
-    el_mapping *m = o->mapping;
-    size_t n = o->ninputs ? o->ninputs : m->nsources;
-    if (o->ninputs && m->nsources > 1 && o->ninputs != m->nsources)
-        return el_diag_set(diag, EL_EUSAGE,
-                           "%zu inputs given for %zu sources: give one input per source, in the "
-                           "mapping's order, or none to use each source's \"input\"",
-                           o->ninputs, m->nsources);
-    r->inputs = calloc(n ? n : 1, sizeof *r->inputs);
-    if (!r->inputs)
-        return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        const char *path = o->ninputs ? o->inputs[i] : src->input;
-        if (!path)
-            return el_diag_set(diag, EL_EUSAGE,
-                               "source '%s' has no input: give it \"input\" in the mapping or "
-                               "name the file on the command line", src->name);
-        r->inputs[i].src = src;
-        r->inputs[i].path = o->ninputs ? strdup(path) : el_mapping_input_path(m, path);
-        if (!r->inputs[i].path)
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        r->ninputs++;
-    }
-    return EL_OK;
-}
-
-static bool same_columns(const el_schema *a, const el_schema *b)
-{
-    if (a->ncols != b->ncols)
-        return false;
-    for (size_t i = 0; i < a->ncols; i++)
-        if (strcmp(a->names[i], b->names[i]) != 0)
-            return false;
-    return true;
-}
-
+/* Pairs every input with its source (pipeline/inputs.h) and opens it, so
+ * that schema errors stop the run before anything is written. */
 static el_err open_inputs(load_run *r, el_diag *diag)
 {
-    for (size_t i = 0; i < r->ninputs; i++) {
-        load_input *in = &r->inputs[i];
-        const el_source *s = in->src;
-        el_reader_opts ro = el_source_reader_opts(s, &r->o->reader);
-        el_diag d;
-        el_diag_clear(&d);
-        in->ropts = ro;
-        el_err err = el_reader_open(in->path, &ro, &in->reader, &d);
-        if (err) {
-            if (d.line)
-                return el_diag_set(diag, err, "%s:%llu: %s", in->path,
-                                   (unsigned long long)d.line, d.msg);
-            /* input.c names the file in its own messages */
-            return el_diag_set(diag, err, "%s", d.msg);
-        }
-        in->raw_size = el_input_raw_size(el_reader_input(in->reader));
-        const el_schema *schema = el_reader_schema(in->reader);
-        if (s->bound && !same_columns(s->bound, schema))
-            return el_diag_set(diag, EL_EUSAGE,
-                               "%s: columns differ from the other inputs of source '%s'; "
-                               "inputs of one source must have the same columns in the same "
-                               "order", in->path, s->name);
-        if (!s->bound) {
-            err = el_source_bind(in->src, schema, &d);
-            if (err)
-                return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-        }
+    const el_load_opts *o = r->o;
+    el_input_spec *specs;
+    size_t n;
+    el_err err = el_inputs_pair(o->mapping, o->inputs, o->ninputs, &o->reader, &specs, &n, diag);
+    if (err)
+        return err;
+    r->inputs = calloc(n ? n : 1, sizeof *r->inputs);
+    if (!r->inputs) {
+        el_inputs_free(specs, n);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
-    return EL_OK;
+    for (size_t i = 0; i < n; i++) {
+        load_input *in = &r->inputs[i];
+        in->path = specs[i].path; /* the run's now */
+        specs[i].path = NULL;
+        in->src = specs[i].src;
+        in->ropts = specs[i].ropts;
+        r->ninputs++;
+    }
+    el_inputs_free(specs, n);
+    for (size_t i = 0; !err && i < r->ninputs; i++) {
+        load_input *in = &r->inputs[i];
+        el_input_spec spec = { in->path, in->src, in->ropts };
+        err = el_input_open_bound(&spec, &in->reader, diag);
+        if (!err)
+            in->raw_size = el_input_raw_size(el_reader_input(in->reader));
+    }
+    return err;
 }
 
 /* Identifies the job a checkpoint belongs to: table, sources and inputs. */
@@ -298,9 +259,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     r.o = o;
     r.t0 = t0;
     pthread_mutex_init(&r.mu, NULL);
-    el_err err = plan_inputs(&r, diag);
-    if (!err)
-        err = open_inputs(&r, diag);
+    el_err err = open_inputs(&r, diag);
     if (!err && o->split.count) /* SPLIT hook */
         err = split_inputs(&r, diag);
     if (!err)

@@ -31,6 +31,7 @@
 #include "common/clock.h"      /* el_now_ms */
 #include "formats/ddb_value.h" /* el_json_put_string */
 #include "pipeline/fanin.h"
+#include "pipeline/inputs.h"
 #include "pipeline/transform.h"
 
 const char *el_verify_kind_name(el_verify_kind k)
@@ -78,42 +79,25 @@ bool verify_key_of(const vrun *v, const el_ddb_val *item, el_buf *key)
 
 /* ---- reading the inputs ---- */
 
-static bool same_columns(const el_schema *a, const el_schema *b)
+/* Opens an input, or (SPLIT hook) the byte range of it that is this part,
+ * bound to its source. */
+static el_err open_input(const el_input_spec *spec, const el_split_part *part, el_reader **r,
+                         el_diag *diag)
 {
-    if (a->ncols != b->ncols)
-        return false;
-    for (size_t i = 0; i < a->ncols; i++)
-        if (strcmp(a->names[i], b->names[i]) != 0)
-            return false;
-    return true;
-}
-
-/* Opens an input, or (SPLIT hook) the byte range of it that is this part. */
-static el_err open_input(vrun *v, el_source *s, const char *path, const el_split_part *part,
-                         el_reader **r, el_diag *diag)
-{
-    el_reader_opts ro = el_source_reader_opts(s, &v->o->reader);
+    if (!part || part->kind != EL_SPLIT_RANGE)
+        return el_input_open_bound(spec, r, diag);
+    el_input_spec range = *spec;
+    range.ropts.format = part->format;
     el_diag d;
     el_diag_clear(&d);
-    if (part && part->kind == EL_SPLIT_RANGE)
-        ro.format = part->format;
-    el_err err = part && part->kind == EL_SPLIT_RANGE
-                     ? el_reader_open_range(path, &ro, &part->range, r, &d)
-                     : el_reader_open(path, &ro, r, &d);
-    if (err) {
-        if (d.line)
-            return el_diag_set(diag, err, "%s:%llu: %s", path, (unsigned long long)d.line, d.msg);
+    el_err err = el_reader_open_range(spec->path, &range.ropts, &part->range, r, &d);
+    if (err)
         return el_diag_set(diag, err, "%s", d.msg);
+    if ((err = el_input_bind(spec, *r, diag))) {
+        el_reader_free(*r);
+        *r = NULL;
     }
-    const el_schema *schema = el_reader_schema(*r);
-    if (s->bound && !same_columns(s->bound, schema))
-        return el_diag_set(diag, EL_EUSAGE,
-                           "%s: columns differ from the other inputs of source '%s'; inputs of "
-                           "one source must have the same columns in the same order", path,
-                           s->name);
-    if (!s->bound && (err = el_source_bind(s, schema, &d)))
-        return el_diag_set(diag, err, "%s: %s", path, d.msg);
-    return EL_OK;
+    return err;
 }
 
 static el_err offer_target(vrun *v, const char *json, const char *key, size_t klen,
@@ -146,14 +130,16 @@ static el_err offer_target(vrun *v, const char *json, const char *key, size_t kl
     return err;
 }
 
-static el_err read_input(vrun *v, el_source *src, const char *path, const el_split_part *part,
+static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part *part,
                          el_diag *diag)
 {
     el_reader *r = NULL;
     el_transform *t = NULL;
+    el_source *src = spec->src;
+    const char *path = spec->path;
     if (part && part->kind == EL_SPLIT_NONE)
         return EL_OK; /* SPLIT hook: another part's input */
-    el_err err = open_input(v, src, path, part, &r, diag);
+    el_err err = open_input(spec, part, &r, diag);
     if (!err && el_transform_new(v->m, src, &t))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && v->plan)
@@ -238,8 +224,7 @@ static el_err read_input(vrun *v, el_source *src, const char *path, const el_spl
     /* the source borrows the schema it was bound to: not past the reader's
      * life (the next input of the source compared its columns with freed
      * memory); the column indices stay */
-    if (r && src->bound == el_reader_schema(r))
-        src->bound = NULL;
+    el_input_unbind(src, r);
     el_reader_free(r);
     return err;
 }
@@ -284,39 +269,25 @@ static el_err read_inputs(vrun *v, el_diag *diag)
 {
     const el_verify_opts *o = v->o;
     el_mapping *m = o->mapping;
-    size_t n = o->ninputs ? o->ninputs : m->nsources;
-    if (o->ninputs && m->nsources > 1 && o->ninputs != m->nsources)
-        return el_diag_set(diag, EL_EUSAGE,
-                           "%zu inputs given for %zu sources: give one input per source, in the "
-                           "mapping's order, or none to use each source's \"input\"",
-                           o->ninputs, m->nsources);
-    for (size_t i = 0; i < n; i++) {
-        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        if (!o->ninputs && !src->input)
-            return el_diag_set(diag, EL_EUSAGE,
-                               "source '%s' has no input: give it \"input\" in the mapping or "
-                               "name the file on the command line", src->name);
-    }
-    char **paths = calloc(n ? n : 1, sizeof *paths);
+    el_input_spec *specs;
+    size_t n;
+    el_err err = el_inputs_pair(m, o->inputs, o->ninputs, &o->reader, &specs, &n, diag);
+    if (err)
+        return err;
     el_fanin_input *fin = calloc(n ? n : 1, sizeof *fin);
-    el_err err = paths && fin ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (!fin)
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     for (size_t i = 0; !err && i < n; i++) {
-        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        paths[i] = o->ninputs ? strdup(o->inputs[i]) : el_mapping_input_path(m, src->input);
-        if (!paths[i]) {
-            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
-            break;
-        }
-        fin[i] = (el_fanin_input){ paths[i], src, el_source_reader_opts(src, &o->reader) };
+        el_source *src = specs[i].src;
+        fin[i] = (el_fanin_input){ specs[i].path, src, specs[i].ropts };
         /* hot sources need their fan-in before the first item is computed,
          * and that needs every source bound to its columns: open each input
-         * once to bind it (open_input does) */
+         * once to bind it */
         if (src->index && (src->hot_threshold || o->plan_path)) {
             el_reader *r = NULL;
-            err = open_input(v, src, paths[i], NULL, &r, diag);
+            err = el_input_open_bound(&specs[i], &r, diag);
+            el_input_unbind(src, r); /* the column indices stay */
             el_reader_free(r);
-            /* the column indices stay; the schema they came from is gone */
-            src->bound = NULL;
         }
     }
     if (!err)
@@ -325,13 +296,10 @@ static el_err read_inputs(vrun *v, el_diag *diag)
     if (!err && o->split.count) /* SPLIT hook */
         err = split_parts(v, fin, n, &parts, diag);
     for (size_t i = 0; !err && i < n; i++)
-        err = read_input(v, m->sources[m->nsources == 1 ? 0 : i], paths[i],
-                         parts ? &parts[i] : NULL, diag);
+        err = read_input(v, &specs[i], parts ? &parts[i] : NULL, diag);
     free(parts);
-    for (size_t i = 0; paths && i < n; i++)
-        free(paths[i]);
-    free(paths);
     free(fin);
+    el_inputs_free(specs, n);
     return err;
 }
 
