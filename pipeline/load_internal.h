@@ -7,7 +7,8 @@
  *   load_read.c       reader threads: one input at a time, rows to chunks
  *   load_parts.c      one large CSV/TSV input cut into parts for several threads
  *   load_network.c    the network stage: batches to DynamoDB, acknowledgements
- *   load_output.c     the output stage (--output DIR) in the network stage's place
+ *   load_output.c     the output stage (--output DIR, --dry-run) in the network
+ *                     stage's place: each key once, the last row winning
  *
  * Threads: the reader threads and the stage that consumes the queue (the
  * calling thread) share a load_run. Fields say who may touch them; what is
@@ -94,17 +95,13 @@ static inline void load_diag_reset(el_diag *d)
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
                        const el_row *row) EL_MUST_USE;
 
-/* Prints the chunk's items as {"Item":...} lines (dry run), under r->mu. */
-el_err load_dry_print(load_run *r, el_chunk *c) EL_MUST_USE;
-
 /* A new chunk for the input with buffers sized like the last one's; NULL
  * when out of memory. The caller owns it. */
 el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len);
 
-/* Gives a full chunk to the next stage (or prints and frees it in a dry
- * run); takes ownership of it, also on failure. EL_EINTR when the queue
- * was closed (the run is stopping: callers that only hand over an end
- * marker may ignore it); a dry run's write error fails the run. */
+/* Gives a full chunk to the next stage; takes ownership of it, also on
+ * failure. EL_EINTR when the queue was closed (the run is stopping:
+ * callers that only hand over an end marker may ignore it). */
 el_err load_deliver_chunk(load_run *r, el_chunk *full);
 
 /* A progress snapshot of the run to o->progress, from the stage that owns st. */

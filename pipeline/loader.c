@@ -339,12 +339,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         err = directory_chunk(&r, &dir, diag);
     if (!err && dir) {
         st->directory_items = dir->nitems;
-        if (o->dry_run) {
-            err = load_dry_print(&r, dir);
+        if (!el_queue_push(r.queue, dir))
             el_chunk_free(dir);
-        } else if (!el_queue_push(r.queue, dir)) {
-            el_chunk_free(dir);
-        }
     }
     pthread_t *threads = NULL;
     size_t nthreads = 0;
@@ -391,12 +387,14 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err net_err = EL_OK;
     el_diag net_diag;
     el_diag_clear(&net_diag);
-    if (!err && !o->dry_run) {
-        net_err = sink ? load_output_stage(&r, sink, st, &net_diag) : load_network_stage(&r, st, &net_diag);
+    if (!err) {
+        /* a dry run is an output stage without a sink: it prints */
+        net_err = sink || o->dry_run ? load_output_stage(&r, sink, st, &net_diag)
+                                     : load_network_stage(&r, st, &net_diag);
         if (net_err && net_err != EL_EINTR)
             load_fail(&r, net_err, &net_diag);
     }
-    if (!o->dry_run && r.queue) {
+    if (r.queue) {
         /* the network stage is over: readers still blocked on a full queue
          * (after an error or interrupt) must not wait for it */
         atomic_store(&r.abort, true);
@@ -444,8 +442,6 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
      * too (the job as a whole had them, and its exit status, 3, says so),
      * each once however often a row was met */
     st->rejected = el_rejects_count(o->rejects);
-    if (o->dry_run)
-        st->items_written = st->rows_read - st->rejected;
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;
     for (size_t i = 0; i < r.ninputs; i++) {
         load_free_split(r.inputs[i].split);
