@@ -104,7 +104,6 @@ struct el_batcher {
     size_t ucap;
     uint32_t gen;
     size_t live, max;          /* rows in the window; back-pressure limit */
-    size_t dups;               /* repeated rows counted since the last form */
     el_item **retry;
     size_t nretry, retry_cap;
     double retry_min;          /* earliest not_before among the retries (any when none) */
@@ -515,8 +514,6 @@ el_err el_batcher_add(el_batcher *b, el_item *it)
         b->nodes[id].state = CHAIN; /* only `it` and chain_next are used */
         b->nodes[w->chain_tail].chain_next = id;
         w->chain_tail = id;
-        it->dup_counted = 1;
-        b->dups++;
         b->live++;
         return EL_OK;
     }
@@ -525,8 +522,6 @@ el_err el_batcher_add(el_batcher *b, el_item *it)
     k->window = id;
     if (k->held) {
         /* an earlier row is in flight: wait for it, outside the FIFOs */
-        it->dup_counted = 1;
-        b->dups++;
         wait_on_key(b, k, id);
     } else {
         fifo_append(b, id);
@@ -750,14 +745,12 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
 
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
                        double max_units, el_item **out, el_item **superseded,
-                       size_t *nsuperseded, size_t *blocked_dups)
+                       size_t *nsuperseded)
 {
     forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes,
                   .max_units = max_units, .superseded = superseded,
                   .nsuperseded = nsuperseded };
     *nsuperseded = 0;
-    *blocked_dups = b->dups;
-    b->dups = 0;
     if (++b->gen == 0) {
         /* 2^32 batches: forget the old generation tags */
         for (size_t i = 0; i < b->ucap; i++)

@@ -31,6 +31,7 @@
 #include "dynamo/netloop.h"
 #include "pipeline/plan.h"
 #include "pipeline/queue.h"
+#include "pipeline/watermark.h"
 
 #define LOAD_QUEUE_CHUNKS 32   /* chunks between the readers and the next stage */
 #define LOAD_WINDOW_ITEMS 8192 /* items the network stage holds to form batches from */
@@ -47,6 +48,7 @@ typedef struct load_input {
     bool resume_done;         /* the earlier run finished this input */
     atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
     uint64_t raw_size;        /* input size, 0 when unknown */
+    bool compressed;          /* .zst/.gz: offsets are not file bytes */
     el_reader_opts ropts;     /* how it was opened (to count fan-in in a second pass) */
 } load_input;
 
@@ -62,6 +64,7 @@ typedef struct load_run {
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
+    atomic_uint_fast64_t rows_rejected; /* rows of this run that ended rejected (any stage) */
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
@@ -104,8 +107,12 @@ el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len);
  * callers that only hand over an end marker may ignore it). */
 el_err load_deliver_chunk(load_run *r, el_chunk *full);
 
-/* A progress snapshot of the run to o->progress, from the stage that owns st. */
-void load_report(load_run *r, const el_load_stats *st, int window, bool final);
+/* A progress snapshot of the run to o->progress, from the stage that owns
+ * st. tr: that stage's watermark of each input (the position up to which
+ * its rows are done), or NULL when rows are only counted (`edgeload
+ * counters`: reading is the work). */
+void load_report(load_run *r, const el_load_stats *st, const el_watermark *tr, int window,
+                 bool final);
 
 /* A reader thread (pthread start routine; arg is the load_run): takes
  * inputs one by one until none is left, and the last one to finish closes

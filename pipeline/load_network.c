@@ -112,7 +112,9 @@ static el_err write_checkpoint(net *n, el_diag *diag)
 
 static void report(net *n, bool final)
 {
-    load_report(n->r, n->st, el_rate_window(&n->rate), final);
+    /* `edgeload counters` hands over no item: its progress is its reading */
+    load_report(n->r, n->st, n->r->o->counters_only ? NULL : n->tr, el_rate_window(&n->rate),
+                final);
 }
 
 /* Puts a request on the multi handle and remembers it. */
@@ -289,7 +291,11 @@ static el_err on_success(net *n, sendreq *s, double now)
             if (err)
                 break;
         } else {
-            n->st->items_written++;
+            /* a shard directory item comes from no row: counted apart */
+            if (it->chunk->input < n->r->ninputs)
+                n->st->items_written++;
+            else
+                n->st->directory_items++;
             ack(n, it, true);
         }
     }
@@ -316,6 +322,8 @@ static el_err on_rejected(net *n, sendreq *s, const el_ddb_result *res)
                  res->message);
         size_t idx = it->chunk->input;
         const char *path = idx < n->r->ninputs ? n->r->inputs[idx].path : "<shard directory>";
+        if (idx < n->r->ninputs)
+            atomic_fetch_add(&n->r->rows_rejected, 1); /* a row's outcome: rejected */
         err = el_rejects_item_from(n->r->o->rejects, idx, it->offset, path, it->line, reason,
                                    el_item_json(it), it->json_len, &d);
         if (n->r->o->on_reject) {
@@ -438,12 +446,13 @@ static el_err fill_window(net *n, double now, double *wait_ms)
     *wait_ms = 0;
     while ((int)n->inflight < el_rate_window(&n->rate)) {
         if (n->nheld == 0) {
-            size_t nsup, blocked;
+            size_t nsup;
             size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS,
                                          EL_DDB_MAX_REQUEST_BYTES,
-                                         budget ? n->rate.capacity : 0, n->held, sup, &nsup,
-                                         &blocked);
-            n->st->duplicates += blocked;
+                                         budget ? n->rate.capacity : 0, n->held, sup, &nsup);
+            /* the rows a later row of their key replaced before they went:
+             * the run's duplicates, each row once */
+            n->st->duplicates += nsup;
             for (size_t i = 0; i < nsup; i++)
                 ack(n, sup[i], false);
             if (cnt == 0)

@@ -18,7 +18,7 @@
  */
 #include "pipeline/load_internal.h"
 
-#include <stdlib.h>   /* getenv, strtoull */
+#include <stdlib.h>   /* calloc, free, getenv, strtoull */
 
 #include "common/clock.h"
 #include "pipeline/dedup.h"
@@ -77,25 +77,41 @@ el_err load_output_stage(load_run *r, el_file_sink *sink, el_load_stats *st, el_
     el_err err = el_dedup_new(&dopts, &dd, diag);
     if (!err && !sink)
         err = el_spool_new(spill_dir(r), &spool, diag);
-    uint64_t put = 0;
+    uint64_t put = 0, directory = 0; /* items written; of them, shard directory items */
+    /* how far each input's rows are written, for progress: a chunk is done
+     * once its items are in the sink (one more for the shard directory) */
+    el_watermark *tr = calloc(r->ninputs + 1, sizeof *tr);
+    if (!err && !tr)
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; tr && i <= r->ninputs; i++)
+        el_watermark_init(&tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
     void *p;
     double next_progress = el_now_ms() + 1000.0;
     while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
         el_chunk *c = p;
+        el_watermark *w = &tr[c->input];
+        if (c->eof)
+            el_watermark_eof(w);
+        else if (el_watermark_received(w, c->seq, c->start_offset, c->end_offset))
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
         for (size_t i = 0; !err && i < c->nitems; i++) {
             const el_item *it = &c->items[i];
             err = put_item(sink, spool, it, diag);
             if (!err)
                 err = el_dedup_add(dd, el_item_key(it), it->key_len, 0, diag);
             put += !err;
+            directory += !err && c->input >= r->ninputs; /* from no row: counted apart */
         }
+        if (!err && !c->eof)
+            el_watermark_done(w, c->seq);
         el_chunk_free(c);
-        st->items_written = put;
+        st->items_written = put - directory;
+        st->directory_items = directory;
         if (!err && r->o->stop && *r->o->stop)
             err = EL_EINTR;
         if (el_now_ms() >= next_progress) {
             next_progress += 1000.0;
-            load_report(r, st, 0, false);
+            load_report(r, st, tr, 0, false);
         }
     }
     if (!err && !atomic_load(&r->abort) && r->o->stop && *r->o->stop)
@@ -109,10 +125,14 @@ el_err load_output_stage(load_run *r, el_file_sink *sink, el_load_stats *st, el_
         if (!err && sink)
             err = el_file_sink_finish(sink, diag);
         st->duplicates = dropped;
-        st->items_written = put - dropped;
+        st->items_written = put - directory - dropped;
     }
+    if (tr)
+        load_report(r, st, tr, 0, true);
+    for (size_t i = 0; tr && i <= r->ninputs; i++)
+        el_watermark_free(&tr[i]);
+    free(tr);
     el_spool_free(spool);
     el_dedup_free(dd);
-    load_report(r, st, 0, true);
     return err;
 }

@@ -59,6 +59,7 @@ bool load_stopping(const load_run *r)
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
                          const el_row *row)
 {
+    atomic_fetch_add(&r->rows_rejected, 1);
     el_diag d;
     el_diag_clear(&d);
     el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
