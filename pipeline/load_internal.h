@@ -35,6 +35,8 @@
 
 #define LOAD_QUEUE_CHUNKS 32   /* chunks between the readers and the next stage */
 #define LOAD_WINDOW_ITEMS 8192 /* items the network stage holds to form batches from */
+#define LOAD_MAX_SUPERSEDED 512 /* rows one batch may supersede (el_batcher_form): a chain of
+                                   a key's rows goes at once unless longer */
 
 /* One input cut into parts for several reader threads (load_parts.c). */
 typedef struct load_split load_split;

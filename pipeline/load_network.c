@@ -441,7 +441,7 @@ static el_err pull(net *n, bool block)
  * single item is larger). */
 static el_err fill_window(net *n, double now, double *wait_ms)
 {
-    el_item *sup[EL_DDB_BATCH_ITEMS];
+    el_item *sup[LOAD_MAX_SUPERSEDED];
     bool budget = n->rate.wcu_per_s > 0;
     *wait_ms = 0;
     while ((int)n->inflight < el_rate_window(&n->rate)) {
@@ -449,7 +449,8 @@ static el_err fill_window(net *n, double now, double *wait_ms)
             size_t nsup;
             size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS,
                                          EL_DDB_MAX_REQUEST_BYTES,
-                                         budget ? n->rate.capacity : 0, n->held, sup, &nsup);
+                                         budget ? n->rate.capacity : 0, n->held, sup,
+                                         LOAD_MAX_SUPERSEDED, &nsup);
             /* the rows a later row of their key replaced before they went:
              * the run's duplicates, each row once */
             n->st->duplicates += nsup;

@@ -63,9 +63,9 @@ static void form(el_batcher *b, double now, size_t max_items, size_t max_bytes, 
 {
     assert_true(max_items <= 4096);
     f->nsup = 777;
-    f->n = el_batcher_form(b, now, max_items, max_bytes, 0, f->out, f->sup, &f->nsup);
+    f->n = el_batcher_form(b, now, max_items, max_bytes, 0, f->out, f->sup, 4096, &f->nsup);
     assert_true(f->n <= max_items);
-    assert_true(f->nsup <= max_items);
+    assert_true(f->nsup <= 4096);
 }
 
 #define BIG_BUDGET EL_DDB_MAX_REQUEST_BYTES
@@ -353,11 +353,13 @@ static void test_unit_budget(void **state)
     el_item *out[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
     size_t nsup;
     size_t n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 20, out, sup,
-                               &nsup);
+                               EL_DDB_BATCH_ITEMS, &nsup);
     assert_int_equal(n, 3);
-    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 5.5, out, sup, &nsup);
+    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 5.5, out, sup,
+                        EL_DDB_BATCH_ITEMS, &nsup);
     assert_int_equal(n, 1);
-    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 0, out, sup, &nsup);
+    n = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES, 0, out, sup,
+                        EL_DDB_BATCH_ITEMS, &nsup);
     assert_int_equal(n, 6); /* no unit budget: everything left */
     c->items[0].size = 100;
     c->items[0].indexed = 0;
@@ -433,7 +435,8 @@ static void test_many_rows_of_one_key(void **state)
     el_item *last_sent = NULL;
     for (int round = 0; round < 20 && el_batcher_pending(b) > 0; round++) {
         size_t nsup;
-        size_t k = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, 0, out, sup, &nsup);
+        size_t k = el_batcher_form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, 0, out, sup,
+                                   EL_DDB_BATCH_ITEMS, &nsup);
         assert_true(k <= 1);                    /* one key: one item per batch */
         assert_true(nsup <= EL_DDB_BATCH_ITEMS);
         for (size_t i = 0; i < nsup; i++) {
@@ -803,22 +806,23 @@ static void test_interleave_keeps_row_order_of_a_key(void **state)
 static void test_duplicates_counted_once_per_row(void **state)
 {
     (void)state;
-    /* A1 goes alone (a batch of one); A2 and A3 wait for it, then meet in
-     * one batch where A3 replaces A2: A1 and A3 written, A2 the one
-     * duplicate. Every row ends one way: 3 rows = 2 sent + 1 superseded. */
+    /* A1 goes before A2 and A3 arrive; they wait for it, then meet in one
+     * batch where A3 replaces A2: A1 and A3 written, A2 the one duplicate.
+     * Every row ends one way: 3 rows = 2 sent + 1 superseded. */
     const char *const keys[] = { "A", "A", "A" };
     el_chunk *c = make_chunk(3, keys, 10);
     el_batcher *b = el_batcher_new(100);
-    for (size_t i = 0; i < 3; i++)
-        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
     formed f;
     size_t dups = 0, sent = 0;
-    form(b, 0, 1, BIG_BUDGET, &f);
+    form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
     assert_int_equal(f.n, 1);
     sent += f.n;
     dups += f.nsup;
     el_item *a1 = f.out[0];
     assert_ptr_equal(a1, &c->items[0]);
+    for (size_t i = 1; i < 3; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
     assert_int_equal(f.n, 0);
     dups += f.nsup;
@@ -832,6 +836,29 @@ static void test_duplicates_counted_once_per_row(void **state)
     dups += f.nsup;
     assert_int_equal(dups, 1);
     assert_int_equal(sent + dups, 3);
+    el_batcher_release(b, f.out[0]);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+/* A chain of one key's rows goes at once even into a batch with one place
+ * left: its rows supersede each other without taking places, so none is
+ * left to wait for the key at the back of the FIFOs (holding its chunk and
+ * the checkpoint's watermark back). */
+static void test_chain_goes_whole_into_last_place(void **state)
+{
+    (void)state;
+    const char *const keys[] = { "A", "A", "A", "A" };
+    el_chunk *c = make_chunk(4, keys, 10);
+    el_batcher *b = el_batcher_new(100);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    formed f;
+    form(b, 0, 1, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[3]);
+    assert_int_equal(f.nsup, 3);
+    assert_int_equal(el_batcher_pending(b), 0);
     el_batcher_release(b, f.out[0]);
     el_batcher_free(b);
     el_chunk_free(c);
@@ -1143,6 +1170,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_duplicates_counted_once_per_row),
         cmocka_unit_test(test_every_row_ends_once),
+        cmocka_unit_test(test_chain_goes_whole_into_last_place),
         cmocka_unit_test(test_interleave_spreads_sorted_input),
         cmocka_unit_test(test_interleave_first_batches_have_distinct_keys),
         cmocka_unit_test(test_interleave_index_keys_too),
