@@ -104,6 +104,8 @@ static void write_stats(const char *path, const el_load_stats *st)
         CMD_U64("items_written", st->items_written),
         CMD_U64("duplicates", st->duplicates),
         CMD_U64("rejected", st->rejected),
+        CMD_U64("rejects_in_file", st->rejects_in_file),
+        CMD_U64("directory_items", st->directory_items),
         CMD_U64("retries", st->retries),
         CMD_U64("throttled", st->throttled),
         CMD_U64("requests", st->requests),
@@ -234,13 +236,21 @@ static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
             (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
             (unsigned long long)st->retries, (unsigned long long)st->throttled, st->elapsed_s,
             rate, st->wcu_consumed);
+    /* the items that come from no row, apart from the rows' figures above */
+    if (st->directory_items > 0)
+        fprintf(stderr, "edgeload: %llu shard directory items %s (one per sharded target)\n",
+                (unsigned long long)st->directory_items, lo->dry_run ? "printed" : "written");
+    if (st->rejects_in_file > st->rejected)
+        fprintf(stderr, "edgeload: the rejects file holds %llu rows in all (%llu from the runs "
+                "this one resumed)\n", (unsigned long long)st->rejects_in_file,
+                (unsigned long long)(st->rejects_in_file - st->rejected));
     if (st->counter_edges > 0 || st->counters_written > 0)
         fprintf(stderr, "edgeload: counters: %llu distinct edges counted, %llu duplicate "
                 "rows counted once, %llu counters set\n",
                 (unsigned long long)st->counter_edges,
                 (unsigned long long)st->counter_duplicates,
                 (unsigned long long)st->counters_written);
-    if (st->rejected > 0)
+    if (st->rejects_in_file > 0)
         fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(lo->rejects));
     if (lo->checkpoint_path && err)
         fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
@@ -333,7 +343,7 @@ int cmd_load(int argc, char **argv)
     rc = cmd_exit_code(err);
     if (rc == EXIT_USAGE)
         goto out; /* found before anything was written: no summary */
-    if (!err && st.rejected > 0)
+    if (!err && st.rejects_in_file > 0)
         rc = EXIT_REJECTS;
     if (!o.quiet)
         summary(&lo, &st, err);

@@ -7,7 +7,8 @@
  *   load_read.c       reader threads: one input at a time, rows to chunks
  *   load_parts.c      one large CSV/TSV input cut into parts for several threads
  *   load_network.c    the network stage: batches to DynamoDB, acknowledgements
- *   load_output.c     the output stage (--output DIR) in the network stage's place
+ *   load_output.c     the output stage (--output DIR, --dry-run) in the network
+ *                     stage's place: each key once, the last row winning
  *
  * Threads: the reader threads and the stage that consumes the queue (the
  * calling thread) share a load_run. Fields say who may touch them; what is
@@ -30,9 +31,12 @@
 #include "dynamo/ddb_driver.h"
 #include "pipeline/plan.h"
 #include "pipeline/queue.h"
+#include "pipeline/watermark.h"
 
 #define LOAD_QUEUE_CHUNKS 32   /* chunks between the readers and the next stage */
 #define LOAD_WINDOW_ITEMS 8192 /* items the network stage holds to form batches from */
+#define LOAD_MAX_SUPERSEDED 512 /* rows one batch may supersede (el_batcher_form): a chain of
+                                   a key's rows goes at once unless longer */
 
 /* One input cut into parts for several reader threads (load_parts.c). */
 typedef struct load_split load_split;
@@ -46,6 +50,7 @@ typedef struct load_input {
     bool resume_done;         /* the earlier run finished this input */
     atomic_uint_fast64_t raw_read; /* input bytes consumed, for progress */
     uint64_t raw_size;        /* input size, 0 when unknown */
+    bool compressed;          /* .zst/.gz: offsets are not file bytes */
     el_reader_opts ropts;     /* how it was opened (to count fan-in in a second pass) */
 } load_input;
 
@@ -61,6 +66,7 @@ typedef struct load_run {
     el_err err;
     el_diag diag;
     atomic_uint_fast64_t rows_read;
+    atomic_uint_fast64_t rows_rejected; /* rows of this run that ended rejected (any stage) */
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
     double t0;                  /* start of the run (ms) */
@@ -94,21 +100,21 @@ static inline void load_diag_reset(el_diag *d)
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
                        const el_row *row) EL_MUST_USE;
 
-/* Prints the chunk's items as {"Item":...} lines (dry run), under r->mu. */
-el_err load_dry_print(load_run *r, el_chunk *c) EL_MUST_USE;
-
 /* A new chunk for the input with buffers sized like the last one's; NULL
  * when out of memory. The caller owns it. */
 el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len);
 
-/* Gives a full chunk to the next stage (or prints and frees it in a dry
- * run); takes ownership of it, also on failure. EL_EINTR when the queue
- * was closed (the run is stopping: callers that only hand over an end
- * marker may ignore it); a dry run's write error fails the run. */
+/* Gives a full chunk to the next stage; takes ownership of it, also on
+ * failure. EL_EINTR when the queue was closed (the run is stopping:
+ * callers that only hand over an end marker may ignore it). */
 el_err load_deliver_chunk(load_run *r, el_chunk *full);
 
-/* A progress snapshot of the run to o->progress, from the stage that owns st. */
-void load_report(load_run *r, const el_load_stats *st, int window, bool final);
+/* A progress snapshot of the run to o->progress, from the stage that owns
+ * st. tr: that stage's watermark of each input (the position up to which
+ * its rows are done), or NULL when rows are only counted (`edgeload
+ * counters`: reading is the work). */
+void load_report(load_run *r, const el_load_stats *st, const el_watermark *tr, int window,
+                 bool final);
 
 /* A reader thread (pthread start routine; arg is the load_run): takes
  * inputs one by one until none is left, and the last one to finish closes

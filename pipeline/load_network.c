@@ -99,7 +99,9 @@ static el_err write_checkpoint(net *n, el_diag *diag)
 static void report(net *n, bool final)
 {
     sync_stats(n);
-    load_report(n->r, n->st, el_ddb_driver_window(n->drv), final);
+    /* `edgeload counters` hands over no item: its progress is its reading */
+    load_report(n->r, n->st, n->r->o->counters_only ? NULL : n->tr,
+                el_ddb_driver_window(n->drv), final);
 }
 
 static el_err build_body(net *n, el_item *const *items, size_t count)
@@ -181,7 +183,11 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
             if (err)
                 break;
         } else {
-            n->st->items_written++;
+            /* a shard directory item comes from no row: counted apart */
+            if (it->chunk->input < n->r->ninputs)
+                n->st->items_written++;
+            else
+                n->st->directory_items++;
             ack(n, it, true);
         }
     }
@@ -215,6 +221,8 @@ static el_ddb_verdict on_refused(net *n, batch *bt, const el_ddb_answer *a)
         load_run *r = n->r;
         size_t idx = it->chunk->input;
         const char *path = idx < r->ninputs ? r->inputs[idx].path : "<shard directory>";
+        if (idx < r->ninputs)
+            atomic_fetch_add(&r->rows_rejected, 1); /* a row's outcome: rejected */
         err = el_rejects_item_from(r->o->rejects, idx, it->offset, path, it->line, reason,
                                    el_item_json(it), it->json_len, &d);
         if (r->o->on_reject) {
@@ -293,14 +301,16 @@ static el_err pull(net *n, bool block)
  * instead of overdrawing the bucket. */
 static el_err fill_window(net *n)
 {
-    el_item *items[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
+    el_item *items[EL_DDB_BATCH_ITEMS], *sup[LOAD_MAX_SUPERSEDED];
     double now = el_ddb_driver_now(n->drv);
     double max_units = el_ddb_driver_max_units(n->drv);
     while (el_ddb_driver_wants(n->drv)) {
-        size_t nsup, blocked;
+        size_t nsup;
         size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
-                                     max_units, items, sup, &nsup, &blocked);
-        n->st->duplicates += blocked;
+                                     max_units, items, sup, LOAD_MAX_SUPERSEDED, &nsup);
+        /* the rows a later row of their key replaced before they went: the
+         * run's duplicates, each row once */
+        n->st->duplicates += nsup;
         for (size_t i = 0; i < nsup; i++)
             ack(n, sup[i], false);
         if (cnt == 0)

@@ -1,7 +1,7 @@
 /*
  * load_read.c - the reader threads of a load: each takes the next input,
  * reads its rows, transforms them into items and hands them over in chunks
- * (or prints them in a dry run); rejected rows go to the rejects file.
+ * to the next stage; rejected rows go to the rejects file.
  *
  * DESIGN: a reader owns its reader and transform; it shares with the other
  * threads only the queue, the rejects file and the atomics of load_run, so
@@ -59,6 +59,7 @@ bool load_stopping(const load_run *r)
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
                          const el_row *row)
 {
+    atomic_fetch_add(&r->rows_rejected, 1);
     el_diag d;
     el_diag_clear(&d);
     el_err err = el_rejects_row_from(r->o->rejects, idx, in->path, why,
@@ -74,29 +75,6 @@ el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *w
         return err;
     }
     return EL_OK;
-}
-
-el_err load_dry_print(load_run *r, el_chunk *c)
-{
-    el_buf out;
-    el_buf_init(&out, (size_t)256 * 1024 * 1024);
-    /* sized once: {"Item":...}\n around each item's JSON */
-    el_err err = el_buf_reserve(&out, c->json.len + c->nitems * 10);
-    for (size_t i = 0; !err && i < c->nitems; i++) {
-        err = el_buf_puts(&out, "{\"Item\":");
-        if (!err)
-            err = el_buf_append(&out, el_item_json(&c->items[i]), c->items[i].json_len);
-        if (!err)
-            err = el_buf_puts(&out, "}\n");
-    }
-    if (!err) {
-        pthread_mutex_lock(&r->mu);
-        if (fwrite(out.data ? out.data : "", 1, out.len, r->o->dry_out) != out.len)
-            err = EL_EIO;
-        pthread_mutex_unlock(&r->mu);
-    }
-    el_buf_free(&out);
-    return err;
 }
 
 /* A new chunk for the input, its buffers sized like the last one's: growing
@@ -116,19 +94,11 @@ el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len)
     return c;
 }
 
-/* Gives a chunk to the next stage (or prints it in a dry run and frees it). */
+/* Gives a chunk to the next stage (the network stage, or the output stage
+ * of --output and --dry-run). */
 el_err load_deliver_chunk(load_run *r, el_chunk *full)
 {
-    if (r->o->dry_run) {
-        el_err err = load_dry_print(r, full);
-        el_chunk_free(full);
-        if (err) {
-            el_diag d;
-            el_diag_set(&d, err, "cannot write to standard output");
-            load_fail(r, err, &d);
-            return err;
-        }
-    } else if (!el_queue_push(r->queue, full)) {
+    if (!el_queue_push(r->queue, full)) {
         el_chunk_free(full);
         return EL_EINTR;
     } else {
@@ -137,8 +107,7 @@ el_err load_deliver_chunk(load_run *r, el_chunk *full)
     return EL_OK;
 }
 
-/* Hands a chunk to the next stage (or prints it in a dry run) and starts
- * the next one. An empty chunk is handed over only as the end marker. */
+/* Hands a chunk to the next stage and starts the next one. An empty chunk is handed over only as the end marker. */
 static el_err hand_over(load_run *r, el_chunk **c, size_t input, bool eof)
 {
     el_chunk *full = *c;

@@ -16,6 +16,8 @@
  */
 #include "pipeline/load_internal.h"
 
+#include <assert.h>    /* the figures add up, in debug builds */
+
 #include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strcmp, strdup */
@@ -29,20 +31,41 @@
 #include "pipeline/shard.h"
 #include "pipeline/split.h"
 
+/* Input bytes done for progress: up to the watermark (every row before it
+ * is written, refused or superseded), the whole input once it is complete.
+ * Offsets are bytes of the uncompressed stream; for a compressed input they
+ * are turned into compressed bytes at the ratio read so far. */
+static uint64_t bytes_done(const load_input *in, const el_watermark *w)
+{
+    uint64_t raw = atomic_load(&in->raw_read);
+    if (!w)
+        return raw; /* only counted: reading is the work */
+    if (in->resume_done || el_watermark_complete(w))
+        return in->raw_size ? in->raw_size : raw;
+    uint64_t off = el_watermark_offset(w), to = el_watermark_read_to(w);
+    if (in->compressed)
+        off = to ? (uint64_t)((double)off * (double)raw / (double)to) : 0;
+    return in->raw_size && off > in->raw_size ? in->raw_size : off;
+}
+
 /* A progress snapshot of the run, from the stage that owns st. */
-void load_report(load_run *r, const el_load_stats *st, int window, bool final)
+void load_report(load_run *r, const el_load_stats *st, const el_watermark *tr, int window,
+                 bool final)
 {
     const el_load_opts *o = r->o;
     if (!o->progress)
         return;
     el_progress p = { .st = *st, .window = window, .final = final };
     p.st.rows_read = atomic_load(&r->rows_read);
-    p.st.rejected = el_rejects_count(r->o->rejects);
+    p.st.rejected = atomic_load(&r->rows_rejected);
+    p.st.rejects_in_file = el_rejects_count(r->o->rejects);
     p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
     for (size_t i = 0; i < r->ninputs; i++) {
-        p.bytes_done += atomic_load(&r->inputs[i].raw_read);
+        p.bytes_done += bytes_done(&r->inputs[i], tr ? &tr[i] : NULL);
         p.bytes_total += r->inputs[i].raw_size;
     }
+    uint64_t ended = p.st.items_written + p.st.duplicates + p.st.rejected;
+    p.rows_ahead = !o->counters_only && p.st.rows_read > ended ? p.st.rows_read - ended : 0;
     o->progress(&p, o->progress_user);
 }
 
@@ -76,8 +99,11 @@ static el_err open_inputs(load_run *r, el_diag *diag)
         load_input *in = &r->inputs[i];
         el_input_spec spec = { in->path, in->src, in->ropts };
         err = el_input_open_bound(&spec, &in->reader, diag);
-        if (!err)
+        if (!err) {
             in->raw_size = el_input_raw_size(el_reader_input(in->reader));
+            in->compressed =
+                el_input_compression(el_reader_input(in->reader)) != EL_COMP_NONE;
+        }
     }
     return err;
 }
@@ -297,13 +323,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     if (!err)
         err = directory_chunk(&r, &dir, diag);
     if (!err && dir) {
-        st->directory_items = dir->nitems;
-        if (o->dry_run) {
-            err = load_dry_print(&r, dir);
+        if (!el_queue_push(r.queue, dir))
             el_chunk_free(dir);
-        } else if (!el_queue_push(r.queue, dir)) {
-            el_chunk_free(dir);
-        }
     }
     pthread_t *threads = NULL;
     size_t nthreads = 0;
@@ -350,12 +371,14 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_err net_err = EL_OK;
     el_diag net_diag;
     el_diag_clear(&net_diag);
-    if (!err && !o->dry_run) {
-        net_err = sink ? load_output_stage(&r, sink, st, &net_diag) : load_network_stage(&r, st, &net_diag);
+    if (!err) {
+        /* a dry run is an output stage without a sink: it prints */
+        net_err = sink || o->dry_run ? load_output_stage(&r, sink, st, &net_diag)
+                                     : load_network_stage(&r, st, &net_diag);
         if (net_err && net_err != EL_EINTR)
             load_fail(&r, net_err, &net_diag);
     }
-    if (!o->dry_run && r.queue) {
+    if (r.queue) {
         /* the network stage is over: readers still blocked on a full queue
          * (after an error or interrupt) must not wait for it */
         atomic_store(&r.abort, true);
@@ -399,12 +422,14 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     el_counters_free(r.counters); /* COUNTERS hook */
     st->rows_read = atomic_load(&r.rows_read);
+    st->rejected = atomic_load(&r.rows_rejected);
     /* the rows in the rejects file: after --resume those of the runs before
      * too (the job as a whole had them, and its exit status, 3, says so),
      * each once however often a row was met */
-    st->rejected = el_rejects_count(o->rejects);
-    if (o->dry_run)
-        st->items_written = st->rows_read - st->rejected;
+    st->rejects_in_file = el_rejects_count(o->rejects);
+    /* Every row read ended one way (stats.h); `edgeload counters` writes no
+     * item, its rows are only counted. */
+    assert(err || o->counters_only || el_load_stats_add_up(st));
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;
     for (size_t i = 0; i < r.ninputs; i++) {
         load_free_split(r.inputs[i].split);
