@@ -29,11 +29,6 @@ static const cmd_refusal refuse[] = {
     { OPT_PLAN, not_sharded },
     { OPT_HOT_THRESHOLD, not_sharded },
     { OPT_MAX_SHARDS, not_sharded },
-    { OPT_CHECKPOINT, "counters are SET idempotently: an interrupted backfill is finished by "
-                      "running it again" },
-    { OPT_RESUME, "counters are SET idempotently: an interrupted backfill is finished by "
-                  "running it again" },
-    { OPT_CHECKPOINT_INTERVAL, "it takes no --checkpoint" },
     { 0, NULL }
 };
 
@@ -51,11 +46,16 @@ static const cmd_spec spec = {
 "\"attribute\": ...}] per source) or, for one source, from --counter. A row\n"
 "whose counter template has a NULL or empty placeholder adds to no counter of\n"
 "that template (it is not rejected for it). A counter item with no rows gets\n"
-"no attribute: read a missing counter as 0.",
+"no attribute: read a missing counter as 0.\n"
+"\n"
+"With --checkpoint FILE, a killed or interrupted backfill resumed with --resume\n"
+"counts every row again (a count needs them all) and writes only the counter\n"
+"items the first run had not written, when the counts are the same as then;\n"
+"when they differ (the input changed), every counter item is written again.",
     .takes = (OPTS_MAPPING & ~(OPT_BIT(OPT_PLAN) | OPT_BIT(OPT_HOT_THRESHOLD) |
                                OPT_BIT(OPT_MAX_SHARDS))) |
              OPTS_INPUT | OPTS_AWS | OPTS_REPORTS | OPTS_REQUESTS | OPTS_REJECTS |
-             OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_MAX_WCU),
+             OPTS_CHECKPOINT | OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_MAX_WCU),
     .refuse = refuse,
     .epilogue =
 "Exit status: 0 written, 3 finished with rejected rows, 2 usage or mapping\n"
@@ -94,7 +94,8 @@ int cmd_counters(int argc, char **argv)
         .reader = o.reader, .threads = o.threads,
         .concurrency = o.concurrency ? o.concurrency : spec.default_concurrency,
         .max_retry_time_s = o.max_retry_time_s, .max_wcu = o.max_wcu, .stop = &cmd_stop,
-        .counters_only = true,
+        .counters_only = true, .checkpoint_path = o.checkpoint,
+        .checkpoint_interval_s = o.checkpoint_interval_s, .resume = o.resume,
     };
     s3c.endpoint = o.endpoint_s3;
     if (!cli_s3_inputs(&s3c, &o.aws, m, &inputs, &ninputs, &lo.reader, &rc))
@@ -143,12 +144,22 @@ int cmd_counters(int argc, char **argv)
                 (unsigned long long)st.counters_written, (unsigned long long)st.rejected,
                 (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
                 st.wcu_consumed);
+    if (!o.quiet && st.counters_skipped)
+        fprintf(stderr, "edgeload: resumed: %llu counter items were written by the run "
+                "resumed, with the same counts\n", (unsigned long long)st.counters_skipped);
+    if (!o.quiet && st.counts_changed)
+        fprintf(stderr, "edgeload: resumed: the counts differ from the run resumed (the input "
+                "changed): every counter item was written again\n");
+    if (!o.quiet && err && o.checkpoint)
+        fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
+                o.checkpoint);
     if (o.stats_json) {
         const cmd_stat v[] = {
             CMD_U64("rows_read", st.rows_read),
             CMD_U64("edges", st.counter_edges),
             CMD_U64("duplicates", st.counter_duplicates),
             CMD_U64("counters_written", st.counters_written),
+            CMD_U64("counters_skipped", st.counters_skipped),
             CMD_U64("rejected", st.rejected),
             CMD_U64("retries", st.retries),
             CMD_U64("throttled", st.throttled),

@@ -11,6 +11,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "pipeline/mapping.h"
@@ -111,8 +112,8 @@ static const cmd_spec spec = {
 "--plan) the load used, so sharded index keys are expected where load put them.\n"
 "With --split I/N, only the items of part I of N are checked, as 'load --split'\n"
 "cuts the inputs; no --reverse then.",
-    .takes = OPTS_MAPPING | OPTS_INPUT | OPTS_AWS | OPTS_REQUESTS | OPT_BIT(OPT_SPLIT) |
-             OPT_BIT(OPT_STATS_JSON) | OPT_BIT(OPT_QUIET),
+    .takes = OPTS_MAPPING | OPTS_INPUT | OPTS_AWS | OPTS_REQUESTS | OPTS_REPORTS |
+             OPT_BIT(OPT_SPLIT) | OPT_BIT(OPT_MAX_RCU),
     .refuse = refuse,
     .own = own_opts,
     .own_help =
@@ -275,6 +276,7 @@ int cmd_verify(int argc, char **argv)
     vo->concurrency = o.concurrency ? o.concurrency : spec.default_concurrency;
     vo->plan_path = o.plan;
     vo->split = o.split;
+    vo->max_rcu = o.max_rcu;
     const char **inputs = o.map.inputs;
     size_t ninputs = o.map.ninputs;
     s3c.endpoint = o.endpoint_s3;
@@ -309,6 +311,10 @@ int cmd_verify(int argc, char **argv)
     vo->stop = &cmd_stop;
     vo->on_mismatch = on_mismatch;
     vo->user = &rep;
+    progress prog;
+    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
+    vo->progress = progress_report;
+    vo->progress_user = &prog;
     cmd_catch_signals();
     el_verify_stats st;
     el_diag d;

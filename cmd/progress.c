@@ -67,7 +67,15 @@ void progress_report(const el_progress *snap, void *user)
         p->drew_bar = false;
         return;
     }
-    el_eta_add(&p->eta, now, snap->bytes_done); /* every report, printed or not */
+    /* a phase counts its own units; a new phase starts a new ETA */
+    bool units = snap->phase && snap->total > 0;
+    if (snap->phase != p->phase) {
+        p->phase = snap->phase;
+        el_eta_init(&p->eta, 30);
+    }
+    uint64_t done = units ? snap->done : snap->bytes_done;
+    uint64_t total = units ? snap->total : snap->bytes_total;
+    el_eta_add(&p->eta, now, done); /* every report, printed or not */
     if (p->mode == PROGRESS_PLAIN && now - p->last_print < p->interval_s * 1000.0)
         return;
     const el_load_stats *st = &snap->st;
@@ -78,38 +86,61 @@ void progress_report(const el_progress *snap, void *user)
     p->last_items = st->items_written;
     p->last_wcu = st->wcu_consumed;
     p->last_print = now;
-    double frac = snap->bytes_total ? (double)snap->bytes_done / (double)snap->bytes_total : -1;
+    double frac = total ? (double)done / (double)total : -1;
     if (frac > 1)
         frac = 1;
     double elapsed = st->elapsed_s;
-    double eta = frac >= 0 ? el_eta_seconds(&p->eta, snap->bytes_total) : -1;
+    double eta = frac >= 0 ? el_eta_seconds(&p->eta, total) : -1;
     char etas[32];
     eta_text(etas, sizeof etas, eta);
+    const char *cu = snap->reads ? "RCU" : "WCU";
     if (p->mode == PROGRESS_BAR) {
-        fprintf(stderr, "\r\033[K%llu rows | %llu items | %.0f items/s | %.0f WCU/s | "
-                "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
-                (unsigned long long)st->items_written, ips, wps,
-                (unsigned long long)st->throttled, (unsigned long long)st->retries);
-        if (snap->transactional)
-            fprintf(stderr, " | %llu txns", (unsigned long long)snap->transactions);
-        fprintf(stderr, " | %llu dups", (unsigned long long)st->duplicates);
-        if (snap->rows_ahead)
-            fprintf(stderr, " | read ahead: %llu rows", (unsigned long long)snap->rows_ahead);
+        fprintf(stderr, "\r\033[K");
+        if (snap->phase) {
+            fprintf(stderr, "%s", snap->phase);
+            if (units)
+                fprintf(stderr, " %llu/%llu", (unsigned long long)snap->done,
+                        (unsigned long long)snap->total);
+            fprintf(stderr, " | %llu rows | %.0f %s/s | %llu throttled | %llu retries",
+                    (unsigned long long)st->rows_read, wps, cu,
+                    (unsigned long long)st->throttled, (unsigned long long)st->retries);
+        } else {
+            fprintf(stderr, "%llu rows | %llu items | %.0f items/s | %.0f %s/s | "
+                    "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
+                    (unsigned long long)st->items_written, ips, wps, cu,
+                    (unsigned long long)st->throttled, (unsigned long long)st->retries);
+            if (snap->transactional)
+                fprintf(stderr, " | %llu txns", (unsigned long long)snap->transactions);
+            fprintf(stderr, " | %llu dups", (unsigned long long)st->duplicates);
+            if (snap->rows_ahead)
+                fprintf(stderr, " | read ahead: %llu rows",
+                        (unsigned long long)snap->rows_ahead);
+        }
         if (frac >= 0)
             fprintf(stderr, " | %.0f%% ETA %s", floor(frac * 100), etas);
         p->drew_bar = true;
     } else {
-        fprintf(stderr, "edgeload: progress elapsed=%.1f rows=%llu items=%llu items_per_s=%.0f "
-                "wcu=%.0f wcu_per_s=%.0f throttled=%llu retries=%llu rejected=%llu",
-                elapsed, (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
-                ips, st->wcu_consumed, wps, (unsigned long long)st->throttled,
-                (unsigned long long)st->retries, (unsigned long long)st->rejected);
+        fprintf(stderr, "edgeload: progress elapsed=%.1f", elapsed);
+        if (snap->phase) {
+            fprintf(stderr, " phase=%s", snap->phase);
+            if (units)
+                fprintf(stderr, " done=%llu total=%llu", (unsigned long long)snap->done,
+                        (unsigned long long)snap->total);
+        }
+        fprintf(stderr, " rows=%llu items=%llu items_per_s=%.0f %s=%.0f %s_per_s=%.0f "
+                "throttled=%llu retries=%llu rejected=%llu",
+                (unsigned long long)st->rows_read, (unsigned long long)st->items_written, ips,
+                snap->reads ? "rcu" : "wcu", st->wcu_consumed, snap->reads ? "rcu" : "wcu", wps,
+                (unsigned long long)st->throttled, (unsigned long long)st->retries,
+                (unsigned long long)st->rejected);
         if (snap->transactional)
             fprintf(stderr, " transactions=%llu", (unsigned long long)snap->transactions);
-        fprintf(stderr, " duplicates=%llu read_ahead=%llu", (unsigned long long)st->duplicates,
-                (unsigned long long)snap->rows_ahead);
+        if (!snap->phase)
+            fprintf(stderr, " duplicates=%llu read_ahead=%llu",
+                    (unsigned long long)st->duplicates, (unsigned long long)snap->rows_ahead);
         if (frac >= 0)
-            fprintf(stderr, " done=%.1f%% eta=%s", floor(frac * 1000) / 10, etas);
+            fprintf(stderr, " %s=%.1f%% eta=%s", units ? "phase_done" : "done",
+                    floor(frac * 1000) / 10, etas);
         fputc('\n', stderr);
     }
     fflush(stderr);

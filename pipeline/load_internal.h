@@ -69,6 +69,8 @@ typedef struct load_run {
     atomic_uint_fast64_t rows_rejected; /* rows of this run that ended rejected (any stage) */
     uint64_t job_hash;          /* identifies mapping + inputs in checkpoints */
     uint64_t base_written;      /* items written by the runs this one resumes */
+    bool resume_counters;       /* the run resumed had begun its counter phase: */
+    uint64_t resume_counters_digest, resume_counters_done;
     double t0;                  /* start of the run (ms) */
     bool resumed_fresh;         /* --resume found no checkpoint: started over */
     el_plan *plan;              /* hot keys and their shard counts, or NULL */

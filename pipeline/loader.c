@@ -55,7 +55,8 @@ void load_report(load_run *r, const el_load_stats *st, const el_watermark *tr, i
     const el_load_opts *o = r->o;
     if (!o->progress)
         return;
-    el_progress p = { .st = *st, .window = window, .final = final };
+    el_progress p = { .st = *st, .window = window, .final = final,
+                      .phase = o->counters_only ? "counting" : NULL };
     p.st.rows_read = atomic_load(&r->rows_read);
     p.st.rejected = atomic_load(&r->rows_rejected);
     p.st.rejects_in_file = el_rejects_count(r->o->rejects);
@@ -126,6 +127,8 @@ static uint64_t job_hash(const load_run *r)
         h = el_checkpoint_hash(h, r->inputs[i].path, strlen(r->inputs[i].path) + 1);
     if (r->o->split.count)
         h = el_checkpoint_hash(h, &r->split_hash, sizeof r->split_hash);
+    if (r->o->counters_only) /* `edgeload counters`: another job than a load */
+        h = el_checkpoint_hash(h, "counters", 8);
     return h;
 }
 
@@ -224,6 +227,9 @@ static el_err resume_from(load_run *r, el_diag *diag)
         has[i] = cp->inputs[i].has_rejects;
     }
     r->base_written = cp->items_written;
+    r->resume_counters = cp->has_counters;
+    r->resume_counters_digest = cp->counters_digest;
+    r->resume_counters_done = cp->counters_done;
     err = el_rejects_restore(r->o->rejects, cp->rejects_bytes, cp->rejected, high, has,
                              r->ninputs, diag);
     el_checkpoint_free(cp);
@@ -307,9 +313,8 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         else
             err = resume_from(&r, diag);
     }
-    if (!err && o->counters_only && (o->dry_run || o->output_dir || o->checkpoint_path))
-        err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run, --output or "
-                          "--checkpoint");
+    if (!err && o->counters_only && (o->dry_run || o->output_dir))
+        err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run or --output");
     if (!err && !o->dry_run && !o->output_dir && !o->split.count /* SPLIT hook */ &&
         el_mapping_has_counters(o->mapping) &&
         el_counters_new(o->mapping, &r.counters)) /* COUNTERS hook: before readers start */
@@ -408,10 +413,26 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         el_counters_write_opts wo = {
             .ddb = o->ddb, .table = o->mapping->table, .pk_attr = o->mapping->pk_attr,
             .sk_attr = o->mapping->sk_attr, .concurrency = o->concurrency,
-            .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop
+            .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop,
+            .progress = o->progress, .progress_user = o->progress_user,
+            .checkpoint_interval_s = o->checkpoint_interval_s,
+            .resume = r.resume_counters, .resume_digest = r.resume_counters_digest,
+            .resume_done = r.resume_counters_done,
         };
+        /* the counter phase extends the checkpoint the network stage left
+         * (every input done) with how far the counters are written */
+        el_checkpoint *base = NULL;
+        if (o->checkpoint_path)
+            err = el_checkpoint_read(o->checkpoint_path, &base, diag);
+        wo.checkpoint_path = base ? o->checkpoint_path : NULL;
+        wo.base = base;
         el_counters_stats cst;
-        err = el_counters_write(r.counters, &wo, &cst, diag);
+        memset(&cst, 0, sizeof cst);
+        if (!err)
+            err = el_counters_write(r.counters, &wo, &cst, diag);
+        el_checkpoint_free(base);
+        st->counters_skipped = cst.skipped;
+        st->counts_changed = cst.counts_changed;
         st->counters_written = cst.counters;
         st->counter_edges = el_counters_edges(r.counters);
         st->counter_duplicates = el_counters_duplicates(r.counters);

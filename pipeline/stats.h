@@ -46,6 +46,8 @@ typedef struct el_load_stats {
     uint64_t counters_written;   /* counter attributes SET */
     uint64_t counter_edges;      /* distinct edges counted */
     uint64_t counter_duplicates; /* rows whose edge was counted already */
+    uint64_t counters_skipped;   /* --resume: counter items the run resumed had written */
+    bool counts_changed;         /* --resume: the counts differ from that run's: all rewritten */
 } el_load_stats;
 
 /* A snapshot for progress reports, taken about once a second by the
@@ -62,6 +64,14 @@ typedef struct el_progress {
     bool final;
     bool transactional;       /* load --incremental: st counts its rows, and: */
     uint64_t transactions;    /* transactions that succeeded (--incremental) */
+    /* A phase other than a load's writing of rows, one word: "counting" and
+     * "writing-counters" (edgeload counters), "reading", "checking-items",
+     * "checking-counters", "checking-index" (verify); NULL for a load. With
+     * total > 0 the phase's progress is done of total (counters written,
+     * keys checked), else the input bytes as for a load. */
+    const char *phase;
+    uint64_t done, total;
+    bool reads;               /* the capacity in st.wcu_consumed is read units (verify) */
 } el_progress;
 
 typedef void (*el_progress_fn)(const el_progress *p, void *user);

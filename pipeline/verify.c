@@ -52,6 +52,37 @@ bool verify_stopping(const vrun *v)
     return v->o->stop && *v->o->stop;
 }
 
+uint64_t verify_settled(const vrun *v)
+{
+    return v->cur_counters ? v->st->counter_items : v->st->present + v->st->missing;
+}
+
+void verify_progress(vrun *v, const char *phase, uint64_t done, uint64_t total, bool final)
+{
+    if (!v->o->progress)
+        return;
+    double now = el_now_ms();
+    if (!final && phase == v->phase && now - v->last_report < 1000.0)
+        return;
+    v->last_report = now;
+    v->phase = phase;
+    el_progress p = { .final = final, .phase = phase, .done = done, .total = total,
+                      .reads = true, .window = v->drv ? el_ddb_driver_window(v->drv) : 0 };
+    const el_verify_stats *st = v->st;
+    p.st.rows_read = st->rows_read;
+    p.st.rejected = st->rejected;
+    p.st.duplicates = st->duplicates;
+    if (v->drv) {
+        const el_ddb_driver_stats *ds = el_ddb_driver_stats_get(v->drv);
+        p.st.requests = ds->requests;
+        p.st.retries = ds->resends + st->retries;
+        p.st.throttled = ds->throttled;
+        p.st.wcu_consumed = ds->consumed; /* read units: p.reads */
+    }
+    p.st.elapsed_s = (now - v->t0) / 1000.0;
+    v->o->progress(&p, v->o->progress_user);
+}
+
 el_err verify_put_key(el_buf *b, const vrun *v, const char *key, size_t klen)
 {
     size_t pklen = strnlen(key, klen);
@@ -161,7 +192,8 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
             err = EL_OK;
             break;
         }
-        v->st->rows_read++;
+        if ((++v->st->rows_read & 1023) == 0)
+            verify_progress(v, "reading", 0, 0, false);
         if (err == EL_EREJECT) {
             v->st->rejected++;
             err = EL_OK;
@@ -373,6 +405,7 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
     vrun v;
     memset(&v, 0, sizeof v);
     v.o = o;
+    v.t0 = v.last_report = t0;
     v.m = o->mapping;
     v.st = st;
     el_buf_init(&v.req, VERIFY_REQUEST_MAX);
@@ -429,6 +462,7 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
     }
     if (!err && v.targets)
         err = verify_check_targets(&v, diag);
+    verify_progress(&v, v.phase ? v.phase : "reading", 0, 0, true); /* ends a bar's line */
     if (v.drv) {
         const el_ddb_driver_stats *ds = el_ddb_driver_stats_get(v.drv);
         st->requests = ds->requests;

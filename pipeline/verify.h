@@ -47,6 +47,7 @@
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/split.h"   /* el_split: --split I/N */
+#include "pipeline/stats.h"   /* el_progress_fn */
 
 #define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
 #define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
@@ -140,6 +141,11 @@ typedef struct el_verify_opts {
                                      consistent); <= 0: report the first answer */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     double max_rcu;               /* read capacity units per second (--max-rcu); 0 = none */
+    /* about once a second and at the end, on the calling thread: the phase
+     * ("reading", "checking-items", "checking-counters", "checking-index"),
+     * keys checked of how many; may be NULL */
+    el_progress_fn progress;
+    void *progress_user;
     const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);

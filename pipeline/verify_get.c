@@ -193,7 +193,9 @@ el_err verify_check_set(vrun *v, el_diag *diag)
         }
         if (err || (next >= count && el_ddb_driver_pending(v->drv) == 0))
             break;
-        err = el_ddb_driver_step(v->drv, -1, diag);
+        err = el_ddb_driver_step(v->drv, el_ddb_driver_now(v->drv) + 1000, diag);
+        verify_progress(v, v->cur_counters ? "checking-counters" : "checking-items",
+                        verify_settled(v), count, false);
     }
     return err;
 }

@@ -36,12 +36,22 @@ typedef struct vrun {
     el_sample *targets;    /* index pk -> expected keys, each as [u32 len][bytes] */
     el_plan *plan;         /* hot keys load shards, or NULL */
     el_ddb_driver *drv;    /* every request, paced by --max-rcu */
+    double t0, last_report;    /* ms: the run's start, the last progress report */
+    const char *phase;     /* the phase last reported */
     el_buf req, resp, line, tmp;
 } vrun;
 
 
 /* Interrupted by a signal. */
 bool verify_stopping(const vrun *v);
+
+/* A progress report of phase (done of total; 0 of 0 for the reading), at
+ * most once a second unless final or the phase changed. */
+void verify_progress(vrun *v, const char *phase, uint64_t done, uint64_t total, bool final);
+
+/* Keys of the current set settled so far (present and missing items, or
+ * counter items checked). */
+uint64_t verify_settled(const vrun *v);
 
 /* Appends {"PK":{"S":..},"SK":{"S":..}} for key "PK\0SK". */
 el_err verify_put_key(el_buf *b, const vrun *v, const char *key, size_t klen) EL_MUST_USE;

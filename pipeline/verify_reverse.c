@@ -235,6 +235,7 @@ el_err verify_check_targets(vrun *v, el_diag *diag)
     bool recheck = v->o->reverse_recheck_ms > 0;
     for (size_t i = 0; !err && i < n; i++) {
         size_t ne, mism;
+        verify_progress(v, "checking-index", i, n, false);
         err = check_target(v, i, !recheck, &ne, &mism, diag);
         if (err || (recheck && mism)) {
             bad[nbad++] = i;
