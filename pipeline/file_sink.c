@@ -50,6 +50,7 @@
 #include <openssl/evp.h> /* SHA-256 of each part */
 #include <zstd.h>        /* streaming compression */
 
+#include "common/lockfile.h"   /* one run per --output directory */
 #include "common/buf.h"
 #include "formats/ddb_value.h"
 #include "common/vec.h"  /* el_grow */
@@ -73,6 +74,7 @@ typedef struct part_info {
 } part_info;
 
 struct el_file_sink {
+    el_lockfile *lock;           /* DIR/.edgeload.lock, held while the sink lives (files only) */
     char *dir;                   /* as given */
     char *data_dir;              /* dir/data */
     char *table;                 /* NULL: recorded as null */
@@ -680,6 +682,15 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
         err = s->store->ops->check_unused(s->store->self, diag);
     else if (!err)
         err = make_dirs(s->dir, diag);
+    if (!err && !s->store) {
+        /* one run per directory: taken before it is checked, so two runs
+         * started together cannot both find it unused */
+        char lpath[PATH_MAX_BYTES], what[PATH_MAX_BYTES + 32];
+        err = join_path(lpath, sizeof lpath, s->dir, ".edgeload.lock", diag);
+        snprintf(what, sizeof what, "--output directory %s", s->dir);
+        if (!err)
+            err = el_lockfile_take(lpath, what, &s->lock, diag);
+    }
     if (!err && !s->store)
         err = check_unused(s, diag);
     if (!err && !s->store && mkdir(s->data_dir, 0777) != 0 && errno != EEXIST)
@@ -774,6 +785,7 @@ void el_file_sink_free(el_file_sink *s)
         unlink(s->tmp_path);   /* an unfinished part never looks complete */
     ZSTD_freeCCtx(s->cctx);
     EVP_MD_CTX_free(s->md);
+    el_lockfile_free(s->lock);
     free(s->in);
     free(s->out);
     free(s->parts);

@@ -19,11 +19,13 @@
 #include <assert.h>    /* the figures add up, in debug builds */
 
 #include <errno.h>     /* ENOENT: --resume without a checkpoint yet */
+#include <stdio.h>     /* snprintf */
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strcmp, strdup */
 #include <unistd.h>    /* sysconf, access */
 
 #include "common/clock.h"      /* el_now_ms */
+#include "common/lockfile.h"   /* one process per checkpoint */
 #include "pipeline/checkpoint.h"
 #include "pipeline/fanin.h"
 #include "pipeline/inputs.h"
@@ -291,7 +293,17 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     r.o = o;
     r.t0 = t0;
     pthread_mutex_init(&r.mu, NULL);
-    el_err err = open_inputs(&r, diag);
+    /* one process per checkpoint, from before the first read to the end */
+    el_lockfile *lock = NULL;
+    el_err err = EL_OK;
+    if (o->checkpoint_path && !o->dry_run) {
+        char lpath[4200], what[4200];
+        snprintf(lpath, sizeof lpath, "%s.lock", o->checkpoint_path);
+        snprintf(what, sizeof what, "checkpoint %s", o->checkpoint_path);
+        err = el_lockfile_take(lpath, what, &lock, diag);
+    }
+    if (!err)
+        err = open_inputs(&r, diag);
     if (!err && o->split.count) /* SPLIT hook */
         err = split_inputs(&r, diag);
     if (!err)
@@ -460,6 +472,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     free(r.inputs);
     el_plan_free(r.plan);
     el_queue_free(r.queue);
+    el_lockfile_free(lock);
     pthread_mutex_destroy(&r.mu);
     return err;
 }
