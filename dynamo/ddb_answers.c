@@ -340,3 +340,73 @@ el_err el_ddb_parse_query(const char *body, size_t len, el_ddb_query_answer *out
         out->last_key = NULL;
     return EL_OK;
 }
+
+/* ---- ThrottlingReasons ---- */
+
+static const char *const reason_names[EL_THR_COUNT] = {
+    [EL_THR_TABLE_READ_KEY_RANGE] = "TableReadKeyRangeThroughputExceeded",
+    [EL_THR_TABLE_WRITE_KEY_RANGE] = "TableWriteKeyRangeThroughputExceeded",
+    [EL_THR_INDEX_READ_KEY_RANGE] = "IndexReadKeyRangeThroughputExceeded",
+    [EL_THR_INDEX_WRITE_KEY_RANGE] = "IndexWriteKeyRangeThroughputExceeded",
+    [EL_THR_TABLE_READ_PROVISIONED] = "TableReadProvisionedThroughputExceeded",
+    [EL_THR_TABLE_WRITE_PROVISIONED] = "TableWriteProvisionedThroughputExceeded",
+    [EL_THR_INDEX_READ_PROVISIONED] = "IndexReadProvisionedThroughputExceeded",
+    [EL_THR_INDEX_WRITE_PROVISIONED] = "IndexWriteProvisionedThroughputExceeded",
+    [EL_THR_TABLE_READ_ACCOUNT] = "TableReadAccountLimitExceeded",
+    [EL_THR_TABLE_WRITE_ACCOUNT] = "TableWriteAccountLimitExceeded",
+    [EL_THR_INDEX_READ_ACCOUNT] = "IndexReadAccountLimitExceeded",
+    [EL_THR_INDEX_WRITE_ACCOUNT] = "IndexWriteAccountLimitExceeded",
+    [EL_THR_TABLE_READ_MAX_ON_DEMAND] = "TableReadMaxOnDemandThroughputExceeded",
+    [EL_THR_TABLE_WRITE_MAX_ON_DEMAND] = "TableWriteMaxOnDemandThroughputExceeded",
+    [EL_THR_INDEX_READ_MAX_ON_DEMAND] = "IndexReadMaxOnDemandThroughputExceeded",
+    [EL_THR_INDEX_WRITE_MAX_ON_DEMAND] = "IndexWriteMaxOnDemandThroughputExceeded",
+    [EL_THR_OTHER] = "Other",
+};
+
+const char *el_ddb_throttle_reason_name(el_ddb_throttle_reason r)
+{
+    return r < EL_THR_COUNT ? reason_names[r] : "Other";
+}
+
+el_ddb_throttle_reason el_ddb_throttle_reason_parse(const char *name)
+{
+    for (int r = 0; r < EL_THR_OTHER; r++)
+        if (strcmp(reason_names[r], name) == 0)
+            return (el_ddb_throttle_reason)r;
+    return EL_THR_OTHER;
+}
+
+unsigned el_ddb_throttling_reasons(const char *body, size_t len, char *resource, size_t cap)
+{
+    if (cap)
+        resource[0] = '\0';
+    if (!body || !len || len > 65536)
+        return 0; /* a throttling answer is a short error body */
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(body, len, EL_JSON_MAX_DEPTH, 0, &g))
+        return 0;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, body, len);
+    copy[len] = '\0';
+    yajl_val root = yajl_tree_parse(copy, NULL, 0);
+    free(copy);
+    yajl_val list = root ? yajl_tree_get(root, (const char *[]){ "ThrottlingReasons", NULL },
+                                         yajl_t_array)
+                         : NULL;
+    unsigned mask = 0;
+    for (size_t i = 0; list && i < list->u.array.len; i++) {
+        yajl_val e = list->u.array.values[i];
+        yajl_val r = yajl_tree_get(e, (const char *[]){ "reason", NULL }, yajl_t_string);
+        yajl_val res = yajl_tree_get(e, (const char *[]){ "resource", NULL }, yajl_t_string);
+        if (!r)
+            continue;
+        mask |= 1u << el_ddb_throttle_reason_parse(YAJL_GET_STRING(r));
+        if (res && cap && !resource[0])
+            snprintf(resource, cap, "%s", YAJL_GET_STRING(res));
+    }
+    yajl_tree_free(root);
+    return mask;
+}

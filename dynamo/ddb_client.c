@@ -61,6 +61,7 @@ typedef struct xfer {
     bool have_crc;
     uint32_t crc;
     char request_id[64];
+    double retry_after_ms;     /* a Retry-After header (seconds), 0 when none */
 } xfer;
 
 /* Requests kept for reuse by a client; more are freed. */
@@ -170,6 +171,16 @@ static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
         /* A new response (after a 100 Continue, say): forget the last one's. */
         x->have_crc = false;
         x->request_id[0] = '\0';
+        x->retry_after_ms = 0;
+    } else if ((vlen = header_value(line, n, "Retry-After", &v)) > 0 && vlen < 16) {
+        /* delay-seconds (an HTTP-date is not what a throttling service sends) */
+        char digits[16];
+        memcpy(digits, v, vlen);
+        digits[vlen] = '\0';
+        char *end;
+        double secs = strtod(digits, &end);
+        if (*end == '\0' && secs > 0 && secs < 3600)
+            x->retry_after_ms = secs * 1000.0;
     } else if ((vlen = header_value(line, n, "x-amz-crc32", &v)) > 0 && vlen < 16) {
         char digits[16];
         memcpy(digits, v, vlen);
@@ -190,6 +201,7 @@ static void xfer_init(xfer *x)
     x->errbuf[0] = '\0';
     x->have_crc = false;
     x->request_id[0] = '\0';
+    x->retry_after_ms = 0;
 }
 
 static void xfer_reset(xfer *x)
@@ -198,6 +210,7 @@ static void xfer_reset(xfer *x)
     x->errbuf[0] = '\0';
     x->have_crc = false;
     x->request_id[0] = '\0';
+    x->retry_after_ms = 0;
 }
 
 /* Sets the X-Amz-Target line of h for op. EL_EUSAGE when op is too long. */
@@ -559,6 +572,8 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
         status = 0;
     el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
     snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
+    if (res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT)
+        res->retry_after_ms = x->retry_after_ms;
     if (code == CURLE_OK && x->have_crc &&
         (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)el_buf_str(&x->resp),
                         (uInt)x->resp.len) != x->crc) {

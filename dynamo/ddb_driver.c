@@ -21,7 +21,7 @@
  */
 #include "dynamo/ddb_driver.h"
 
-#include <pthread.h>  /* the wake-up guard */
+#include <stdio.h>    /* snprintf: a reason's resource */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* memcpy, strlen */
 
@@ -72,6 +72,7 @@ struct el_ddb_driver {
     size_t nlive, inflight;
     el_ddb_driver_stats st;
     bool held;                 /* el_ddb_driver_hold: send nothing */
+    bool throttles_to_caller;
     el_err err;                /* the error that stops the run, EL_OK while going */
     el_diag diag;
 };
@@ -197,6 +198,7 @@ el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opt
     d->max_retry_ms = (o && o->max_retry_time_s > 0 ? o->max_retry_time_s : DEFAULT_MAX_RETRY_S) *
                       1000.0;
     d->rng = (uint64_t)now ^ (uint64_t)(uintptr_t)d ^ 0x5eedULL;
+    d->throttles_to_caller = o && o->throttles_to_caller;
     *out = d;
     return EL_OK;
 }
@@ -321,12 +323,32 @@ double el_ddb_driver_backoff_ms(el_ddb_driver *d, unsigned attempts)
     return el_backoff_ms(a, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS, el_rand_unit(&d->rng));
 }
 
-/* Puts op in the resend heap, due after a backoff. */
-static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now)
+/* Puts op in the resend heap, due after a backoff (at least floor_ms: a
+ * Retry-After the service asked for). */
+static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now, double floor_ms)
 {
+    double wait = el_ddb_driver_backoff_ms(d, op->attempts);
     op->state = OP_WAITING;
-    op->not_before = now + el_ddb_driver_backoff_ms(d, op->attempts);
+    op->not_before = now + (wait > floor_ms ? wait : floor_ms);
     heap_push(d, op);
+}
+
+/* A throttling answer: counted by its reasons; the window shrinks unless
+ * every reason is a hot key range (then only those keys are too fast). */
+static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double now)
+{
+    d->st.throttled++;
+    if (!res->reasons)
+        d->st.unspecified++;
+    for (int r = 0; r < EL_THR_COUNT; r++) {
+        if (!(res->reasons & (1u << r)))
+            continue;
+        d->st.by_reason[r]++;
+        if (res->resource[0])
+            snprintf(d->st.resource[r], sizeof d->st.resource[r], "%s", res->resource);
+    }
+    if (!res->reasons || (res->reasons & ~EL_THR_KEY_RANGE_MASK))
+        el_rate_on_throttle(&d->rate, now);
 }
 
 /* ---- sending ---- */
@@ -496,10 +518,11 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     el_rate_settle(&d->rate, op->units, consumed);
     switch (res->outcome) {
     case EL_DDB_THROTTLED:
-        d->st.throttled++;
-        el_rate_on_throttle(&d->rate, now);
+        on_throttle(d, res, now);
         el_rate_refund(&d->rate, op->units); /* it consumed nothing; the resend pays */
-        resend_later(d, op, now);
+        if (d->throttles_to_caller)
+            break;
+        resend_later(d, op, now, res->retry_after_ms);
         return;
     case EL_DDB_TRANSIENT:
         d->st.failures++;
@@ -510,7 +533,7 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
             op_free(d, op);
             return;
         }
-        resend_later(d, op, now);
+        resend_later(d, op, now, res->retry_after_ms);
         return;
     case EL_DDB_FATAL: {
         el_diag why; /* one line to act on: expired token, wrong region... */
@@ -537,7 +560,7 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
         el_ddb_driver_note_throttle(d);
         /* fall through */
     case EL_DDB_AGAIN:
-        resend_later(d, op, now);
+        resend_later(d, op, now, res->retry_after_ms);
         return;
     case EL_DDB_STOP:
         if (!d->err)

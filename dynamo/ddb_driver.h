@@ -11,6 +11,11 @@
  *  - the capacity budget (--max-wcu / --max-rcu): a request goes only when
  *    the token bucket pays its estimate, and what DynamoDB reports as
  *    consumed settles the difference;
+ *  - throttling by its cause (ThrottlingReasons): a hot key range of the
+ *    table or an index does not shrink the window (the other keys keep
+ *    their rate; the caller may pace the keys of that request), a table or
+ *    index limit, or a throttle without reasons, does; a Retry-After hint
+ *    is a floor under the backoff; every reason is counted;
  *  - the retry policy: throttling is retried for ever, with backoff; 5xx,
  *    resets, timeouts and cut-short answers are retried with backoff until
  *    max_retry_time_s of failure without a single success, then the driver
@@ -20,8 +25,9 @@
  *  - backoff: capped exponential with full jitter (common/backoff.h);
  *  - the answer: ConsumedCapacity parsed once, here.
  * The callback sees only answers that are the caller's to judge: success
- * and refusal. It may submit new requests (a refused batch split in two)
- * and says what becomes of its own (done, or again after a backoff).
+ * and refusal (and throttling, when the caller asks for it). It may submit
+ * new requests (a refused batch split in two) and says what becomes of its
+ * own (done, or again after a backoff).
  *
  * Threads: one thread drives (submit, step, the callbacks); only
  * el_ddb_driver_wakeup may be called from another.
@@ -51,12 +57,18 @@ typedef struct el_ddb_driver_opts {
     int concurrency;          /* most requests in flight; <= 0: 16 */
     double units_per_s;       /* capacity budget; <= 0: none */
     double max_retry_time_s;  /* failure without a success before giving up; <= 0: 900 */
+    /* Throttling answers go to the callback too (a.res.outcome
+     * EL_DDB_THROTTLED, a.res.reasons): it may take the work back (DONE: a
+     * load puts a batch's items back to be paced per key) or leave the
+     * resend to the driver (AGAIN). Without it the driver resends them. */
+    bool throttles_to_caller;
 } el_ddb_driver_opts;
 
 /* What came back for a request, as its callback sees it (valid during the
  * callback only). */
 typedef struct el_ddb_answer {
-    el_ddb_result res;        /* EL_DDB_SUCCESS or EL_DDB_REJECTED, status, error, message */
+    el_ddb_result res;        /* EL_DDB_SUCCESS or EL_DDB_REJECTED (or EL_DDB_THROTTLED with
+                                 throttles_to_caller), status, error, message, reasons */
     const char *body;         /* the response, NUL-terminated */
     size_t len;
     double consumed;          /* ConsumedCapacity CapacityUnits (all entries), 0 if absent */
@@ -83,6 +95,11 @@ typedef struct el_ddb_driver_stats {
     uint64_t throttled;       /* throttling answers (and EL_DDB_AGAIN_THROTTLED verdicts) */
     uint64_t failures;        /* transient failures (5xx, resets, timeouts) */
     double consumed;          /* ConsumedCapacity units of every answer */
+    /* throttling answers by ThrottlingReasons (one answer may give several),
+     * and those that gave none */
+    uint64_t by_reason[EL_THR_COUNT];
+    uint64_t unspecified;
+    char resource[EL_THR_COUNT][256]; /* the last resource ARN each reason named */
 } el_ddb_driver_stats;
 
 /* ---- the transport: how a request reaches DynamoDB ---- */

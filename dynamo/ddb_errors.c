@@ -247,6 +247,9 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     res->error_type[0] = '\0';
     res->message[0] = '\0';
     res->request_id[0] = '\0';
+    res->reasons = 0;
+    res->resource[0] = '\0';
+    res->retry_after_ms = 0;
 
     if (curl_code != CURLE_OK) {
         res->outcome = curl_fatal(curl_code) ? EL_DDB_FATAL : EL_DDB_TRANSIENT;
@@ -278,6 +281,8 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
         res->outcome = EL_DDB_TRANSIENT; /* curl finished without a status line */
     else
         res->outcome = EL_DDB_FATAL; /* 1xx/3xx: most likely not a DynamoDB endpoint */
+    if (res->outcome == EL_DDB_THROTTLED)
+        res->reasons = el_ddb_throttling_reasons(body, len, res->resource, sizeof res->resource);
     if (!res->message[0] && http_status == 0)
         snprintf(res->message, sizeof res->message, "no HTTP status line in the response");
     else if (!res->message[0] && (http_status < 200 || http_status >= 300) && http_status < 400)

@@ -116,6 +116,11 @@ void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_l
  * el_ddb_create_table documents). EL_ELIMIT/EL_ENOMEM from the buffer. */
 el_err el_ddb_create_table_body(const el_create_table_opts *opts, el_buf *b) EL_MUST_USE;
 
+/* The ThrottlingReasons of a throttling answer, a bit per reason
+ * (1 << el_ddb_throttle_reason), 0 when it gives none; the first reason's
+ * resource ARN is copied to resource (cap bytes, "" when none). Pure. */
+unsigned el_ddb_throttling_reasons(const char *body, size_t len, char *resource, size_t cap);
+
 /* The capacity units an answer's ConsumedCapacity reports (every entry's
  * CapacityUnits, or its parts when that is absent), 0 when there is none or
  * the body is not JSON. Pure; streams the body without building a tree. */

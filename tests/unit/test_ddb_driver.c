@@ -27,6 +27,8 @@ typedef struct answer {
     const char *type;    /* error type */
     const char *body;
     double latency;      /* ms from send to answer */
+    unsigned reasons;    /* ThrottlingReasons bits */
+    double retry_after;  /* ms */
 } answer;
 
 typedef struct sent {
@@ -85,7 +87,8 @@ static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
         if (!s->open || s->due > f->now)
             continue;
         s->open = false;
-        el_ddb_result res = { .outcome = s->a.outcome, .http_status = s->a.status };
+        el_ddb_result res = { .outcome = s->a.outcome, .http_status = s->a.status,
+                              .reasons = s->a.reasons, .retry_after_ms = s->a.retry_after };
         snprintf(res.error_type, sizeof res.error_type, "%s", s->a.type ? s->a.type : "");
         snprintf(res.message, sizeof res.message, "scripted %s", s->a.type ? s->a.type : "");
         const char *body = s->a.body ? s->a.body : "{}";
@@ -108,12 +111,15 @@ static double f_now(void *self)
     return ((fake *)self)->now;
 }
 
+static bool to_caller; /* the next driver() gets throttles_to_caller */
+
 static el_ddb_driver *driver(fake *f, int concurrency, double units_per_s, double max_retry_s)
 {
     el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
                            .self = f };
     el_ddb_driver_opts o = { .concurrency = concurrency, .units_per_s = units_per_s,
-                             .max_retry_time_s = max_retry_s };
+                             .max_retry_time_s = max_retry_s, .throttles_to_caller = to_caller };
+    to_caller = false;
     el_ddb_driver *d;
     el_diag diag;
     el_diag_clear(&diag);
@@ -121,11 +127,15 @@ static el_ddb_driver *driver(fake *f, int concurrency, double units_per_s, doubl
     return d;
 }
 
-static const answer ok = { EL_DDB_SUCCESS, 200, NULL, "{}", 10 };
-static const answer throttle = { EL_DDB_THROTTLED, 400, "ProvisionedThroughputExceededException",
-                                 NULL, 10 };
-static const answer broken = { EL_DDB_TRANSIENT, 500, "InternalServerError", NULL, 10 };
-static const answer refused = { EL_DDB_REJECTED, 400, "ValidationException", NULL, 10 };
+static const answer ok = { .outcome = EL_DDB_SUCCESS, .status = 200, .body = "{}",
+                           .latency = 10 };
+static const answer throttle = { .outcome = EL_DDB_THROTTLED, .status = 400,
+                                 .type = "ProvisionedThroughputExceededException",
+                                 .latency = 10 };
+static const answer broken = { .outcome = EL_DDB_TRANSIENT, .status = 500,
+                               .type = "InternalServerError", .latency = 10 };
+static const answer refused = { .outcome = EL_DDB_REJECTED, .status = 400,
+                                .type = "ValidationException", .latency = 10 };
 
 /* A callback that counts its calls in the request's state and obeys a verdict. */
 typedef struct req_state {
@@ -258,20 +268,27 @@ static void test_transient_failures_give_up(void **state)
 static void test_success_resets_failure_clock(void **state)
 {
     (void)state;
-    /* four failures of 300 ms each (with their backoffs, under 1.7 s), a
-     * success, four more: never 2 s of failure in a row */
+    /* a request with four failures of 300 ms each (with their backoffs,
+     * under 2 s), a success; then another the same: 2.4 s of failures or
+     * more in all, but never 2 s without a success */
     fake f = { .dflt = ok };
     for (size_t i = 0; i < 9; i++)
-        f.script[i] = (answer){ EL_DDB_TRANSIENT, 503, "ServiceUnavailable", NULL, 300 };
+        f.script[i] = (answer){ .outcome = EL_DDB_TRANSIENT, .status = 503,
+                                .type = "ServiceUnavailable", .latency = 300 };
     f.script[4] = ok;
     f.nscript = 9;
     el_ddb_driver *d = driver(&f, 1, 0, 2.0);
     cb_ctx c = { .verdict = EL_DDB_DONE };
-    submit(d, &c, 1);
-    submit(d, &c, 1);
     el_diag diag;
-    assert_int_equal(run(d, &diag), EL_OK);
+    for (int k = 0; k < 2; k++) {
+        submit(d, &c, 1);
+        el_err err = run(d, &diag);
+        if (err)
+            fail_msg("%s at %.0f ms after %zu sends", diag.msg, f.now, f.nsends);
+    }
     assert_int_equal(c.done, 2);
+    assert_int_equal(f.nsends, 10);
+    assert_true(f.now >= 8 * 300); /* more than 2 s of failures in all */
     el_ddb_driver_free(d);
 }
 
@@ -316,7 +333,8 @@ static void test_verdict_again(void **state)
 static void test_fatal_stops(void **state)
 {
     (void)state;
-    fake f = { .dflt = { EL_DDB_FATAL, 400, "UnrecognizedClientException", NULL, 10 } };
+    fake f = { .dflt = { .outcome = EL_DDB_FATAL, .status = 400,
+                         .type = "UnrecognizedClientException", .latency = 10 } };
     el_ddb_driver *d = driver(&f, 4, 0, 0);
     cb_ctx c = { .verdict = EL_DDB_DONE };
     submit(d, &c, 1);
@@ -388,9 +406,10 @@ static void test_budget_large_request(void **state)
 static void test_budget_settles_consumed(void **state)
 {
     (void)state;
-    fake f = { .dflt = { EL_DDB_SUCCESS, 200, NULL,
-                         "{\"ConsumedCapacity\":[{\"TableName\":\"T\",\"CapacityUnits\":50}]}",
-                         10 } };
+    fake f = { .dflt = { .outcome = EL_DDB_SUCCESS, .status = 200,
+                         .body = "{\"ConsumedCapacity\":[{\"TableName\":\"T\","
+                                 "\"CapacityUnits\":50}]}",
+                         .latency = 10 } };
     el_ddb_driver *d = driver(&f, 1, 100, 0);
     cb_ctx c = { .verdict = EL_DDB_DONE };
     for (int i = 0; i < 3; i++)
@@ -438,6 +457,120 @@ static void test_free_drops_pending(void **state)
     assert_int_equal(c.done, 0);
 }
 
+/* A hot key range throttles its keys, not the table: the window stays,
+ * and the reason is counted; a table limit (or no reason) cuts it. */
+static void test_throttle_reasons_and_window(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.script[0].reasons = 1u << EL_THR_INDEX_WRITE_KEY_RANGE;
+    f.nscript = 1;
+    el_ddb_driver *d = driver(&f, 10, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(el_ddb_driver_window(d), 10);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_int_equal(st->throttled, 1);
+    assert_int_equal(st->by_reason[EL_THR_INDEX_WRITE_KEY_RANGE], 1);
+    assert_int_equal(st->unspecified, 0);
+    el_ddb_driver_free(d);
+
+    fake g = { .dflt = ok };
+    g.script[0] = throttle;
+    g.script[0].reasons = (1u << EL_THR_TABLE_WRITE_PROVISIONED) |
+                          (1u << EL_THR_INDEX_WRITE_KEY_RANGE);
+    g.script[1] = throttle; /* no reasons: as before */
+    g.nscript = 2;
+    d = driver(&g, 10, 0, 0);
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_true(el_ddb_driver_window(d) < 10);
+    st = el_ddb_driver_stats_get(d);
+    assert_int_equal(st->by_reason[EL_THR_TABLE_WRITE_PROVISIONED], 1);
+    assert_int_equal(st->unspecified, 1);
+    el_ddb_driver_free(d);
+}
+
+/* A Retry-After hint is a floor under the backoff. */
+static void test_retry_after(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.script[0].retry_after = 2000;
+    f.nscript = 1;
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_true(f.sends[1].at - f.sends[0].at >= 10 + 2000);
+    el_ddb_driver_free(d);
+}
+
+/* With throttles_to_caller the callback judges a throttle: taking the work
+ * back (DONE) ends the request; AGAIN leaves the resend to the driver. */
+static void test_throttles_to_caller(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.script[1] = throttle;
+    f.nscript = 2;
+    to_caller = true;
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(f.nsends, 1);  /* the callback took it back */
+    assert_int_equal(c.done, 1);
+    el_ddb_driver_free(d);
+    to_caller = true;
+    d = driver(&f, 4, 0, 0);
+    f.nsends = 0;
+    f.nscript = 2;
+    cb_ctx again = { .verdict = EL_DDB_AGAIN };
+    submit(d, &again, 1);
+    el_diag_clear(&diag);
+    for (int i = 0; i < 100 && f.nsends < 3; i++)
+        assert_int_equal(el_ddb_driver_step(d, -1, &diag), EL_OK);
+    assert_int_equal(f.nsends, 3); /* sent again by the driver each time */
+    el_ddb_driver_free(d);
+}
+
+static void test_reason_names(void **state)
+{
+    (void)state;
+    assert_string_equal(el_ddb_throttle_reason_name(EL_THR_INDEX_WRITE_KEY_RANGE),
+                        "IndexWriteKeyRangeThroughputExceeded");
+    assert_int_equal(el_ddb_throttle_reason_parse("TableWriteAccountLimitExceeded"),
+                     EL_THR_TABLE_WRITE_ACCOUNT);
+    assert_int_equal(el_ddb_throttle_reason_parse("SomethingNew"), EL_THR_OTHER);
+    for (int r = 0; r < EL_THR_OTHER; r++)
+        assert_int_equal(el_ddb_throttle_reason_parse(el_ddb_throttle_reason_name(r)), r);
+    char res[256];
+    const char *body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+                       "ProvisionedThroughputExceededException\",\"message\":\"m\","
+                       "\"ThrottlingReasons\":[{\"reason\":\"IndexWriteKeyRangeThroughputExceeded\","
+                       "\"resource\":\"arn:aws:dynamodb:us-east-1:1:table/G/index/GSI1\"},"
+                       "{\"reason\":\"TableWriteKeyRangeThroughputExceeded\",\"resource\":\"x\"}]}";
+    unsigned m = el_ddb_throttling_reasons(body, strlen(body), res, sizeof res);
+    assert_int_equal(m, (1u << EL_THR_INDEX_WRITE_KEY_RANGE) |
+                            (1u << EL_THR_TABLE_WRITE_KEY_RANGE));
+    assert_string_equal(res, "arn:aws:dynamodb:us-east-1:1:table/G/index/GSI1");
+    assert_int_equal(el_ddb_throttling_reasons("{\"message\":\"x\"}", 13, res, sizeof res), 0);
+    assert_string_equal(res, "");
+    /* the classifier gives them with the outcome */
+    el_ddb_result r;
+    el_ddb_classify(CURLE_OK, 400, body, strlen(body), &r);
+    assert_int_equal(r.outcome, EL_DDB_THROTTLED);
+    assert_int_equal(r.reasons, m);
+}
+
 /* ---- ConsumedCapacity ---- */
 
 static void test_consumed_units(void **state)
@@ -483,6 +616,10 @@ int main(void)
         cmocka_unit_test(test_budget_settles_consumed),
         cmocka_unit_test(test_throttle_refunds_budget),
         cmocka_unit_test(test_free_drops_pending),
+        cmocka_unit_test(test_throttle_reasons_and_window),
+        cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_throttles_to_caller),
+        cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_consumed_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
