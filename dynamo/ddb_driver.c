@@ -515,11 +515,14 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     if (body && len && res->outcome == EL_DDB_SUCCESS)
         consumed = el_ddb_consumed_units(body, len);
     d->st.consumed += consumed;
-    el_rate_settle(&d->rate, op->units, consumed);
+    /* what the answer consumed enters the budget's window now; a throttle
+     * consumed nothing (refunded below) */
+    if (res->outcome != EL_DDB_THROTTLED)
+        el_rate_settle(&d->rate, op->units, consumed, now);
     switch (res->outcome) {
     case EL_DDB_THROTTLED:
         on_throttle(d, res, now);
-        el_rate_refund(&d->rate, op->units); /* it consumed nothing; the resend pays */
+        el_rate_refund(&d->rate, op->units, now); /* it consumed nothing; the resend pays */
         if (d->throttles_to_caller)
             break;
         resend_later(d, op, now, res->retry_after_ms);

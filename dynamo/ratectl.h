@@ -13,14 +13,24 @@
  *    throttled request (which consumed nothing) gets its units back. The
  *    bucket holds half a second of budget. The bucket may go below zero (a
  *    request larger than the bucket goes when it is full, and the debt is
- *    paid before the next one), so over any 10 seconds the consumed rate
- *    stays within a bucket of the cap, plus one request when a single
- *    request costs more than a second of budget.
+ *    paid before the next one);
+ *  - a sliding window of the units answered in the last 10 seconds (what
+ *    each answer consumed, at the time it came) plus the units in flight,
+ *    so that the budget holds over any 10 seconds also when one request
+ *    costs more than a second of it (a 350 KB item with an index is 700
+ *    units: at 300 units/s the bucket alone would let 5 of them into some
+ *    10 s, 17 % over), and by the time DynamoDB consumed them, not only by
+ *    the time they were sent: a request goes only when the window, what is
+ *    in flight and itself stay within 10 s of budget (or nothing is).
  */
 #ifndef EL_RATECTL_H
 #define EL_RATECTL_H
 
 #include <stdbool.h>  /* bool */
+
+/* The sliding window: 100 slots of 100 ms. */
+#define EL_RATE_SLOTS 100
+#define EL_RATE_SLOT_MS 100.0
 
 typedef struct el_rate {
     double cwnd;          /* current window, 1 .. max_window */
@@ -30,6 +40,9 @@ typedef struct el_rate {
     double tokens;
     double capacity;
     double last_refill;   /* ms */
+    double inflight;      /* units of requests sent and not answered */
+    double slot_units[EL_RATE_SLOTS]; /* units answered in each 100 ms of the last 10 s */
+    long long slot_tick[EL_RATE_SLOTS]; /* which 100-ms tick each slot holds, -1 none */
 } el_rate;
 
 void el_rate_init(el_rate *r, int max_window, double wcu_per_s, double now);
@@ -44,14 +57,18 @@ void el_rate_on_success(el_rate *r);
  * bucket holds min(wcu, capacity)); false, taking nothing, if not. */
 bool el_rate_take(el_rate *r, double wcu, double now);
 
-/* Milliseconds until el_rate_take(wcu) would succeed (0 when it would now). */
+/* Milliseconds until a request of wcu units may go (0 when it may now):
+ * the bucket holds min(wcu, capacity) and the sliding window has room. */
 double el_rate_wait_ms(el_rate *r, double wcu, double now);
 
-/* Settles the difference between consumed and estimated units (nothing
- * when consumed is 0: the answer did not say). */
-void el_rate_settle(el_rate *r, double estimated, double consumed);
+/* A request estimated at `estimated` units was answered at now, having
+ * consumed `consumed` (0: the answer did not say, and the estimate counts):
+ * it leaves the units in flight, enters the window, and the bucket pays
+ * the difference. */
+void el_rate_settle(el_rate *r, double estimated, double consumed, double now);
 
-/* Gives back the units of a request that consumed none (a throttle). */
-void el_rate_refund(el_rate *r, double units);
+/* A request that consumed nothing (a throttle) leaves the units in flight
+ * and gives its units back to the bucket. */
+void el_rate_refund(el_rate *r, double units, double now);
 
 #endif

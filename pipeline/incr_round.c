@@ -185,11 +185,10 @@ el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, 
                       const el_row *row, bool del, bool *repeat, el_diag *diag)
 {
     *repeat = false;
-    size_t jm = r->json.len, km = r->keys.len, size; /* size: DynamoDB checks it */
+    size_t jm = r->json.len, km = r->keys.len, size; /* DynamoDB's size of the item */
     el_diag d;
     el_diag_clear(&d);
     el_err err = el_transform_row(t, row, &r->json, &r->keys, &size, &d);
-    (void)size;
     if (err == EL_EREJECT) {
         *diag = d;
         return err;
@@ -211,7 +210,8 @@ el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, 
     incr_row *ir = &r->rows[r->nrows];
     *ir = (incr_row){ .json_off = jm, .json_len = r->json.len - jm, .key_off = km,
                   .key_len = klen, .ck_first = r->ncks, .line = row->line,
-                  .offset = row->offset, .del = del, .indexed = src->index };
+                  .offset = row->offset, .del = del, .indexed = src->index,
+                  .size = size };
     el_incr_row_token(m->table, del ? 'D' : 'P', key, klen, row->offset, ir->tok);
     for (size_t i = 0; i < src->ncounters; i++) {
         size_t mark = r->ctext.len, item_len;
@@ -433,7 +433,13 @@ el_err incr_txn_body(const incr_round *r, const incr_group *g, const el_mapping 
         err = err ? err : el_buf_puts(b, "},\"TableName\":");
         err = err ? err : el_json_put_string(b, m->table, strlen(m->table));
         err = err ? err : el_buf_puts(b, "}}");
-        wcu += ir->indexed ? 4 : 2;
+        /* a write costs one unit per started KB of the item, again in the
+         * index; a delete costs by the size of the item it removes, which
+         * is the row's item when the delta mirrors the table */
+        double units = (double)((ir->size + 1023) / 1024);
+        if (units < 1)
+            units = 1;
+        wcu += 2 * (ir->indexed ? 2 * units : units); /* in a transaction, twice */
         actions++;
     }
     attr_delta ad[EL_DDB_TXN_MAX_ACTIONS];
@@ -484,7 +490,7 @@ el_err incr_txn_body(const incr_round *r, const incr_group *g, const el_mapping 
         err = err ? err : el_buf_puts(b, "},\"TableName\":");
         err = err ? err : el_json_put_string(b, m->table, strlen(m->table));
         err = err ? err : el_buf_puts(b, "}}");
-        wcu += 2;
+        wcu += 2; /* a counter item: small; what DynamoDB reports settles it */
         actions++;
     }
     char token[33];

@@ -39,6 +39,7 @@ typedef struct incr_row {
     size_t ck_first, nck;     /* round.cks[ck_first .. +nck) */
     uint64_t line, offset;
     uint64_t tok[2];
+    size_t size;              /* DynamoDB's size of the row's item */
     bool del, indexed;
 } incr_row;
 
@@ -114,9 +115,10 @@ el_err incr_round_split(incr_round *r, size_t gi) EL_MUST_USE;
 /* The TransactWriteItems body of g into b (reset first): a conditional Put
  * (attribute_not_exists) or Delete (attribute_exists) per row, one ADD of
  * the net change per counter item, the ClientRequestToken of (rows,
- * run_id, g->variant). *wcu gets its estimate: a transaction costs twice
- * the units of its writes (each row's item and index, each counter item
- * a unit). EL_ENOMEM/EL_ELIMIT from the buffer. */
+ * run_id, g->variant). *wcu gets its estimate by DynamoDB's rules: a
+ * transaction costs twice the units of its writes (a row's item one unit
+ * per started KB, again in the index; a delete by the size of the row's
+ * item; a counter item one unit). EL_ENOMEM/EL_ELIMIT from the buffer. */
 el_err incr_txn_body(const incr_round *r, const incr_group *g, const el_mapping *m,
                      uint64_t run_id, el_buf *b, double *wcu) EL_MUST_USE;
 

@@ -455,6 +455,7 @@ class Proxy:
         self.upstream_addr = (host or up, int(port) if port else 80)
         self.log_file = None
         self.log_lock = threading.Lock()
+        self.capture_file = open(args.capture, "a", buffering=1) if getattr(args, "capture", None) else None
         if args.log == "-":
             self.log_file = sys.stderr
         elif args.log:
@@ -494,6 +495,39 @@ class Proxy:
                 self.stats[key] += n
             else:
                 self.stats[key][sub] += n
+
+    def capture(self, t_arrival, target, req_body, out, delivered):
+        """One line of --capture: what was asked and what was answered."""
+        if self.capture_file is None:
+            return
+        head, _, body = out.partition(b"\r\n\r\n")
+        try:
+            status = int(head.split(b" ", 2)[1])
+        except (IndexError, ValueError):
+            status = 0
+        if b"transfer-encoding: chunked" in head.lower():
+            plain, rest = b"", body
+            while rest:
+                size_line, _, rest = rest.partition(b"\r\n")
+                try:
+                    n = int(size_line.split(b";")[0], 16)
+                except ValueError:
+                    break
+                if n == 0:
+                    break
+                plain, rest = plain + rest[:n], rest[n + 2:]
+            body = plain
+
+        def parse(b):
+            try:
+                return json.loads(b)
+            except ValueError:
+                return None
+        line = json.dumps({"t0": t_arrival, "t1": time.time(), "target": target,
+                           "status": status, "delivered": delivered,
+                           "request": parse(req_body), "answer": parse(body)})
+        with self.log_lock:
+            self.capture_file.write(line + "\n")
 
     def log(self, fmt, *a):
         if self.log_file is None:
@@ -639,6 +673,7 @@ class Handler(socketserver.BaseRequestHandler):
         target_h = req.header(b"x-amz-target") or b""
         target = target_h.decode("latin-1").rpartition(".")[2]
         p = self.p
+        t_arrival = time.time()
         p.count("requests")
         p.count("by_target", 1, target or "(none)")
         fault = p.pick_fault(target)
@@ -668,6 +703,7 @@ class Handler(socketserver.BaseRequestHandler):
             out = self.batch(req, fault)
         else:
             out = self.forward(req)[0]
+        p.capture(t_arrival, target, req.body, out, delivered=fault not in ("lost_reply",))
         if fault == "lost_reply":
             p.count("faults", 1, fault)
             p.log("%s fault=lost_reply", target)
@@ -1118,6 +1154,10 @@ def parse_args(argv):
     ap.add_argument("--upstream-timeout", type=float, default=60.0, help="upstream socket timeout (s)")
     ap.add_argument("--stats-file", default=None, help="write the counters here as JSON at exit")
     ap.add_argument("--log", default=None, help="per-request log file ('-' for stderr); no headers are logged")
+    ap.add_argument("--capture", default=None,
+                    help="every forwarded request and its answer as a JSON line (arrival and "
+                         "answer times, target, status, both bodies; no headers) for tests "
+                         "that recompute what DynamoDB consumed")
     args = ap.parse_args(argv)
     for k in FAULT_KINDS:
         v = getattr(args, k)
