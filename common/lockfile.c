@@ -17,19 +17,28 @@
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strerror, strcspn */
 #include <sys/file.h>  /* flock */
+#include <sys/stat.h>  /* fstat, stat: the file we locked is still the path */
 #include <time.h>      /* time, gmtime_r, strftime */
 #include <unistd.h>    /* gethostname, getpid, ftruncate, pwrite, pread, close */
 
 struct el_lockfile {
     int fd;
+    char *path;
 };
 
 void el_lockfile_free(el_lockfile *l)
 {
     if (!l)
         return;
+    /* The file goes while the lock is still ours: a run that opened it
+     * before is refused (it was concurrent), one that opens it after
+     * makes a new one, and we are done by then. A run that dies leaves
+     * the file, which blocks nobody. */
+    if (l->path && l->fd >= 0)
+        unlink(l->path);
     if (l->fd >= 0)
         close(l->fd); /* drops the flock */
+    free(l->path);
     free(l);
 }
 
@@ -39,29 +48,52 @@ el_err el_lockfile_take(const char *path, const char *what, el_lockfile **out, e
     el_lockfile *l = calloc(1, sizeof *l);
     if (!l)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (l->fd < 0) {
-        int e = errno;
+    l->fd = -1;
+    l->path = strdup(path);
+    if (!l->path) {
         el_lockfile_free(l);
-        return el_diag_set(diag, EL_EIO, "cannot create the lock file %s: %s", path,
-                           strerror(e));
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
-    int rc;
-    while ((rc = flock(l->fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
-        ;
-    if (rc != 0) {
-        int e = errno;
-        char holder[512] = "";
-        ssize_t n = pread(l->fd, holder, sizeof holder - 1, 0);
-        holder[n > 0 ? n : 0] = '\0';
-        holder[strcspn(holder, "\n")] = '\0';
-        el_lockfile_free(l);
-        if (e != EWOULDBLOCK)
-            return el_diag_set(diag, EL_EIO, "cannot lock %s: %s", path, strerror(e));
-        return el_diag_set(diag, EL_EUSAGE,
-                           "%s is in use by %s (lock file %s): wait for that run to end or "
-                           "stop it; a lock of a run that died is free again",
-                           what, holder[0] ? holder : "another edgeload run", path);
+    for (int attempt = 0;; attempt++) {
+        l->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (l->fd < 0) {
+            int e = errno;
+            el_lockfile_free(l);
+            return el_diag_set(diag, EL_EIO, "cannot create the lock file %s: %s", path,
+                               strerror(e));
+        }
+        int rc;
+        while ((rc = flock(l->fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
+            ;
+        if (rc != 0) {
+            int e = errno;
+            char holder[512] = "";
+            ssize_t n = pread(l->fd, holder, sizeof holder - 1, 0);
+            holder[n > 0 ? n : 0] = '\0';
+            holder[strcspn(holder, "\n")] = '\0';
+            free(l->path); /* the holder's file: not ours to remove */
+            l->path = NULL;
+            el_lockfile_free(l);
+            if (e != EWOULDBLOCK)
+                return el_diag_set(diag, EL_EIO, "cannot lock %s: %s", path, strerror(e));
+            return el_diag_set(diag, EL_EUSAGE,
+                               "%s is in use by %s (lock file %s): wait for that run to end "
+                               "or stop it; a lock of a run that died is free again",
+                               what, holder[0] ? holder : "another edgeload run", path);
+        }
+        /* Locked; but if the holder before us removed the file between
+         * our open and our flock, we hold a lock on a file nobody else
+         * will open: open the path again. */
+        struct stat ours, now;
+        if (fstat(l->fd, &ours) == 0 && stat(path, &now) == 0 && ours.st_dev == now.st_dev &&
+            ours.st_ino == now.st_ino)
+            break;
+        close(l->fd);
+        l->fd = -1;
+        if (attempt == 10) {
+            el_lockfile_free(l);
+            return el_diag_set(diag, EL_EIO, "cannot lock %s: it keeps being replaced", path);
+        }
     }
     char host[256] = "?", when[32] = "?", line[900];
     if (gethostname(host, sizeof host) != 0)

@@ -7,8 +7,8 @@
  * The lock file holds who took it (pid, host, start time, what for), so a
  * second run that finds it held can say who holds it. The kernel drops a
  * flock when its holder dies, so a lock file left by a killed run never
- * blocks the next one: only a living process holds a lock. The file itself
- * is left in place (removing it would race with a second run opening it).
+ * blocks the next one: only a living process holds a lock. The holder
+ * removes the file when it releases the lock; a run that died leaves it.
  */
 #ifndef EL_LOCKFILE_H
 #define EL_LOCKFILE_H
@@ -28,7 +28,7 @@ typedef struct el_lockfile el_lockfile;
 el_err el_lockfile_take(const char *path, const char *what, el_lockfile **out,
                         el_diag *diag) EL_MUST_USE;
 
-/* Releases the lock. NULL is a no-op. */
+/* Removes the lock file and releases the lock. NULL is a no-op. */
 void el_lockfile_free(el_lockfile *l);
 
 #endif

@@ -8,8 +8,12 @@
 
 #define CUT_FACTOR 0.7
 #define CUT_SPACING_MS 100.0
-/* The window's limit: its 10 s of budget. */
-#define WINDOW_BUDGET_S 10.0
+/* The window's limit, in seconds of budget: 5 % over its 10 s. The window
+ * counts what is in flight (requests sent, not yet answered), which at a
+ * second of latency would otherwise hold the load 10 % below its budget
+ * (measured: 442 of 500 WCU/s on a loaded machine); the token bucket keeps
+ * the long-run rate at the budget itself. */
+#define WINDOW_BUDGET_S 10.5
 
 void el_rate_init(el_rate *r, int max_window, double wcu_per_s, double now)
 {

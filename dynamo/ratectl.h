@@ -21,7 +21,7 @@
  *    units: at 300 units/s the bucket alone would let 5 of them into some
  *    10 s, 17 % over), and by the time DynamoDB consumed them, not only by
  *    the time they were sent: a request goes only when the window, what is
- *    in flight and itself stay within 10 s of budget (or nothing is).
+ *    in flight and itself stay within 10.5 s of budget (or nothing is).
  */
 #ifndef EL_RATECTL_H
 #define EL_RATECTL_H

@@ -93,6 +93,11 @@ static el_err write_checkpoint(net *n, el_diag *diag)
         in->has_rejects = has[i];
     }
     cp->items_written = r->base_written + n->st->items_written;
+    /* the counter phase of the run resumed stays recorded until this run's
+     * own counter phase replaces it */
+    cp->has_counters = r->resume_counters;
+    cp->counters_digest = r->resume_counters_digest;
+    cp->counters_done = r->resume_counters_done;
     return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
 }
 

@@ -220,13 +220,30 @@ class CountersTest(et.EdgeloadTestCase):
         edges = set(rows)
         self.assertEqual(self.table_edges(table), edges)
         self.assertCounts(table, edges, "resumed backfill")
-        # a kill during the counter phase leaves a checkpoint with every input
-        # done: --resume must still count every row (and write no item)
+        # a finished run's checkpoint says every counter item is written:
+        # --resume counts every row again and writes neither item nor counter
+        st_again = os.path.join(work, "st_again.json")
+        again = self.run_edgeload(*args[:-1], "--stats-json", st_again, "--resume", inp)
+        self.assertExit(again, 0, "resume of a finished checkpoint")
+        self.assertIn(" 0 items written", again.stderr)
+        s_again = self.stats(st_again)
+        self.assertEqual(s_again["counters_written"], 0)
+        self.assertEqual(s_again["counter_edges"], len(edges))
+        # a kill during the counter phase before it recorded any progress
+        # leaves a checkpoint with every input done and no counter written:
+        # --resume must count every row and write every counter again
+        with open(ck) as f:
+            cp = json.load(f)
+        items = {key for key, _attr in expected_counts(edges)}  # counter items, not attributes
+        self.assertEqual(cp["counters"]["done"], len(items))
+        del cp["counters"]
+        with open(ck, "w") as f:
+            json.dump(cp, f)
         self.ddb.update_item(TableName=table, Key={"PK": et.S("USER#u3"), "SK": et.S("PROFILE")},
                              UpdateExpression="SET followerCount = :n",
                              ExpressionAttributeValues={":n": et.N(1)})
         again = self.run_edgeload(*args[:-1], "--resume", inp)
-        self.assertExit(again, 0, "resume of a finished checkpoint")
+        self.assertExit(again, 0, "resume of a checkpoint with every input done")
         self.assertIn(" 0 items written", again.stderr)
         self.assertCounts(table, edges, "resume after every input was done")
         s = self.stats(st)
