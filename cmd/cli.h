@@ -61,8 +61,19 @@ enum {
 /* Stores an AWS option in opts; true when id was one. */
 bool cli_aws_opt(el_aws_opts *opts, int id, const char *arg);
 
-/* Resolves configuration and creates the client; prints the error and
- * returns false on failure (exit 2). The caller frees both. */
+/* The run's AWS configuration, resolved once (its warnings printed once)
+ * and shared by every client of the run, DynamoDB's and S3's, so that they
+ * sign with one credential provider. *cfg is a reference the caller drops
+ * with el_aws_config_free. Prints the error and returns false on failure
+ * (exit 2). Main thread only. */
+bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg);
+
+/* Drops the run's own reference to its configuration (main, after the
+ * command): the credential provider's renewal thread stops there. */
+void cli_aws_done(void);
+
+/* Resolves configuration (cli_aws_config) and creates the client; prints
+ * the error and returns false on failure (exit 2). The caller frees both. */
 bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb);
 
 /* "edgeload: <message>" on stderr. */
