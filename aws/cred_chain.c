@@ -67,12 +67,14 @@ static bool has_static_keys(const el_cred_ctx *ctx, const char *profile)
            el_cred_profile_get(ctx, profile, "aws_secret_access_key");
 }
 
-/* A source made (or EL_EOF), turned into the provider. */
-static el_err start(const el_cred_ctx *ctx, el_err made, el_cred_source *src, el_creds **out)
+/* A source made (or EL_EOF), turned into the provider. *src is read only
+ * after `made` is known: the caller's call that made it ran first. */
+static el_err start(const el_cred_ctx *ctx, el_err made, el_cred_source *const *src,
+                    el_creds **out)
 {
     if (made)
         return made;
-    return el_creds_new(src, out, ctx->diag);
+    return el_creds_new(*src, out, ctx->diag);
 }
 
 /* The keys of one file's section, when it has any. */
@@ -173,7 +175,7 @@ static el_err web_identity(const el_cred_ctx *ctx, const char *profile, bool fro
                            "%s is set but no role to assume: set AWS_ROLE_ARN or role_arn in "
                            "profile '%s'", w, profile);
     el_cred_source *src;
-    return start(ctx, el_cred_web_identity(ctx, profile, file, arn, name, w, &src), src, out);
+    return start(ctx, el_cred_web_identity(ctx, profile, file, arn, name, w, &src), &src, out);
 }
 
 /* The credentials a role of `profile` is assumed with. */
@@ -202,7 +204,7 @@ static el_err role_source(const el_cred_ctx *ctx, const char *profile, const cha
                                    "credential_source EcsContainer of profile '%s': neither "
                                    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI nor _FULL_URI is set",
                                    profile);
-            return start(ctx, err, src, out);
+            return start(ctx, err, &src, out);
         }
         if (strcasecmp(cs, "Ec2InstanceMetadata") == 0) {
             err = el_cred_imds(ctx, profile, &src);
@@ -210,7 +212,7 @@ static el_err role_source(const el_cred_ctx *ctx, const char *profile, const cha
                 return el_diag_set(ctx->diag, EL_ECONFIG,
                                    "credential_source Ec2InstanceMetadata of profile '%s', but "
                                    "AWS_EC2_METADATA_DISABLED is true", profile);
-            return start(ctx, err, src, out);
+            return start(ctx, err, &src, out);
         }
         return el_diag_set(ctx->diag, EL_ECONFIG,
                            "credential_source '%s' of profile '%s' is not one of Environment, "
@@ -280,7 +282,7 @@ static el_err assume_role(const el_cred_ctx *ctx, const char *profile, const cha
     if (err)
         return err;
     el_cred_source *src;
-    return start(ctx, el_cred_assume_role(ctx, profile, &role, parent, &src), src, out);
+    return start(ctx, el_cred_assume_role(ctx, profile, &role, parent, &src), &src, out);
 }
 
 /* Steps 2 to 7 for one profile. EL_EOF when none applies. */
@@ -296,13 +298,13 @@ static el_err profile_creds(const el_cred_ctx *ctx, const char *profile, bool al
         return err;
     el_cred_source *src;
     if ((err = el_cred_sso(ctx, profile, &src)) != EL_EOF)
-        return start(ctx, err, src, out);
+        return start(ctx, err, &src, out);
     if ((err = file_keys(ctx, ctx->creds, profile, false, out, pl, warning, warning_len)) !=
         EL_EOF)
         return err;
     const char *cmd = el_cred_profile_get(ctx, profile, "credential_process");
     if (cmd)
-        return start(ctx, el_cred_process(ctx, profile, cmd, &src), src, out);
+        return start(ctx, el_cred_process(ctx, profile, cmd, &src), &src, out);
     return file_keys(ctx, ctx->cfg, profile, true, out, pl, warning, warning_len);
 }
 
@@ -327,7 +329,7 @@ el_err el_cred_chain_resolve(const el_cred_ctx *ctx, const char *profile,
 
     el_cred_source *src;
     if ((err = el_cred_container(ctx, &src)) != EL_EOF)
-        return start(ctx, err, src, out);
+        return start(ctx, err, &src, out);
     place(&pl, "the container credentials endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI "
                "and _FULL_URI not set)");
     err = el_cred_imds(ctx, profile, &src);
