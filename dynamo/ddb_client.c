@@ -84,7 +84,7 @@ typedef struct hdrs {
     char auth[640];                               /* "Authorization: ..." */
     char payload_hash[EL_SIGV4_HASH_SIZE];        /* of the body being sent */
     time_t signed_at;                             /* second of the signature, -1 none */
-    bool sign_failed;                             /* libcrypto failed: do not trust */
+    bool sign_failed;                             /* no valid signature: do not trust */
     el_cred *cred;                                /* the credentials signed with (a
                                                      reference; its token line is sent) */
 } hdrs;
@@ -267,7 +267,9 @@ static void sign(el_ddb *ddb, hdrs *h)
     link_headers(ddb, h); /* the token line is the new credentials' */
 }
 
-/* Hashes the body and signs: the headers are ready to send. */
+/* Hashes the body and signs: the headers are ready to send. A signature
+ * that failed is h->sign_failed (el_ddb_req_finish reports it with the
+ * signer's reason); only hashing fails here. */
 static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
 {
     el_err err = el_sigv4_payload_hash(body, len, h->payload_hash);
@@ -275,7 +277,7 @@ static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
         return err;
     h->signed_at = -1;
     sign(ddb, h);
-    return h->sign_failed ? EL_EINTERNAL : EL_OK;
+    return EL_OK;
 }
 
 /* The options that stay the same for every request made on h. */
@@ -559,7 +561,7 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     el_err err = set_target(&ddb->sync_h, op);
     if (!err)
         err = sign_body(ddb, &ddb->sync_h, body, len);
-    if (err && ddb->sync_h.sign_failed) {
+    if (!err && ddb->sync_h.sign_failed) {
         el_sigv4_failure(ddb->signer, res->message, sizeof res->message);
         res->outcome = EL_DDB_FATAL;
         return el_diag_set(diag, EL_ECONFIG, "cannot sign the %s request: %s", op, res->message);
@@ -934,9 +936,12 @@ void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
     finish(req->ddb, req->h, code, &req->x, res);
     if (req->hd.sign_failed) {
-        /* sent without a valid signature (libcrypto failed): the answer,
-         * whatever it is, cannot be trusted */
+        /* sent without a valid signature (libcrypto failed, or the
+         * credentials expired and could not be renewed): the answer,
+         * whatever it is, cannot be trusted; the failure is the signer's */
         res->outcome = EL_DDB_FATAL;
+        res->http_status = 0;
+        res->error_type[0] = '\0';
         el_sigv4_failure(req->ddb->signer, res->message, sizeof res->message);
     }
 }

@@ -12,8 +12,9 @@
  *
  * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
  * X-Amz-Target DynamoDB_20120810.<Op>, Host as botocore computes it, SigV4
- * for <region>/dynamodb (aws/sigv4.h, signed as botocore signs),
- * X-Amz-Security-Token when a session token is set (signed too), keep-alive
+ * for <region>/dynamodb (aws/sigv4.h, signed as botocore signs) with the
+ * credentials of cfg's provider at signing time (renewals are picked up),
+ * X-Amz-Security-Token when they have a session token (signed too), keep-alive
  * connections, HTTPS verified unless the config says otherwise (CA file from
  * cfg->ca_bundle when set), connect timeout 10 s, whole-transfer timeout 120 s
  * (el_ddb_set_timeouts changes both).
@@ -176,8 +177,11 @@ CURL *el_ddb_req_handle(el_ddb_req *req);
 
 /* Call before each (re)send: clears the previous response and, when the
  * clock has moved to another second since the last signature, signs the
- * request again (a new X-Amz-Date). Allocates nothing. If signing fails
- * (libcrypto), el_ddb_req_finish reports the transfer EL_DDB_FATAL. */
+ * request again (a new X-Amz-Date) with the credential provider's current
+ * set. Allocates nothing. If signing fails (libcrypto, or credentials that
+ * expired and could not be renewed), el_ddb_req_finish reports the
+ * transfer EL_DDB_FATAL with the signer's reason as its message (so does
+ * a failed signature in el_ddb_req_new). */
 void el_ddb_req_reset(el_ddb_req *req);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
