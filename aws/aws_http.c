@@ -50,6 +50,19 @@ el_err el_aws_http_proxy(CURL *h, const el_aws_config *cfg, const char *url)
                                                                           : EL_EINTERNAL;
 }
 
+const char *el_aws_http_hint(const char *curl_message)
+{
+    if (curl_message && strstr(curl_message, "407") &&
+        (strstr(curl_message, "proxy") || strstr(curl_message, "CONNECT")))
+        return " (the proxy refused its credentials: check the user and password in "
+               "HTTPS_PROXY or HTTP_PROXY)";
+    if (!curl_message || !strstr(curl_message, "certificate"))
+        return NULL;
+    return " (the server's certificate is not signed by a CA this machine trusts: give "
+           "its CA with AWS_CA_BUNDLE or ca_bundle in the profile, or skip the check with "
+           "--no-verify-ssl)";
+}
+
 void el_http_resp_free(el_http_resp *resp)
 {
     if (resp->body.data)
@@ -117,8 +130,10 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
         if (rc == CURLE_WRITE_ERROR) {
             err = el_diag_set(diag, EL_ENET, "%s: the answer of %s is too large", what, where);
         } else if (rc != CURLE_OK) {
-            err = el_diag_set(diag, EL_ENET, "%s: cannot reach %s: %s", what, where,
-                              errbuf[0] ? errbuf : curl_easy_strerror(rc));
+            const char *m = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+            const char *hint = el_aws_http_hint(m);
+            err = el_diag_set(diag, hint ? EL_ECONFIG : EL_ENET, "%s: cannot reach %s: %s%s",
+                              what, where, m, hint ? hint : "");
         } else if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status) != CURLE_OK) {
             resp->status = 0;
         }

@@ -66,6 +66,13 @@ void el_http_resp_free(el_http_resp *resp);
  */
 el_err el_aws_http_proxy(CURL *h, const el_aws_config *cfg, const char *url) EL_MUST_USE;
 
+/* For a transfer that failed with curl_message: when it is a certificate
+ * that does not verify, or a proxy that refuses its credentials (407), the
+ * hint that fixes it (" (the server's certificate is not signed by a CA
+ * this machine trusts: ...AWS_CA_BUNDLE... --no-verify-ssl)"), else NULL.
+ * Retrying such a failure cannot help. */
+const char *el_aws_http_hint(const char *curl_message);
+
 /* Appends url to out without its query string or user info (for messages). */
 void el_http_url_for_message(const char *url, char *out, size_t cap);
 

@@ -45,7 +45,7 @@
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
-#include "aws/aws_http.h"  /* el_aws_http_proxy */
+#include "aws/aws_http.h"  /* el_aws_http_proxy, el_aws_http_hint */
 #include "aws/sigv4.h"
 
 #ifndef EDGELOAD_VERSION
@@ -540,6 +540,9 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
  * (curl's message says what happened). */
 static const char *network_hint(const char *curl_message)
 {
+    const char *cert = el_aws_http_hint(curl_message);
+    if (cert)
+        return cert;
     if (strstr(curl_message, "resolve"))
         return " (check --endpoint-url and --region: the host name does not resolve)";
     if (strstr(curl_message, "SSL") || strstr(curl_message, "TLS") ||

@@ -27,7 +27,7 @@
 #include <strings.h>  /* strncasecmp for header names */
 #include <time.h>     /* time, gmtime_r, nanosleep */
 
-#include "aws/aws_http.h"   /* el_aws_http_proxy */
+#include "aws/aws_http.h"   /* el_aws_http_proxy, el_aws_http_hint */
 #include "aws/sigv4.h"
 #include "common/backoff.h"
 #include "s3/s3_sign.h"
@@ -474,9 +474,11 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
         if (c->data_failed)
             return el_diag_set(diag, EL_EIO, "s3://%s%s%s: the answer does not fit (more bytes "
                                "than asked for, or over the size limit)", b, sl, k);
-        *retry = true;
-        return el_diag_set(diag, EL_ENET, "s3://%s%s%s: %s: %s", b, sl, k, s3->endpoint,
-                           c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
+        const char *m = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
+        const char *cert = el_aws_http_hint(m);
+        *retry = cert == NULL; /* a certificate does not verify better a second time */
+        return el_diag_set(diag, cert ? EL_ECONFIG : EL_ENET, "s3://%s%s%s: %s: %s%s", b, sl,
+                           k, s3->endpoint, m, cert ? cert : "");
     }
     if (c->status >= 200 && c->status < 300)
         return EL_OK;
