@@ -71,10 +71,12 @@ def iso(ts):
 class Issuer:
     """Hands out credential sets and remembers them."""
 
-    def __init__(self, lifetime=3600, stable=True, marker="StUbSeCrEt"):
+    def __init__(self, lifetime=3600, stable=True, marker="StUbSeCrEt",
+                 token_marker="StUbToKeN"):
         self.lifetime = lifetime
         self.stable = stable
         self.marker = marker
+        self.token_marker = token_marker
         self.lock = threading.Lock()
         self.issued = {}    # access key -> {"secret", "token", "expires", "source"}
         self.static = {}    # long-term keys: access key -> secret
@@ -92,7 +94,7 @@ class Issuer:
             key = "%s|%s" % (source, seed) if self.stable else "%s|%d" % (source, self.count)
             ak = "ASIA" + source.upper()[:4] + _alnum(key, 12).upper()
             s = {"secret": self.marker + _alnum(key + "s", 30),
-                 "token": "StUbToKeN" + _alnum(key + "t", 180),
+                 "token": self.token_marker + _alnum(key + "t", 180),
                  "expires": int(time.time()) + life, "source": source,
                  "issued_at": time.time()}
             self.issued[ak] = s
@@ -239,7 +241,10 @@ class Sts(_Base):
                     token=self.headers.get("X-Amz-Security-Token"), at=time.time())
         fail = getattr(srv, "fail", None)
         if fail:
-            status, body = sts_error(fail[1], fail[2], fail[0])
+            msg = fail[2]
+            if getattr(srv, "echo", False):   # a service that quotes the request back
+                msg += " (request: %s)" % raw.decode()
+            status, body = sts_error(fail[1], msg, fail[0])
             return self.answer(status, body, "text/xml")
         if form.get("Version") != "2011-06-15" or "RoleArn" not in form or \
                 "RoleSessionName" not in form:
@@ -315,7 +320,7 @@ class Container(_Base):
         auth = self.headers.get("Authorization")
         self.record(path=self.path, auth=auth)
         if getattr(self.server, "status", None):
-            return self.answer(self.server.status, {"message": "no"})
+            return self.answer(self.server.status, {"message": "refused %s" % auth})
         want = getattr(self.server, "auth", None)
         if want is not None and auth != want:
             return self.answer(401, {"message": "Unauthorized"})
