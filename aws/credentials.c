@@ -134,11 +134,11 @@ time_t el_creds_refresh_at(time_t now, time_t expiration)
 {
     if (expiration == 0)
         return 0;
-    time_t left = expiration - now;
+    if (expiration - now > SHORT_LIFE_S)
+        return expiration - RENEW_BEFORE_S;
+    time_t left = expiration - EL_CREDS_EXPIRY_MARGIN - now; /* the life it can sign in */
     if (left <= 0)
         return now;
-    if (left > SHORT_LIFE_S)
-        return expiration - RENEW_BEFORE_S;
     time_t half = left / 2;
     return now + (half < 1 ? 1 : half);
 }

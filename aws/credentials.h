@@ -16,9 +16,10 @@
  * requests in flight.
  *
  * Renewal: a set with an expiration is renewed by a thread of the provider
- * 5 minutes before it expires, as the AWS SDKs do; a set that lives less
- * than 10 minutes from when it was fetched is renewed when half of its
- * remaining life has passed (el_creds_refresh_at). A failed renewal is
+ * 5 minutes before it expires, as the AWS SDKs do; a set that lives 10
+ * minutes or less from when it was fetched is renewed when half of the
+ * life it can still sign in has passed (el_creds_refresh_at: a 20 s set
+ * after 7 s). A failed renewal is
  * retried with capped exponential backoff and jitter while the current set
  * is still valid; once it has expired, el_creds_get fails with a message
  * naming the source, the expiry and the last error, so the requests that
@@ -146,8 +147,9 @@ void el_creds_free(el_creds *p);
 /*
  * When to renew a set fetched at `now` that expires at `expiration`: 5
  * minutes before, or, when it lives 10 minutes or less from now, after
- * half of its remaining life (at least 1 s from now; now itself when it has
- * already expired). 0 for a set that does not expire. Pure.
+ * half of the time it may still sign in (its life less
+ * EL_CREDS_EXPIRY_MARGIN; at least 1 s from now; now itself when that is
+ * over). 0 for a set that does not expire. Pure.
  */
 time_t el_creds_refresh_at(time_t now, time_t expiration);
 

@@ -11,8 +11,8 @@ must then:
 
   - end with exit 0 and the table exact (every row, checked with boto3);
   - have had no request refused by the proxy (none signed with expired
-    keys: each set was replaced 10 s into its 20 s life, half its life, as
-    edgeload renews short-lived credentials);
+    keys: each set was replaced 7 s into its 20 s life, half of the 15 s
+    it may sign in, as edgeload renews short-lived credentials);
   - have used several sets one after another, with no pause in the stream
     of requests when a set was swapped.
 
@@ -101,7 +101,7 @@ class Refresh(et.EdgeloadTestCase):
         n = 1500
         table = self.unique_table("refresh")
         self.create_table_boto(table)
-        self.issuer.lifetime = 12   # usable 7 s (edgeload's 5 s margin), renewed at 6 s
+        self.issuer.lifetime = 12   # signs for 7 s (edgeload's 5 s margin), renewed at 3 s
         csv = self.rows(n)
         ck = os.path.join(self.dir, "ck.json")
         self.sts.fail = None
