@@ -126,7 +126,9 @@ def serve(handler, **attrs):
     srv.lock = threading.Lock()
     for k, v in attrs.items():
         setattr(srv, k, v)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    # a short poll interval: shutdown() waits for it, once per stand-in per test
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                     daemon=True).start()
     host, port = srv.server_address[:2]
     return srv, "http://%s:%d" % (host, port)
 
