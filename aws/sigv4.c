@@ -4,12 +4,15 @@
  * DESIGN: libcurl's CURLOPT_AWS_SIGV4 derives the signing key (four HMACs)
  * and rebuilds every string with its printf at each transfer; a bulk load
  * signs tens of thousands of requests a minute with one key a day. So the
- * key is cached per UTC date (under a mutex: the control plane and the
- * network thread sign with one signer), the canonical request is streamed
- * into SHA-256 piece by piece instead of being assembled, and the payload
- * hash is the caller's to compute once per body. HMAC is built on the
- * digest (RFC 2104) with one pre-fetched EVP_MD, so no provider lookup
- * happens per request.
+ * key is cached per UTC date and secret (under a mutex: the control plane
+ * and the network thread sign with one signer; a renewal of the
+ * credentials changes the secret, and so derives a new key once), the
+ * canonical request is streamed into SHA-256 piece by piece instead of
+ * being assembled, and the payload hash is the caller's to compute once per
+ * body. HMAC is built on the digest (RFC 2104) with one pre-fetched EVP_MD,
+ * so no provider lookup happens per request. One signer serves every
+ * service: S3's rules (the path as sent, x-amz-content-sha256 signed) are
+ * an option, not a second implementation.
  */
 #include "aws/sigv4.h"
 
@@ -31,16 +34,19 @@
 #define SHA256_BLOCK 64
 
 struct el_sigv4 {
-    char access_key[MAX_FIELD + 1];
     char region[MAX_FIELD + 1];
     char service[MAX_FIELD + 1];
-    char *secret;                 /* "AWS4" + secret key, wiped on free */
-    size_t secret_len;
+    el_creds *creds;              /* borrowed, or owned when own_creds */
+    bool own_creds;
+    el_sigv4_opts opts;
     EVP_MD *sha256;               /* fetched once */
-    pthread_mutex_t mu;           /* guards the cache below */
+    pthread_mutex_t mu;           /* guards the cache and failure below */
     char key_date[9];             /* "YYYYMMDD" of key, "" = none yet */
+    char *key_secret;             /* "AWS4" + the secret key was derived from; wiped */
+    size_t key_secret_len;
     unsigned char key[SHA256_LEN];
     unsigned long derivations;
+    char failure[512];            /* why the last signature failed */
 };
 
 static bool field_ok(const char *s)
@@ -49,48 +55,95 @@ static bool field_ok(const char *s)
     return n > 0 && n <= MAX_FIELD;
 }
 
+static el_err signer_new(el_creds *creds, bool own, const char *region, const char *service,
+                         const el_sigv4_opts *opts, el_sigv4 **out)
+{
+    *out = NULL;
+    if (!field_ok(region) || !field_ok(service)) {
+        if (own)
+            el_creds_free(creds);
+        return EL_EUSAGE;
+    }
+    el_sigv4 *s = calloc(1, sizeof *s);
+    if (!s) {
+        if (own)
+            el_creds_free(creds);
+        return EL_ENOMEM;
+    }
+    s->creds = creds;
+    s->own_creds = own;
+    if (opts)
+        s->opts = *opts;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        if (own)
+            el_creds_free(creds);
+        free(s);
+        return EL_ENOMEM;
+    }
+    memcpy(s->region, region, strlen(region) + 1);
+    memcpy(s->service, service, strlen(service) + 1);
+    s->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    if (!s->sha256) {
+        el_sigv4_free(s);
+        return EL_EINTERNAL;
+    }
+    *out = s;
+    return EL_OK;
+}
+
 el_err el_sigv4_new(const char *access_key, const char *secret_key, const char *region,
                     const char *service, el_sigv4 **out)
 {
     *out = NULL;
-    if (!field_ok(access_key) || !field_ok(region) || !field_ok(service) || !secret_key ||
-        strlen(secret_key) > MAX_SECRET)
+    if (!field_ok(access_key) || !secret_key || strlen(secret_key) > MAX_SECRET)
         return EL_EUSAGE;
-    el_sigv4 *s = calloc(1, sizeof *s);
-    if (!s)
-        return EL_ENOMEM;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
-        free(s);
-        return EL_ENOMEM;
-    }
-    memcpy(s->access_key, access_key, strlen(access_key) + 1);
-    memcpy(s->region, region, strlen(region) + 1);
-    memcpy(s->service, service, strlen(service) + 1);
-    s->secret_len = 4 + strlen(secret_key);
-    s->secret = malloc(s->secret_len + 1);
-    s->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    if (!s->secret || !s->sha256) {
-        el_err err = s->secret ? EL_EINTERNAL : EL_ENOMEM;
-        el_sigv4_free(s);
+    el_creds *c;
+    el_err err = el_creds_new_static(access_key, secret_key, NULL, "fixed keys", &c);
+    if (err)
         return err;
-    }
-    memcpy(s->secret, "AWS4", 4);
-    memcpy(s->secret + 4, secret_key, s->secret_len - 4 + 1);
-    *out = s;
-    return EL_OK;
+    return signer_new(c, true, region, service, NULL, out);
+}
+
+el_err el_sigv4_new_provider(el_creds *creds, const char *region, const char *service,
+                             const el_sigv4_opts *opts, el_sigv4 **out)
+{
+    *out = NULL;
+    if (!creds)
+        return EL_EUSAGE;
+    return signer_new(creds, false, region, service, opts, out);
+}
+
+el_err el_sigv4_new_config(const el_aws_config *cfg, const char *service,
+                           const el_sigv4_opts *opts, el_sigv4 **out)
+{
+    *out = NULL;
+    if (cfg->creds)
+        return signer_new(cfg->creds, false, cfg->region, service, opts, out);
+    if (!cfg->access_key || !cfg->secret_key || !field_ok(cfg->access_key) ||
+        strlen(cfg->secret_key) > MAX_SECRET)
+        return EL_EUSAGE;
+    el_creds *c;
+    el_err err = el_creds_new_static(cfg->access_key, cfg->secret_key, cfg->session_token,
+                                     cfg->cred_source ? cfg->cred_source : "the configuration",
+                                     &c);
+    if (err)
+        return err;
+    return signer_new(c, true, cfg->region, service, opts, out);
 }
 
 void el_sigv4_free(el_sigv4 *s)
 {
     if (!s)
         return;
-    if (s->secret) {
-        explicit_bzero(s->secret, s->secret_len);
-        free(s->secret);
+    if (s->key_secret) {
+        explicit_bzero(s->key_secret, s->key_secret_len);
+        free(s->key_secret);
     }
     explicit_bzero(s->key, sizeof s->key);
     EVP_MD_free(s->sha256);
     pthread_mutex_destroy(&s->mu);
+    if (s->own_creds)
+        el_creds_free(s->creds);
     free(s);
 }
 
@@ -126,11 +179,11 @@ static bool hmac(EVP_MD_CTX *ctx, const EVP_MD *md, const void *key, size_t klen
     return ok;
 }
 
-static bool derive_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *date8,
-                       unsigned char key[SHA256_LEN])
+static bool derive_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *ksecret, size_t klen,
+                       const char *date8, unsigned char key[SHA256_LEN])
 {
     unsigned char a[SHA256_LEN], b[SHA256_LEN];
-    bool ok = hmac(ctx, s->sha256, s->secret, s->secret_len, date8, 8, a) &&
+    bool ok = hmac(ctx, s->sha256, ksecret, klen, date8, 8, a) &&
               hmac(ctx, s->sha256, a, SHA256_LEN, s->region, strlen(s->region), b) &&
               hmac(ctx, s->sha256, b, SHA256_LEN, s->service, strlen(s->service), a) &&
               hmac(ctx, s->sha256, a, SHA256_LEN, "aws4_request", 12, key);
@@ -139,15 +192,34 @@ static bool derive_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *date8,
     return ok;
 }
 
-/* The signing key of date8, from the cache or derived (and cached). */
-static bool signing_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *date8,
+/* The signing key of date8 and secret, from the cache or derived (and
+ * cached). */
+static bool signing_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *secret, const char *date8,
                         unsigned char key[SHA256_LEN])
 {
+    size_t slen = strlen(secret);
+    if (slen > MAX_SECRET)
+        return false;
+    char ksecret[4 + MAX_SECRET];
+    memcpy(ksecret, "AWS4", 4);
+    memcpy(ksecret + 4, secret, slen);
+    size_t klen = 4 + slen;
     bool ok = true;
     pthread_mutex_lock(&s->mu);
-    if (memcmp(s->key_date, date8, 8) != 0 || !s->key_date[0]) {
-        ok = derive_key(s, ctx, date8, s->key);
+    bool hit = s->key_date[0] && memcmp(s->key_date, date8, 8) == 0 && s->key_secret &&
+               s->key_secret_len == klen && memcmp(s->key_secret, ksecret, klen) == 0;
+    if (!hit) {
+        if (!s->key_secret || s->key_secret_len != klen) {
+            if (s->key_secret) {
+                explicit_bzero(s->key_secret, s->key_secret_len);
+                free(s->key_secret);
+            }
+            s->key_secret = malloc(klen);
+            s->key_secret_len = s->key_secret ? klen : 0;
+        }
+        ok = s->key_secret && derive_key(s, ctx, ksecret, klen, date8, s->key);
         if (ok) {
+            memcpy(s->key_secret, ksecret, klen);
             memcpy(s->key_date, date8, 8);
             s->key_date[8] = '\0';
             s->derivations++;
@@ -158,6 +230,7 @@ static bool signing_key(el_sigv4 *s, EVP_MD_CTX *ctx, const char *date8,
     if (ok)
         memcpy(key, s->key, SHA256_LEN);
     pthread_mutex_unlock(&s->mu);
+    explicit_bzero(ksecret, klen);
     return ok;
 }
 
@@ -354,14 +427,16 @@ static bool update_query(EVP_MD_CTX *ctx, const char *query)
     return true;
 }
 
-/* Lower-cased, sorted copies of the header names (x-amz-date added). */
-static el_err sort_headers(const el_sigv4_header *headers, size_t n, const char *amz_date,
-                           canon_header *h, size_t *nh)
+/* Lower-cased, sorted copies of the header names (the signer's own, x-amz-date
+ * and what extra holds, added). */
+static el_err sort_headers(const el_sigv4_header *headers, size_t n,
+                           const el_sigv4_header *extra, size_t nextra, canon_header *h,
+                           size_t *nh)
 {
-    if (n + 1 > EL_SIGV4_MAX_HEADERS)
+    if (n + nextra > EL_SIGV4_MAX_HEADERS)
         return EL_EUSAGE;
-    for (size_t i = 0; i <= n; i++) {
-        const char *name = i < n ? headers[i].name : "x-amz-date";
+    for (size_t i = 0; i < n + nextra; i++) {
+        const char *name = i < n ? headers[i].name : extra[i - n].name;
         size_t len = name ? strlen(name) : 0;
         if (len == 0 || len > MAX_NAME)
             return EL_EUSAGE;
@@ -372,7 +447,7 @@ static el_err sort_headers(const el_sigv4_header *headers, size_t n, const char 
         }
         c.name[len] = '\0';
         c.name_len = len;
-        c.value = i < n ? headers[i].value : amz_date;
+        c.value = i < n ? headers[i].value : extra[i - n].value;
         if (!c.value)
             return EL_EUSAGE;
         size_t k = i;
@@ -384,27 +459,45 @@ static el_err sort_headers(const el_sigv4_header *headers, size_t n, const char 
             return EL_EUSAGE; /* the caller's header list repeats a name */
         h[k] = c;
     }
-    *nh = n + 1;
+    *nh = n + nextra;
     return EL_OK;
 }
 
-el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *path,
-                     const char *query, const el_sigv4_header *headers, size_t n,
-                     const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE], char *auth,
-                     size_t auth_cap)
+static void set_failure(el_sigv4 *s, const char *msg)
+{
+    size_t n = strnlen(msg, sizeof s->failure - 1); /* cut to fit: a result message */
+    pthread_mutex_lock(&s->mu);
+    memcpy(s->failure, msg, n);
+    s->failure[n] = '\0';
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Signs with c; with_token: c's session token is signed as
+ * x-amz-security-token. */
+static el_err sign_with(el_sigv4 *s, const el_cred *c, bool with_token, time_t now,
+                        const char *method, const char *path, const char *query,
+                        const el_sigv4_header *headers, size_t n, const char *payload_hash,
+                        char amz_date[EL_SIGV4_DATE_SIZE], char *auth, size_t auth_cap)
 {
     canon_header h[EL_SIGV4_MAX_HEADERS];
     size_t nh = 0;
     char cpath[3 * MAX_PATH + 1];
-    amz_date[0] = '\0';
-    if (auth_cap)
-        auth[0] = '\0';
     char date[EL_SIGV4_DATE_SIZE];
     el_sigv4_format_date(now, date);
-    el_err err = sort_headers(headers, n, date, h, &nh);
+    el_sigv4_header extra[3];
+    size_t nextra = 0;
+    extra[nextra++] = (el_sigv4_header){"x-amz-date", date};
+    if (s->opts.s3)
+        extra[nextra++] = (el_sigv4_header){"x-amz-content-sha256", payload_hash};
+    if (with_token && el_cred_session_token(c))
+        extra[nextra++] = (el_sigv4_header){"x-amz-security-token", el_cred_session_token(c)};
+    el_err err = sort_headers(headers, n, extra, nextra, h, &nh);
     if (err)
         return err;
-    if (!canonical_path(path ? path : "", cpath, sizeof cpath))
+    const char *cp = cpath;
+    if (s->opts.s3)
+        cp = path && *path ? path : "/"; /* as sent: S3 signs the path it gets */
+    else if (!canonical_path(path ? path : "", cpath, sizeof cpath))
         return EL_EUSAGE;
 
     /* SignedHeaders, also part of the canonical request */
@@ -427,7 +520,7 @@ el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *pa
     bool ok = EVP_DigestInit_ex(ctx, s->sha256, NULL) == 1 &&
               EVP_DigestUpdate(ctx, method, strlen(method)) == 1 &&
               EVP_DigestUpdate(ctx, "\n", 1) == 1 &&
-              EVP_DigestUpdate(ctx, cpath, strlen(cpath)) == 1 &&
+              EVP_DigestUpdate(ctx, cp, strlen(cp)) == 1 &&
               EVP_DigestUpdate(ctx, "\n", 1) == 1;
     if (ok && !update_query(ctx, query)) {
         err = EL_EUSAGE;
@@ -454,18 +547,22 @@ el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *pa
                           date, date, s->region, s->service, crhex);
         ok = stslen > 0 && (size_t)stslen < sizeof sts;
     }
-    ok = ok && signing_key(s, ctx, date, key) &&
+    ok = ok && signing_key(s, ctx, el_cred_secret_key(c), date, key) &&
          hmac(ctx, s->sha256, key, SHA256_LEN, sts, (size_t)stslen, sig);
     explicit_bzero(key, sizeof key);
     EVP_MD_CTX_free(ctx);
-    if (!ok)
+    if (!ok) {
+        if (err == EL_EINTERNAL)
+            set_failure(s, "cannot sign the request (libcrypto)");
         return err;
+    }
     char sighex[EL_SIGV4_HASH_SIZE];
     el_hex_encode(sig, SHA256_LEN, sighex);
     int w = snprintf(auth, auth_cap,
                      "AWS4-HMAC-SHA256 Credential=%s/%.8s/%s/%s/aws4_request, "
                      "SignedHeaders=%s, Signature=%s",
-                     s->access_key, date, s->region, s->service, signed_names, sighex);
+                     el_cred_access_key(c), date, s->region, s->service, signed_names,
+                     sighex);
     if (w < 0 || (size_t)w >= auth_cap) {
         if (auth_cap)
             auth[0] = '\0';
@@ -475,17 +572,101 @@ el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *pa
     return EL_OK;
 }
 
+el_err el_sigv4_sign_request(el_sigv4 *s, time_t now, const char *method, const char *path,
+                             const char *query, const el_sigv4_header *headers, size_t n,
+                             const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE],
+                             char *auth, size_t auth_cap, el_cred **cred)
+{
+    amz_date[0] = '\0';
+    if (auth_cap)
+        auth[0] = '\0';
+    if (cred)
+        *cred = NULL;
+    el_cred *c;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_creds_get(s->creds, now, &c, &d);
+    if (err) {
+        set_failure(s, d.msg);
+        return err;
+    }
+    err = sign_with(s, c, true, now, method, path, query, headers, n, payload_hash, amz_date,
+                    auth, auth_cap);
+    if (err || !cred)
+        el_cred_release(c);
+    else
+        *cred = c;
+    return err;
+}
+
+el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *path,
+                     const char *query, const el_sigv4_header *headers, size_t n,
+                     const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE], char *auth,
+                     size_t auth_cap)
+{
+    amz_date[0] = '\0';
+    if (auth_cap)
+        auth[0] = '\0';
+    el_cred *c;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_creds_get(s->creds, now, &c, &d);
+    if (err) {
+        set_failure(s, d.msg);
+        return err;
+    }
+    err = sign_with(s, c, false, now, method, path, query, headers, n, payload_hash, amz_date,
+                    auth, auth_cap);
+    el_cred_release(c);
+    return err;
+}
+
+void el_sigv4_failure(el_sigv4 *s, char *out, size_t cap)
+{
+    pthread_mutex_lock(&s->mu);
+    snprintf(out, cap, "%s", s->failure);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void el_sigv4_redact(el_sigv4 *s, char *msg)
+{
+    el_creds_redact(s->creds, msg);
+}
+
+el_err el_sigv4_uri_encode(el_buf *out, const char *str, size_t len, bool keep_slash)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)str[i];
+        el_err err;
+        if (unreserved(c) || (c == '/' && keep_slash)) {
+            err = el_buf_putc(out, (char)c);
+        } else {
+            char esc[3] = {'%', "0123456789ABCDEF"[c >> 4], "0123456789ABCDEF"[c & 15]};
+            err = el_buf_append(out, esc, 3);
+        }
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
 el_err el_sigv4_signing_key_hex(el_sigv4 *s, const char *date8, char hex[EL_SIGV4_HASH_SIZE])
 {
     unsigned char key[SHA256_LEN];
     hex[0] = '\0';
     if (!date8 || strlen(date8) != 8)
         return EL_EUSAGE;
+    el_cred *c;
+    if (el_creds_get(s->creds, time(NULL), &c, NULL))
+        return EL_ECONFIG;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx)
+    if (!ctx) {
+        el_cred_release(c);
         return EL_ENOMEM;
-    bool ok = signing_key(s, ctx, date8, key);
+    }
+    bool ok = signing_key(s, ctx, el_cred_secret_key(c), date8, key);
     EVP_MD_CTX_free(ctx);
+    el_cred_release(c);
     if (!ok)
         return EL_EINTERNAL;
     el_hex_encode(key, SHA256_LEN, hex);

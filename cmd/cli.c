@@ -96,22 +96,45 @@ static const char *env_lookup(const char *name)
     return getenv(name);
 }
 
+/* The run's configuration: resolved by the first client that needs it and
+ * shared by the others (DynamoDB and S3), so that they sign with one
+ * credential provider. Main thread only. */
+static el_aws_config *run_cfg;
+
+bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg)
+{
+    *cfg = NULL;
+    if (!run_cfg) {
+        el_diag d;
+        char warning[512] = "";
+        el_diag_clear(&d);
+        if (el_aws_config_resolve(opts, env_lookup, &run_cfg, warning, sizeof warning, &d)) {
+            cli_error("%s", d.msg);
+            return false;
+        }
+        if (warning[0])
+            cli_warn("%s", warning);
+        if (!run_cfg->verify_ssl)
+            cli_warn("--no-verify-ssl: HTTPS certificates are not verified; anyone on the "
+                     "network path can read and change this load");
+    }
+    *cfg = el_aws_config_ref(run_cfg);
+    return true;
+}
+
+void cli_aws_done(void)
+{
+    el_aws_config_free(run_cfg);
+    run_cfg = NULL;
+}
+
 bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb)
 {
     el_diag d;
-    char warning[512] = "";
     el_diag_clear(&d);
-    *cfg = NULL;
     *ddb = NULL;
-    if (el_aws_config_resolve(opts, env_lookup, cfg, warning, sizeof warning, &d)) {
-        cli_error("%s", d.msg);
+    if (!cli_aws_config(opts, cfg))
         return false;
-    }
-    if (warning[0])
-        cli_warn("%s", warning);
-    if (!(*cfg)->verify_ssl)
-        cli_warn("--no-verify-ssl: HTTPS certificates are not verified; anyone on the network "
-                 "path can read and change this load");
     if (el_ddb_new(*cfg, ddb, &d)) {
         cli_error("%s", d.msg);
         el_aws_config_free(*cfg);

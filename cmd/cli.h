@@ -46,8 +46,19 @@ typedef struct cli_parser {
 void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv, const cli_opt *opts);
 int cli_next(cli_parser *p, const char **arg);
 
-/* Resolves configuration and creates the client; prints the error and
- * returns false on failure (exit 2). The caller frees both. */
+/* The run's AWS configuration, resolved once (its warnings printed once)
+ * and shared by every client of the run, DynamoDB's and S3's, so that they
+ * sign with one credential provider. *cfg is a reference the caller drops
+ * with el_aws_config_free. Prints the error and returns false on failure
+ * (exit 2). Main thread only. */
+bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg);
+
+/* Drops the run's own reference to its configuration (main, after the
+ * command): the credential provider's renewal thread stops there. */
+void cli_aws_done(void);
+
+/* Resolves configuration (cli_aws_config) and creates the client; prints
+ * the error and returns false on failure (exit 2). The caller frees both. */
 bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb);
 
 /* "edgeload: <message>" on stderr. */

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
         cli_error("unknown command '%s' (see 'edgeload --help')", cmd);
         rc = EXIT_USAGE;
     }
+    cli_aws_done();
     el_ddb_global_cleanup();
     return rc;
 }

@@ -34,14 +34,9 @@ static bool connect_s3(cli_s3 *c, const el_aws_opts *aws, int *rc)
         return true;
     el_diag d;
     el_diag_clear(&d);
-    char warning[512] = "";
     *rc = EXIT_USAGE;
-    if (el_aws_config_resolve(aws, env_lookup, &c->cfg, warning, sizeof warning, &d)) {
-        cli_error("%s", d.msg);
+    if (!cli_aws_config(aws, &c->cfg))
         return false;
-    }
-    if (warning[0])
-        cli_warn("%s", warning);
     if (el_s3_new(c->cfg, c->endpoint, env_lookup, &c->s3, &d)) {
         cli_error("%s", d.msg);
         return false;

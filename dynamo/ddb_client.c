@@ -45,6 +45,7 @@
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
+#include "aws/aws_http.h"  /* el_aws_http_proxy, el_aws_http_hint */
 #include "aws/sigv4.h"
 
 #ifndef EDGELOAD_VERSION
@@ -81,7 +82,9 @@ typedef struct hdrs {
     char auth[640];                               /* "Authorization: ..." */
     char payload_hash[EL_SIGV4_HASH_SIZE];        /* of the body being sent */
     time_t signed_at;                             /* second of the signature, -1 none */
-    bool sign_failed;                             /* libcrypto failed: do not trust */
+    bool sign_failed;                             /* no valid signature: do not trust */
+    el_cred *cred;                                /* the credentials signed with (a
+                                                     reference; its token line is sent) */
 } hdrs;
 
 struct el_ddb {
@@ -90,7 +93,6 @@ struct el_ddb {
     char *path, *query;        /* of url, as sent: signed */
     char *host_line;           /* "Host: <host[:port]>" as botocore computes it */
     char *type_line;           /* "Content-Type: application/x-amz-json-1.0" */
-    char *token_line;          /* "X-Amz-Security-Token: ...", NULL without; wiped */
     el_sigv4 *signer;
     long connect_timeout_ms;
     long total_timeout_ms;
@@ -225,7 +227,7 @@ static el_err set_target(hdrs *h, const char *op)
 }
 
 /* Links h's header list: Host, Content-Type, X-Amz-Target, X-Amz-Date,
- * [X-Amz-Security-Token], Authorization. */
+ * [X-Amz-Security-Token of the credentials signed with], Authorization. */
 static void link_headers(const el_ddb *ddb, hdrs *h)
 {
     char *lines[6];
@@ -234,8 +236,8 @@ static void link_headers(const el_ddb *ddb, hdrs *h)
     lines[n++] = ddb->type_line;
     lines[n++] = h->target;
     lines[n++] = h->date;
-    if (ddb->token_line)
-        lines[n++] = ddb->token_line;
+    if (h->cred && el_cred_token_line(h->cred))
+        lines[n++] = (char *)el_cred_token_line(h->cred); /* curl only reads it */
     lines[n++] = h->auth;
     for (size_t i = 0; i < n; i++) {
         h->node[i].data = lines[i];
@@ -250,31 +252,34 @@ static const char *line_value(const char *line)
 }
 
 /* Signs the request whose body hash is in h, at the current second (again
- * only when the second changed since the last signature). */
+ * only when the second changed since the last signature), with the
+ * provider's current credentials, whose session token it then sends. */
 static void sign(el_ddb *ddb, hdrs *h)
 {
     time_t now = time(NULL);
     if (h->signed_at == now && !h->sign_failed)
         return;
-    el_sigv4_header sh[4] = {
+    el_sigv4_header sh[3] = {
         {"Host", line_value(ddb->host_line)},
         {"Content-Type", line_value(ddb->type_line)},
         {"X-Amz-Target", line_value(h->target)},
-        {"X-Amz-Security-Token", ddb->token_line ? line_value(ddb->token_line) : ""},
     };
     char date[EL_SIGV4_DATE_SIZE];
     static const char auth_prefix[] = "Authorization: ";
     memcpy(h->auth, auth_prefix, sizeof auth_prefix);
-    el_err err = el_sigv4_sign(ddb->signer, now, "POST", ddb->path, ddb->query, sh,
-                               ddb->token_line ? 4 : 3, h->payload_hash, date,
-                               h->auth + sizeof auth_prefix - 1,
-                               sizeof h->auth - (sizeof auth_prefix - 1));
+    el_cred_release(h->cred);
+    el_err err = el_sigv4_sign_request(ddb->signer, now, "POST", ddb->path, ddb->query, sh, 3,
+                                       h->payload_hash, date, h->auth + sizeof auth_prefix - 1,
+                                       sizeof h->auth - (sizeof auth_prefix - 1), &h->cred);
     h->sign_failed = err != EL_OK;
     h->signed_at = err ? -1 : now;
     snprintf(h->date, sizeof h->date, "X-Amz-Date: %s", date);
+    link_headers(ddb, h); /* the token line is the new credentials' */
 }
 
-/* Hashes the body and signs: the headers are ready to send. */
+/* Hashes the body and signs: the headers are ready to send. A signature
+ * that failed is h->sign_failed (el_ddb_req_finish reports it with the
+ * signer's reason); only hashing fails here. */
 static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
 {
     el_err err = el_sigv4_payload_hash(body, len, h->payload_hash);
@@ -282,7 +287,7 @@ static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
         return err;
     h->signed_at = -1;
     sign(ddb, h);
-    return h->sign_failed ? EL_EINTERNAL : EL_OK;
+    return EL_OK;
 }
 
 /* The options that stay the same for every request made on h. */
@@ -317,6 +322,8 @@ static el_err easy_constant_setup(el_ddb *ddb, CURL *h, hdrs *hd, xfer *x, void 
     if (ddb->share)
         SET(CURLOPT_SHARE, ddb->share);
 #undef SET
+    if (rc == CURLE_OK && el_aws_http_proxy(h, cfg, ddb->url))
+        rc = CURLE_FAILED_INIT;
     return rc == CURLE_OK ? EL_OK : EL_EINTERNAL;
 }
 
@@ -384,7 +391,8 @@ done:
 el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
 {
     *out = NULL;
-    if (!cfg || !cfg->region || !cfg->endpoint || !cfg->access_key || !cfg->secret_key)
+    if (!cfg || !cfg->region || !cfg->endpoint ||
+        (!cfg->creds && (!cfg->access_key || !cfg->secret_key)))
         return el_diag_set(diag, EL_ECONFIG, "incomplete AWS configuration");
     el_ddb *ddb = calloc(1, sizeof *ddb);
     if (!ddb)
@@ -416,7 +424,7 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
         el_ddb_free(ddb);
         return el_diag_set(diag, err, "cannot use endpoint URL '%s'", cfg->endpoint);
     }
-    err = el_sigv4_new(cfg->access_key, cfg->secret_key, cfg->region, "dynamodb", &ddb->signer);
+    err = el_sigv4_new_config(cfg, "dynamodb", NULL, &ddb->signer);
     if (err) {
         el_ddb_free(ddb);
         return err == EL_EUSAGE
@@ -427,23 +435,6 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
     if (!ddb->type_line) {
         el_ddb_free(ddb);
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    }
-    if (cfg->session_token) {
-        el_buf tok;
-        el_buf_init(&tok, 16384);
-        if (el_buf_puts(&tok, "X-Amz-Security-Token: ") ||
-            el_buf_puts(&tok, cfg->session_token)) {
-            if (tok.data)
-                explicit_bzero(tok.data, tok.cap);
-            el_buf_free(&tok);
-            el_ddb_free(ddb);
-            return el_diag_set(diag, EL_ECONFIG, "session token longer than 16 KB");
-        }
-        ddb->token_line = el_buf_take(&tok);
-        if (!ddb->token_line) {
-            el_ddb_free(ddb);
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        }
     }
     if (pthread_mutex_init(&ddb->pool_mu, NULL) != 0) {
         el_ddb_free(ddb);
@@ -501,15 +492,6 @@ const el_aws_config *el_ddb_config(const el_ddb *ddb)
 
 static void req_destroy(el_ddb_req *req);
 
-/* Wipes and frees a string that may hold a secret. */
-static void free_secret(char *s)
-{
-    if (s) {
-        explicit_bzero(s, strlen(s));
-        free(s);
-    }
-}
-
 void el_ddb_free(el_ddb *ddb)
 {
     if (!ddb)
@@ -530,8 +512,8 @@ void el_ddb_free(el_ddb *ddb)
             pthread_mutex_destroy(&ddb->locks[i]);
     el_buf_free(&ddb->sync_x.resp);
     explicit_bzero(ddb->sync_h.auth, sizeof ddb->sync_h.auth);
+    el_cred_release(ddb->sync_h.cred);
     el_sigv4_free(ddb->signer);
-    free_secret(ddb->token_line);
     free(ddb->type_line);
     free(ddb->host_line);
     free(ddb->path);
@@ -540,23 +522,6 @@ void el_ddb_free(el_ddb *ddb)
     if (ddb->global_init)
         curl_global_cleanup();
     free(ddb);
-}
-
-/* Overwrites with '*' every copy of secret in s, and a cut-off start of it
- * at the end of s (messages are truncated to their buffer). */
-static void redact(char *s, const char *secret)
-{
-    size_t n = secret ? strlen(secret) : 0;
-    if (n < 4)
-        return;
-    for (char *p = strstr(s, secret); p; p = strstr(p + n, secret))
-        memset(p, '*', n);
-    size_t len = strlen(s);
-    for (size_t k = n - 1 < len ? n - 1 : len; k >= 4; k--)
-        if (memcmp(s + len - k, secret, k) == 0) {
-            memset(s + len - k, '*', k);
-            break;
-        }
 }
 
 /* Fills res from a finished transfer on h. write_cb is the only source of
@@ -589,16 +554,17 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
     } else if (code != CURLE_OK && x->errbuf[0]) {
         snprintf(res->message, sizeof res->message, "%s", x->errbuf);
     }
-    redact(res->message, ddb->cfg->secret_key);
-    redact(res->message, ddb->cfg->session_token);
-    redact(res->error_type, ddb->cfg->secret_key);
-    redact(res->error_type, ddb->cfg->session_token);
+    el_sigv4_redact(ddb->signer, res->message);
+    el_sigv4_redact(ddb->signer, res->error_type);
 }
 
 /* One line a newcomer can act on: where to look after a network failure
  * (curl's message says what happened). */
 const char *el_ddb_network_hint(const char *curl_message)
 {
+    const char *cert = el_aws_http_hint(curl_message);
+    if (cert)
+        return cert;
     if (strstr(curl_message, "resolve"))
         return " (check --endpoint-url and --region: the host name does not resolve)";
     if (strstr(curl_message, "SSL") || strstr(curl_message, "TLS") ||
@@ -620,6 +586,11 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     el_err err = set_target(&ddb->sync_h, op);
     if (!err)
         err = sign_body(ddb, &ddb->sync_h, body, len);
+    if (!err && ddb->sync_h.sign_failed) {
+        el_sigv4_failure(ddb->signer, res->message, sizeof res->message);
+        res->outcome = EL_DDB_FATAL;
+        return el_diag_set(diag, EL_ECONFIG, "cannot sign the %s request: %s", op, res->message);
+    }
     if (err)
         return el_diag_set(diag, err, "cannot build the %s request", op);
     xfer_reset(&ddb->sync_x);
@@ -643,6 +614,7 @@ static void req_destroy(el_ddb_req *req)
         curl_easy_cleanup(req->h);
     el_buf_free(&req->body);
     explicit_bzero(req->hd.auth, sizeof req->hd.auth);
+    el_cred_release(req->hd.cred);
     el_buf_free(&req->x.resp);
     free(req);
 }
@@ -733,10 +705,13 @@ void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
     finish(req->ddb, req->h, code, &req->x, res);
     if (req->hd.sign_failed) {
-        /* sent without a valid signature (libcrypto failed): the answer,
-         * whatever it is, cannot be trusted */
+        /* sent without a valid signature (libcrypto failed, or the
+         * credentials expired and could not be renewed): the answer,
+         * whatever it is, cannot be trusted; the failure is the signer's */
         res->outcome = EL_DDB_FATAL;
-        snprintf(res->message, sizeof res->message, "cannot sign the request (libcrypto)");
+        res->http_status = 0;
+        res->error_type[0] = '\0';
+        el_sigv4_failure(req->ddb->signer, res->message, sizeof res->message);
     }
 }
 
@@ -766,6 +741,8 @@ void el_ddb_req_free(el_ddb_req *req)
     el_ddb *ddb = req->ddb;
     req->user = NULL;
     explicit_bzero(req->hd.auth, sizeof req->hd.auth);
+    el_cred_release(req->hd.cred);
+    req->hd.cred = NULL;
     req->hd.signed_at = -1;
     req->hd.sign_failed = false;
     /* the handle must not point at a body that may go away */

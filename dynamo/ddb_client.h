@@ -10,8 +10,9 @@
  *
  * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
  * X-Amz-Target DynamoDB_20120810.<Op>, Host as botocore computes it, SigV4
- * for <region>/dynamodb (aws/sigv4.h, signed as botocore signs),
- * X-Amz-Security-Token when a session token is set (signed too), keep-alive
+ * for <region>/dynamodb (aws/sigv4.h, signed as botocore signs) with the
+ * credentials of cfg's provider at signing time (renewals are picked up),
+ * X-Amz-Security-Token when they have a session token (signed too), keep-alive
  * connections, HTTPS verified unless the config says otherwise (CA file from
  * cfg->ca_bundle when set), connect timeout 10 s, whole-transfer timeout 120 s
  * (el_ddb_set_timeouts changes both).

@@ -21,6 +21,7 @@
 
 #include <stdio.h>            /* snprintf */
 #include <string.h>           /* strcmp, strrchr, memcpy, strstr */
+#include <time.h>             /* time, for the current credentials */
 #include <yajl/yajl_parse.h>  /* event parser for error bodies */
 
 #include "dynamo/ddb_internal.h"
@@ -347,12 +348,23 @@ static bool from_environment(const el_aws_config *cfg)
     return !cfg || !cfg->cred_source || strcmp(cfg->cred_source, "environment") == 0;
 }
 
-/* The last four characters of the access key id: enough to tell keys
- * apart, never the whole id. */
-static const char *key_tail(const el_aws_config *cfg)
+/* The last four characters of the access key id requests are signed with
+ * (the provider's current one): enough to tell keys apart, never the whole
+ * id; "" when unknown. *token: those credentials have a session token. */
+static void key_tail(const el_aws_config *cfg, char tail[5], bool *token)
 {
-    size_t n = cfg && cfg->access_key ? strlen(cfg->access_key) : 0;
-    return n >= 8 ? cfg->access_key + n - 4 : "";
+    tail[0] = '\0';
+    *token = cfg && cfg->session_token;
+    const char *ak = cfg ? cfg->access_key : NULL;
+    el_cred *c = NULL;
+    if (cfg && cfg->creds && el_creds_get(cfg->creds, time(NULL), &c, NULL) == EL_OK) {
+        ak = el_cred_access_key(c);
+        *token = el_cred_session_token(c) != NULL;
+    }
+    size_t n = ak ? strlen(ak) : 0;
+    if (n >= 8)
+        memcpy(tail, ak + n - 4, 5);
+    el_cred_release(c);
 }
 
 void el_ddb_explain(const el_ddb_result *res, const el_aws_config *cfg, const char *op,
@@ -386,17 +398,19 @@ void el_ddb_explain(const el_ddb_result *res, const el_aws_config *cfg, const ch
                      "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (%s %s)",
                      cred_src(cfg), profile, op, said);
         return;
-    case EL_DDB_PROBLEM_UNKNOWN_KEY:
+    case EL_DDB_PROBLEM_UNKNOWN_KEY: {
+        char tail[5];
+        bool token;
+        key_tail(cfg, tail, &token);
         snprintf(out, cap, "AWS does not recognise the access key id%s%s%s (credentials from "
                  "%s)%s: check %s, e.g. with aws sts get-caller-identity; keys made for "
                  "DynamoDB Local need --endpoint-url (%s %s)",
-                 key_tail(cfg)[0] ? " ending in '" : "", key_tail(cfg),
-                 key_tail(cfg)[0] ? "'" : "", cred_src(cfg),
-                 cfg && cfg->session_token ? ", or the session token is not the one issued "
-                                             "with it" : "",
+                 tail[0] ? " ending in '" : "", tail, tail[0] ? "'" : "", cred_src(cfg),
+                 token ? ", or the session token is not the one issued with it" : "",
                  env ? "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" : "the keys there",
                  op, said);
         return;
+    }
     case EL_DDB_PROBLEM_WRONG_REGION: {
         char er[64];
         endpoint_region(endpoint, er, sizeof er);

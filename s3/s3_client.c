@@ -1,5 +1,5 @@
 /*
- * s3_client.c - S3 requests over libcurl, signed by s3_sign.c.
+ * s3_client.c - S3 requests over libcurl, signed by aws/sigv4.c (S3 rules).
  *
  * DESIGN: one function (s3_call_setup) turns a request description into a
  * curl easy handle with exactly the headers that were signed, so the
@@ -7,7 +7,7 @@
  * send the same bytes. Signing is ours, not CURLOPT_AWS_SIGV4: S3 wants
  * x-amz-content-sha256 signed and the path signed exactly as sent, and a
  * signer of our own is tested byte for byte against botocore
- * (tests/unit/test_s3_sign.c) whatever the libcurl version. Each
+ * (tests/unit/test_sigv4.c) whatever the libcurl version. Each
  * synchronous call takes a fresh easy handle, so calls from several threads
  * never share one; the bodies they move are megabytes (parts, listings), so
  * a new connection per call costs little next to the transfer.
@@ -27,6 +27,8 @@
 #include <strings.h>  /* strncasecmp for header names */
 #include <time.h>     /* time, gmtime_r, nanosleep */
 
+#include "aws/aws_http.h"   /* el_aws_http_proxy, el_aws_http_hint */
+#include "aws/sigv4.h"
 #include "common/backoff.h"
 #include "s3/s3_sign.h"
 
@@ -54,6 +56,7 @@ struct el_s3 {
     pthread_mutex_t rng_lock;
     uint64_t rng;
     bool global_init;
+    el_sigv4 *signer;     /* S3's rules, the run's credential provider */
 };
 
 bool el_s3_is_url(const char *s)
@@ -168,6 +171,12 @@ el_err el_s3_new(const el_aws_config *cfg, const char *cli_endpoint, el_getenv_f
         el_s3_free(s3);
         return err;
     }
+    static const el_sigv4_opts s3_rules = {.s3 = true};
+    if ((err = el_sigv4_new_config(cfg, "s3", &s3_rules, &s3->signer))) {
+        el_s3_free(s3);
+        return el_diag_set(diag, err == EL_EUSAGE ? EL_ECONFIG : err,
+                           "cannot set up request signing (region or keys too long)");
+    }
     *out = s3;
     return EL_OK;
 }
@@ -179,6 +188,7 @@ void el_s3_free(el_s3 *s3)
     free(s3->endpoint);
     free(s3->scheme);
     free(s3->host);
+    el_sigv4_free(s3->signer);
     pthread_mutex_destroy(&s3->rng_lock);
     if (s3->global_init)
         curl_global_cleanup();
@@ -362,24 +372,31 @@ el_err s3_call_setup(el_s3 *s3, CURL *h, s3_call *c, el_diag *diag)
                     c->key ? c->key : "");
         goto out;
     }
-    el_s3_sign_req sr = {
-        .method = c->method, .host = el_buf_str(&host), .path = el_buf_str(&path),
-        .query = c->query ? c->query : "", .payload_hash = payload, .amz_date = date,
-        .region = cfg->region, .access_key = cfg->access_key, .secret_key = cfg->secret_key,
-        .session_token = cfg->session_token, .range = c->has_range ? range : NULL
-    };
-    err = el_s3_sign(&sr, &auth, diag);
-    if (err)
+    el_sigv4_header sh[2] = {{"Host", el_buf_str(&host)}, {"Range", range}};
+    el_cred *cred = NULL;
+    char amz_date[EL_SIGV4_DATE_SIZE], sig[1024];
+    err = el_sigv4_sign_request(s3->signer, now, c->method, el_buf_str(&path),
+                                c->query ? c->query : "", sh, c->has_range ? 2 : 1, payload,
+                                amz_date, sig, sizeof sig, &cred);
+    if (err) {
+        char why[512];
+        el_sigv4_failure(s3->signer, why, sizeof why);
+        el_diag_set(diag, err, "s3://%s/%s: %s", c->bucket, c->key ? c->key : "",
+                    why[0] ? why : "cannot sign the request");
         goto out;
-    err = add_header(&c->headers, "Host", el_buf_str(&host));
+    }
+    err = el_buf_puts(&auth, sig);
+    if (!err)
+        err = add_header(&c->headers, "Host", el_buf_str(&host));
     if (!err)
         err = add_header(&c->headers, "x-amz-date", date);
     if (!err)
         err = add_header(&c->headers, "x-amz-content-sha256", payload);
     if (!err && c->has_range)
         err = add_header(&c->headers, "Range", range);
-    if (!err && cfg->session_token)
-        err = add_header(&c->headers, "x-amz-security-token", cfg->session_token);
+    if (!err && el_cred_session_token(cred))
+        err = add_header(&c->headers, "x-amz-security-token", el_cred_session_token(cred));
+    el_cred_release(cred);
     if (!err && c->if_match && c->if_match[0])
         err = add_header(&c->headers, "If-Match", c->if_match);
     if (!err)
@@ -417,6 +434,8 @@ el_err s3_call_setup(el_s3 *s3, CURL *h, s3_call *c, el_diag *diag)
     SET(CURLOPT_SSL_VERIFYHOST, cfg->verify_ssl ? 2L : 0L);
     if (cfg->ca_bundle)
         SET(CURLOPT_CAINFO, cfg->ca_bundle);
+    if (el_aws_http_proxy(h, cfg, c->url))
+        goto curl_fail;
     /* the Range header is ours (signed); curl must not add its own */
     if (strcmp(c->method, "HEAD") == 0) {
         SET(CURLOPT_NOBODY, 1L);
@@ -455,9 +474,11 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
         if (c->data_failed)
             return el_diag_set(diag, EL_EIO, "s3://%s%s%s: the answer does not fit (more bytes "
                                "than asked for, or over the size limit)", b, sl, k);
-        *retry = true;
-        return el_diag_set(diag, EL_ENET, "s3://%s%s%s: %s: %s", b, sl, k, s3->endpoint,
-                           c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
+        const char *m = c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc);
+        const char *cert = el_aws_http_hint(m);
+        *retry = cert == NULL; /* a certificate does not verify better a second time */
+        return el_diag_set(diag, cert ? EL_ECONFIG : EL_ENET, "s3://%s%s%s: %s: %s%s", b, sl,
+                           k, s3->endpoint, m, cert ? cert : "");
     }
     if (c->status >= 200 && c->status < 300)
         return EL_OK;

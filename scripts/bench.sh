@@ -26,9 +26,14 @@
 #       only the per-key limits and edgeload are measured), ddb =
 #       tests/tools/faultproxy.py --pk-wcu in front of DynamoDB Local,
 #       null = faultproxy.py in front of nullddb.c
+#   (6) HTTPS: the same load into the null endpoint over plain HTTP and
+#       over TLS (stunnel4 with a CA made on the spot, in front of the same
+#       endpoint): the loader's CPU µs per item both ways and their ratio,
+#       and the TLS handshakes of the load (stunnel's log: one per
+#       connection; edgeload keeps them open)
 #
 # Options:
-#   --rows N            rows for (1), (3) and the smaller size of (4)
+#   --rows N            rows for (1), (3), (6) and the smaller size of (4)
 #                       (default 1000000; --quick: 200000)
 #   --ddb-rows N        rows loaded into DynamoDB Local in (2) (default 100000;
 #                       --quick: 20000)
@@ -47,9 +52,10 @@
 #                       (DynamoDB's on-demand default is 40000; default: no limit)
 #   --null-impl c|py    null endpoint of (3): nullddb.c (default) or nullddb.py
 #   --quick             the small sizes above (the whole run takes minutes)
-#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5)
-#   --port P            first of three loopback ports: DynamoDB Local, the
-#                       null endpoint, the proxy (default 8900: P, P+1, P+2)
+#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5,6)
+#   --port P            first of four loopback ports: DynamoDB Local, the
+#                       null endpoint, the proxy, the TLS endpoint (default
+#                       8900: P .. P+3)
 #   --work DIR          data and scratch directory (default build-bench/bench;
 #                       generated inputs are kept there and reused)
 #
@@ -64,7 +70,7 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5,6 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -117,7 +123,7 @@ NULLC=$EL_ROOT/build-bench/nullddb
 [ -x "$EL" ] || el_die "no edgeload binary in build-bench"
 [ -x "$NULLC" ] || el_die "no nullddb (tests/tools/nullddb.c) binary in build-bench"
 
-DDB_PORT=$PORT NULL_PORT=$((PORT + 1)) PROXY_PORT=$((PORT + 2))
+DDB_PORT=$PORT NULL_PORT=$((PORT + 1)) PROXY_PORT=$((PORT + 2)) TLS_PORT=$((PORT + 3))
 export EDGELOAD_DDB_PORT=$DDB_PORT
 el_use_local_aws
 DDB=$(el_ddb_endpoint)
@@ -471,6 +477,52 @@ if want 5; then
   via null && thr_set null _pxn "$THR_DDB_ROWS"
 fi
 
+# ======================= (6) HTTPS vs plain HTTP ==============================
+if want 6; then
+  el_apt_install openssl stunnel4
+  gen "skewed-$ROWS.csv" "$ROWS" skewed
+  el_say "(6) the same load over plain HTTP and over TLS (stunnel4 -> nullddb.c), $ROWS rows"
+  tlsdir=$SCRATCH/tls
+  mkdir -p "$tlsdir"
+  "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import tlsfront; tlsfront.make_ca(sys.argv[2])' \
+    "$EL_ROOT/tests/tools" "$tlsdir"
+  printf '%s\n' "foreground = yes" "pid =" "output = $tlsdir/stunnel.log" "debug = info" \
+    "cert = $tlsdir/server.pem" "[null]" "accept = 127.0.0.1:$TLS_PORT" \
+    "connect = 127.0.0.1:$NULL_PORT" >"$tlsdir/stunnel.conf"
+  : >"$tlsdir/stunnel.log"
+  stunnel4 "$tlsdir/stunnel.conf" >/dev/null 2>&1 &
+  st=$!
+  PIDS+=("$st")
+  for i in $(seq 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$TLS_PORT") 2>/dev/null && break
+    kill -0 "$st" 2>/dev/null || el_die "stunnel4 exited: $(tail -n5 "$tlsdir/stunnel.log")"
+    sleep 0.1
+  done
+  sleep 0.2
+  tls_case() {  # tls_case CASE URL NOTE [ENV=...]
+    local c=$1 url=$2 note=$3; shift 3
+    start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$SCRATCH/null.$c.stats"
+    local np=$SERVER_PID
+    run_timed "$c" env "$@" "$EL" load "${MAP[@]}" --table Graph --endpoint-url "$url" --quiet \
+      --stats-json "$SCRATCH/stats.$c" "$DATA/skewed-$ROWS.csv"
+    stop_server "$np"
+    T_N[$c]=$(cat "$SCRATCH/null.$c.count")
+    [ "${T_N[$c]}" = "$ROWS" ] || el_die "case '$c': the null endpoint got ${T_N[$c]} writes, expected $ROWS"
+    T_NOTE[$c]=$note
+  }
+  tls_case tls_http "http://127.0.0.1:$NULL_PORT" "plain HTTP -> nullddb.c (the baseline of tls_https)"
+  base=$(grep -c 'accepted connection' "$tlsdir/stunnel.log" || true)
+  read -r st_cpu0 _ < <(proc_usage "$st")
+  tls_case tls_https "https://127.0.0.1:$TLS_PORT" "HTTPS (TLS by stunnel4) -> nullddb.c" \
+    AWS_CA_BUNDLE="$tlsdir/ca.pem"
+  read -r st_cpu1 _ < <(proc_usage "$st")
+  TLS_HANDSHAKES=$(( $(grep -c 'accepted connection' "$tlsdir/stunnel.log" || true) - base ))
+  TLS_REQUESTS=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["batch_requests"])' \
+    "$SCRATCH/null.tls_https.stats")
+  T_NOTE[tls_https]+="; $TLS_HANDSHAKES TLS handshakes for $TLS_REQUESTS requests; stunnel's own CPU $(echo "scale=2; ($st_cpu1 - $st_cpu0) * 1000000 / $ROWS" | bc -l) µs/item"
+  stop_server "$st"
+fi
+
 # ======================= the table ============================================
 fmt_row() {  # CASE
   local c=$1
@@ -529,5 +581,15 @@ EOF
   tratio "issue 5 (faultproxy -> DynamoDB Local): elapsed, on / uniform keys" thr_on_ddb thr_uni_ddb
   tratio "issue 5 (faultproxy -> nullddb.c): elapsed, both off / on" thr_off_pxn thr_on_pxn
   tratio "issue 5 (faultproxy -> nullddb.c): elapsed, on / uniform keys" thr_on_pxn thr_uni_pxn
+  if [ -n "${T_EL[tls_https]:-}" ] && [ -n "${T_EL[tls_http]:-}" ]; then
+    "$PY" - "${T_N[tls_http]}" "${T_EL[tls_http]}" "${T_CPU[tls_http]}" "${T_N[tls_https]}" \
+      "${T_EL[tls_https]}" "${T_CPU[tls_https]}" "$TLS_HANDSHAKES" "$TLS_REQUESTS" <<'EOF'
+import sys
+n0, e0, c0, n1, e1, c1 = (float(x) for x in sys.argv[1:7])
+print("- HTTPS vs plain HTTP (null endpoint): loader CPU per item %.2fx, items/s %.2fx; "
+      "%s TLS handshakes for %s requests" % ((c1 / n1) / (c0 / n0), (n1 / e1) / (n0 / e0),
+                                              sys.argv[7], sys.argv[8]))
+EOF
+  fi
 } | tee "$RESULTS"
 el_say "table written to $RESULTS"

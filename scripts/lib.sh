@@ -11,13 +11,16 @@ EL_CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/edgeload"
 
 # Debian packages edgeload needs to build and to run its whole test suite.
 # nodejs/npm are only needed to fetch DynamoDB Local; ddb-local.sh installs
-# them (and Java) itself when they are missing.
+# them (and Java) itself when they are missing. openssl and stunnel4 make
+# the TLS endpoint of test_https and test_proxy; iproute2 (ip) the private
+# network namespace in which test_creds serves the credential endpoints'
+# default addresses.
 EL_BUILD_PACKAGES=(
   build-essential cmake pkg-config
   libcsv-dev libzstd-dev zstd libcurl4-openssl-dev libyajl-dev zlib1g-dev libssl-dev
   libcmocka-dev
 )
-EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time)
+EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2)
 
 el_say() { printf '%s: %s\n' "${EL_PROG:-edgeload}" "$*" >&2; }
 el_die() { el_say "error: $*"; exit 1; }

@@ -12,21 +12,38 @@ answers UnrecognizedClientException, and one whose InvalidSignatureException
 message quotes the request's headers back, as AWS's canonical-request
 message does), an unreachable endpoint; plus the warnings: a credentials
 file readable by group or others, and --no-verify-ssl.
+
+The credential sources' own secrets too (tests/tools/awsstub.py stand-ins):
+a web identity token and the STS answer's secret key and session token (a
+load, and an STS refusal that quotes the request, token included, back),
+an IAM Identity Center access token (a load, a refused token), a container
+authorization token (a load, a refusal that quotes it), and the session
+token of renewed credentials quoted back by InvalidSignatureException.
 """
 
+import hashlib
 import http.server
+import json
 import os
 import stat
 import sys
+import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import awsstub  # noqa: E402
 from edgeload_test import EdgeloadTestCase, send_answer, serve  # noqa: E402
 
 # DynamoDB Local accepts only letters and digits in the keys
 SECRET = "SeCrEtMaRkEr7q9x2k4w8z1LEAKCHECK"
 TOKEN = "ToKeNmArKeR5m3n8p1v6LEAKCHECKsessiontoken"
-MARKERS = [SECRET, TOKEN, SECRET[:16], TOKEN[:16]]
+WEB_TOKEN = "WeBiDeNtItYtOkEnLEAKCHECK.payload.signature"
+SSO_TOKEN = "SsOaCcEsStOkEnLEAKCHECK0123456789"
+CONTAINER_TOKEN = "CoNtAiNeRtOkEnLEAKCHECK42"
+MARKERS = [SECRET, TOKEN, SECRET[:16], TOKEN[:16], WEB_TOKEN, WEB_TOKEN[:16], SSO_TOKEN,
+           SSO_TOKEN[:16], CONTAINER_TOKEN, CONTAINER_TOKEN[:16]]
 
 
 class EchoingDynamo(http.server.BaseHTTPRequestHandler):
@@ -150,6 +167,85 @@ class Secrets(EdgeloadTestCase):
     def test_unreachable_endpoint(self):
         self.edgeload("load", "--endpoint-url", "http://127.0.0.1:9", "--region",
                       "us-east-1", "--table", "T", *self.key_args(), self.csv)
+
+    # ---- the credential sources' secrets ---------------------------------
+
+    def sources_env(self):
+        """A home with the sources set up; the stand-ins' keys carry the
+        markers (secrets hold SECRET, session tokens TOKEN)."""
+        self.issuer = awsstub.Issuer(marker=SECRET, token_marker=TOKEN)
+        self.sts, sts_url = awsstub.serve(awsstub.Sts, issuer=self.issuer, web_token=WEB_TOKEN)
+        self.addCleanup(awsstub.stop, self.sts)
+        self.sso, sso_url = awsstub.serve(awsstub.Sso, issuer=self.issuer, tokens={SSO_TOKEN})
+        self.addCleanup(awsstub.stop, self.sso)
+        self.ecs, self.ecs_url = awsstub.serve(awsstub.Container, issuer=self.issuer,
+                                               auth=CONTAINER_TOKEN)
+        self.addCleanup(awsstub.stop, self.ecs)
+        home = self.tmpdir()  # not the work directory: its files are searched
+        os.makedirs(os.path.join(home, ".aws", "sso", "cache"))
+        self.token_file = self.write_file(home, "token", WEB_TOKEN)
+        cfg = self.write_file(home, "config", "[profile dev]\nsso_session = corp\n"
+                              "sso_account_id = 123456789012\nsso_role_name = Loader\n"
+                              "[sso-session corp]\nsso_start_url = https://x.awsapps.com/start\n"
+                              "sso_region = us-east-1\n")
+        exp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        self.write_file(os.path.join(home, ".aws", "sso", "cache"),
+                        hashlib.sha1(b"corp").hexdigest() + ".json",
+                        json.dumps({"accessToken": SSO_TOKEN, "expiresAt": exp}))
+        return {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+                "HOME": home, "AWS_CONFIG_FILE": cfg, "AWS_ENDPOINT_URL_STS": sts_url,
+                "AWS_ENDPOINT_URL_SSO": sso_url}
+
+    def load_with(self, env, *extra, code=3, profile=None):
+        table = self.unique_table("sec")
+        self.create_table_boto(table)
+        args = ["load", *self.endpoint_args(), "--table", table, *self.key_args(),
+                "--rejects", "rejects.jsonl", "--checkpoint", "ck.json", "--stats-json",
+                "stats.json", "--progress", "plain", "--progress-interval", "1"]
+        if profile:
+            args += ["--profile", profile]
+        return self.edgeload(*args, *extra, self.csv, env=env, code=code)
+
+    def test_web_identity_and_sts_answer(self):
+        env = self.sources_env()
+        env.update({"AWS_WEB_IDENTITY_TOKEN_FILE": self.token_file,
+                    "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/loader"})
+        self.load_with(env)
+        self.assertEqual(self.sts.calls[0]["form"]["WebIdentityToken"], WEB_TOKEN)
+        # a refusal that quotes the request, web identity token included
+        self.sts.fail = (403, "AccessDenied", "Not authorized")
+        self.sts.echo = True
+        proc = self.edgeload("load", *self.endpoint_args(), "--table", "T", *self.key_args(),
+                             self.csv, env=env, code=2)
+        self.assertIn("AccessDenied", proc.stderr)
+
+    def test_sso_access_token(self):
+        env = self.sources_env()
+        self.load_with(env, profile="dev")
+        self.assertEqual(self.sso.calls[0]["token"], SSO_TOKEN)
+        self.sso.tokens = set()
+        proc = self.edgeload("load", *self.endpoint_args(), "--table", "T", *self.key_args(),
+                             "--profile", "dev", self.csv, env=env, code=2)
+        self.assertIn("aws sso login --profile dev", proc.stderr)
+
+    def test_container_authorization_token(self):
+        env = self.sources_env()
+        env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = self.ecs_url + "/v2/creds"
+        env["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = CONTAINER_TOKEN
+        self.load_with(env)
+        self.ecs.status = 403  # its answer quotes the token back
+        proc = self.edgeload("load", *self.endpoint_args(), "--table", "T", *self.key_args(),
+                             self.csv, env=env, code=2)
+        self.assertIn("HTTP 403", proc.stderr)
+
+    def test_issued_token_quoted_back_by_the_service(self):
+        env = self.sources_env()
+        env.update({"AWS_WEB_IDENTITY_TOKEN_FILE": self.token_file,
+                    "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/loader"})
+        url = self.fake("echo")
+        proc = self.edgeload("load", "--endpoint-url", url, "--region", "us-east-1",
+                             "--table", "T", *self.key_args(), self.csv, env=env, code=2)
+        self.assertIn("Canonical String", proc.stderr)
 
     # ---- warnings --------------------------------------------------------
 

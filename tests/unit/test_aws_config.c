@@ -14,6 +14,7 @@
 #include <stdlib.h>    /* mkdtemp, free */
 #include <string.h>    /* strcmp, strstr */
 #include <sys/stat.h>  /* chmod, mkdir */
+#include <time.h>      /* time */
 #include <unistd.h>    /* rmdir, unlink */
 
 #include "aws/aws_config.h"
@@ -81,6 +82,8 @@ static int setup(void **state)
         return -1;
     env_n = 0;
     setenv_fake("HOME", home);
+    /* never the instance metadata service from a unit test */
+    setenv_fake("AWS_EC2_METADATA_DISABLED", "true");
     return 0;
 }
 
@@ -97,6 +100,23 @@ static int teardown(void **state)
 
 /* ---- helpers ---- */
 
+/* The provider's current keys, copied (the set is released at once). */
+static const char *cred_field(const el_aws_config *c, int which)
+{
+    static char bufs[3][20000];
+    el_cred *k;
+    assert_int_equal(el_creds_get(c->creds, time(NULL), &k, NULL), EL_OK);
+    const char *v = which == 0 ? el_cred_access_key(k) : which == 1 ? el_cred_secret_key(k)
+                                                                    : el_cred_session_token(k);
+    if (v)
+        snprintf(bufs[which], sizeof bufs[which], "%s", v);
+    el_cred_release(k);
+    return v ? bufs[which] : NULL;
+}
+#define AK(c) cred_field((c), 0)
+#define SK(c) cred_field((c), 1)
+#define TOK(c) cred_field((c), 2)
+
 static el_diag diag;
 static char warning[512];
 
@@ -110,8 +130,8 @@ static el_aws_config *resolve_ok(const el_aws_opts *opts)
         fail_msg("resolve failed: %s", diag.msg);
     assert_non_null(cfg);
     assert_non_null(cfg->region);
-    assert_non_null(cfg->access_key);
-    assert_non_null(cfg->secret_key);
+    assert_non_null(cfg->creds);
+    assert_null(cfg->access_key); /* the provider holds the keys */
     return cfg;
 }
 
@@ -165,9 +185,9 @@ static void test_env_keys_win(void **state)
     setenv_fake("AWS_REGION", "eu-west-1");
     write_file("credentials", creds_text, 0600);
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIAENV");
-    assert_string_equal(c->secret_key, SECRET_ENV);
-    assert_string_equal(c->session_token, "envTOKEN");
+    assert_string_equal(AK(c), "AKIAENV");
+    assert_string_equal(SK(c), SECRET_ENV);
+    assert_string_equal(TOK(c), "envTOKEN");
     assert_string_equal(c->cred_source, "environment");
     assert_string_equal(c->profile, "default");
     assert_true(c->verify_ssl);
@@ -184,7 +204,7 @@ static void test_aws_profile_env_keeps_env_keys(void **state)
     setenv_fake("AWS_REGION", "eu-west-1");
     write_file("credentials", creds_text, 0600);
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIAENV");
+    assert_string_equal(AK(c), "AKIAENV");
     assert_string_equal(c->profile, "prod");
     el_aws_config_free(c);
 }
@@ -197,9 +217,9 @@ static void test_explicit_profile_skips_env(void **state)
     write_file("credentials", creds_text, 0600);
     el_aws_opts o = {.profile = "prod"};
     el_aws_config *c = resolve_ok(&o);
-    assert_string_equal(c->access_key, "AKIAPROD");
-    assert_string_equal(c->secret_key, SECRET_FILE);
-    assert_string_equal(c->session_token, TOKEN_FILE);
+    assert_string_equal(AK(c), "AKIAPROD");
+    assert_string_equal(SK(c), SECRET_FILE);
+    assert_string_equal(TOK(c), TOKEN_FILE);
     assert_string_equal(c->profile, "prod");
     char want[600];
     snprintf(want, sizeof want, "%s [prod]", path_of("credentials"));
@@ -213,9 +233,9 @@ static void test_default_profile_from_credentials_file(void **state)
     setenv_fake("AWS_DEFAULT_REGION", "us-east-2");
     write_file("credentials", creds_text, 0600);
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIADEFAULT");
-    assert_string_equal(c->secret_key, SECRET_FILE);
-    assert_null(c->session_token);
+    assert_string_equal(AK(c), "AKIADEFAULT");
+    assert_string_equal(SK(c), SECRET_FILE);
+    assert_null(TOK(c));
     assert_string_equal(c->region, "us-east-2");
     assert_string_equal(warning, "");
     el_aws_config_free(c);
@@ -233,7 +253,7 @@ static void test_credentials_file_beats_config_file(void **state)
                0600);
     el_aws_opts o = {.profile = "prod"};
     el_aws_config *c = resolve_ok(&o);
-    assert_string_equal(c->access_key, "AKIAPROD");
+    assert_string_equal(AK(c), "AKIAPROD");
     assert_string_equal(c->region, "ap-south-1");
     el_aws_config_free(c);
 }
@@ -252,8 +272,8 @@ static void test_keys_from_config_file(void **state)
                0600);
     setenv_fake("AWS_PROFILE", "dev");
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIACONFIG");
-    assert_string_equal(c->session_token, TOKEN_FILE);
+    assert_string_equal(AK(c), "AKIACONFIG");
+    assert_string_equal(TOK(c), TOKEN_FILE);
     assert_string_equal(c->region, "eu-central-1");
     char want[600];
     snprintf(want, sizeof want, "%s [profile dev]", path_of("config"));
@@ -273,7 +293,7 @@ static void test_file_variables_and_tilde(void **state)
     snprintf(cfgpath, sizeof cfgpath, "%s", path_of("other_cfg"));
     setenv_fake("AWS_CONFIG_FILE", cfgpath);
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIAOTHER");
+    assert_string_equal(AK(c), "AKIAOTHER");
     assert_string_equal(c->region, "sa-east-1");
     assert_non_null(strstr(c->cred_source, "other_creds [default]"));
     el_aws_config_free(c);
@@ -450,9 +470,9 @@ static void test_ini_dialect(void **state)
                0600);
     el_aws_opts o = {.profile = "weird"};
     el_aws_config *c = resolve_ok(&o);
-    assert_string_equal(c->access_key, "AKIAWEIRD");
-    assert_string_equal(c->secret_key, SECRET_FILE);
-    assert_string_equal(c->session_token, "legacytoken");
+    assert_string_equal(AK(c), "AKIAWEIRD");
+    assert_string_equal(SK(c), SECRET_FILE);
+    assert_string_equal(TOK(c), "legacytoken");
     assert_string_equal(c->region, "ca-central-1");
     el_aws_config_free(c);
 }
@@ -471,9 +491,9 @@ static void test_ini_indented_keys(void **state)
                0600);
     setenv_fake("AWS_REGION", "eu-west-1");
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIAINDENT");
-    assert_string_equal(c->secret_key, "s3cr3t");
-    assert_null(c->session_token);
+    assert_string_equal(AK(c), "AKIAINDENT");
+    assert_string_equal(SK(c), "s3cr3t");
+    assert_null(TOK(c));
     el_aws_config_free(c);
 }
 
@@ -487,8 +507,8 @@ static void test_ini_later_value_wins(void **state)
                0600);
     setenv_fake("AWS_REGION", "eu-west-1");
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIASECOND");
-    assert_string_equal(c->secret_key, "a");
+    assert_string_equal(AK(c), "AKIASECOND");
+    assert_string_equal(SK(c), "a");
     el_aws_config_free(c);
 }
 
@@ -546,6 +566,7 @@ static void test_no_home(void **state)
 {
     (void)state;
     env_n = 0; /* no HOME */
+    setenv_fake("AWS_EC2_METADATA_DISABLED", "true");
     setenv_fake("AWS_REGION", "eu-west-1");
     assert_int_equal(resolve_fail(NULL), EL_ECONFIG);
     assert_non_null(strstr(diag.msg, "HOME"));
@@ -572,6 +593,7 @@ static void test_partial_credentials(void **state)
 
     env_n = 0;
     setenv_fake("HOME", home);
+    setenv_fake("AWS_EC2_METADATA_DISABLED", "true");
     setenv_fake("AWS_REGION", "eu-west-1");
     write_file("credentials", "[default]\naws_secret_access_key = " SECRET_FILE "\n", 0600);
     assert_int_equal(resolve_fail(NULL), EL_ECONFIG);
@@ -587,7 +609,7 @@ static void test_empty_env_is_unset(void **state)
     setenv_fake("AWS_DEFAULT_REGION", "eu-west-3");
     write_file("credentials", creds_text, 0600);
     el_aws_config *c = resolve_ok(NULL);
-    assert_string_equal(c->access_key, "AKIADEFAULT");
+    assert_string_equal(AK(c), "AKIADEFAULT");
     assert_string_equal(c->region, "eu-west-3");
     el_aws_config_free(c);
 }

@@ -1,7 +1,6 @@
 /*
- * test_s3.c - the pure parts of s3/: SigV4 for S3 (checked byte for byte
- * against signatures botocore 1.29 computed for the same requests), URI
- * encoding, s3:// URLs, and the bounded XML reader.
+ * test_s3.c - the pure parts of s3/: URI encoding, s3:// URLs, and the
+ * bounded XML reader (S3's SigV4 is aws/sigv4's: test_sigv4.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,46 +15,6 @@
 #include "s3/s3.h"
 #include "s3/s3_sign.h"
 #include "s3/s3_xml.h"
-
-static void test_sign_get_range(void **state)
-{
-    (void)state;
-    el_s3_sign_req r = {
-        .method = "GET", .host = "127.0.0.1:9000", .path = "/my-bucket/dir/a%20b%2Bc.csv",
-        .query = "continuation-token=abc%2F%3D&list-type=2&prefix=dir%2F",
-        .payload_hash = "UNSIGNED-PAYLOAD", .amz_date = "20240102T030405Z",
-        .region = "eu-west-1", .access_key = "AKIDEXAMPLE",
-        .secret_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", .range = "bytes=0-99"
-    };
-    el_buf b;
-    el_buf_init(&b, 4096);
-    el_diag d;
-    assert_int_equal(el_s3_sign(&r, &b, &d), EL_OK);
-    assert_string_equal(el_buf_str(&b),
-        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240102/eu-west-1/s3/aws4_request, "
-        "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
-        "Signature=af32e764fc33c649b660ecf115a5b71e1c0264e897f6f274a91624091273e2de");
-    assert_null(strstr(el_buf_str(&b), "wJalr"));
-    el_buf_free(&b);
-}
-
-static void test_sign_put_token(void **state)
-{
-    (void)state;
-    el_s3_sign_req r = {
-        .method = "PUT", .host = "b.s3.eu-west-1.amazonaws.com", .path = "/k",
-        .query = "partNumber=2&uploadId=XyZ", .payload_hash = EL_S3_EMPTY_SHA256,
-        .amz_date = "20240102T030405Z", .region = "eu-west-1", .access_key = "AKIDEXAMPLE",
-        .secret_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", .session_token = "tok/en+="
-    };
-    el_buf b;
-    el_buf_init(&b, 4096);
-    assert_int_equal(el_s3_sign(&r, &b, NULL), EL_OK);
-    assert_non_null(strstr(el_buf_str(&b),
-        "SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, "
-        "Signature=9478eba4b7a5acef0185191cf2ed0ee4afd82a3782e5d9b66d9553cc8546c095"));
-    el_buf_free(&b);
-}
 
 static void test_uri_encode(void **state)
 {
@@ -290,8 +249,6 @@ static void test_file_sink_object_store(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sign_get_range),
-        cmocka_unit_test(test_sign_put_token),
         cmocka_unit_test(test_uri_encode),
         cmocka_unit_test(test_url_parse),
         cmocka_unit_test(test_xml_list),

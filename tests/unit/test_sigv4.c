@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include <pthread.h> /* signing on several threads */
-#include <string.h>  /* strlen, strcmp */
+#include <string.h>  /* strlen, strcmp, strstr */
 #include <time.h>    /* time_t */
 
 #include "aws/sigv4.h"
@@ -225,6 +225,74 @@ static void test_bad_input(void **state)
     el_sigv4_free(s);
 }
 
+/* ---- S3's rules (el_sigv4_opts.s3), against signatures botocore 1.29
+ * computed for the same requests (formerly s3_sign.c's own tests) ---- */
+
+static time_t at_2024_01_02_030405(void)
+{
+    struct tm tm = {.tm_year = 124, .tm_mon = 0, .tm_mday = 2, .tm_hour = 3, .tm_min = 4,
+                    .tm_sec = 5};
+    return timegm(&tm);
+}
+
+static el_sigv4 *s3_signer(const char *token, el_creds **creds)
+{
+    assert_int_equal(el_creds_new_static("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
+                                         token, "test", creds), EL_OK);
+    el_sigv4 *s;
+    static const el_sigv4_opts s3 = {.s3 = true};
+    assert_int_equal(el_sigv4_new_provider(*creds, "eu-west-1", "s3", &s3, &s), EL_OK);
+    return s;
+}
+
+static void test_s3_get_range(void **state)
+{
+    (void)state;
+    el_creds *c;
+    el_sigv4 *s = s3_signer(NULL, &c);
+    const el_sigv4_header h[] = {{"Host", "127.0.0.1:9000"}, {"Range", "bytes=0-99"}};
+    char date[EL_SIGV4_DATE_SIZE], auth[512];
+    el_cred *used = NULL;
+    assert_int_equal(el_sigv4_sign_request(s, at_2024_01_02_030405(), "GET",
+                                           "/my-bucket/dir/a%20b%2Bc.csv",
+                                           "continuation-token=abc%2F%3D&list-type=2&prefix=dir%2F",
+                                           h, 2, "UNSIGNED-PAYLOAD", date, auth, sizeof auth,
+                                           &used),
+                     EL_OK);
+    assert_string_equal(date, "20240102T030405Z");
+    assert_string_equal(auth,
+        "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20240102/eu-west-1/s3/aws4_request, "
+        "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
+        "Signature=af32e764fc33c649b660ecf115a5b71e1c0264e897f6f274a91624091273e2de");
+    assert_non_null(used);
+    assert_null(el_cred_session_token(used));
+    el_cred_release(used);
+    el_sigv4_free(s);
+    el_creds_free(c);
+}
+
+static void test_s3_put_token(void **state)
+{
+    (void)state;
+    el_creds *c;
+    el_sigv4 *s = s3_signer("tok/en+=", &c);
+    const el_sigv4_header h[] = {{"Host", "b.s3.eu-west-1.amazonaws.com"}};
+    char date[EL_SIGV4_DATE_SIZE], auth[512];
+    el_cred *used = NULL;
+    assert_int_equal(el_sigv4_sign_request(s, at_2024_01_02_030405(), "PUT", "/k",
+                                           "partNumber=2&uploadId=XyZ", h, 1, EMPTY_HASH, date,
+                                           auth, sizeof auth, &used),
+                     EL_OK);
+    assert_non_null(strstr(auth,
+        "SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, "
+        "Signature=9478eba4b7a5acef0185191cf2ed0ee4afd82a3782e5d9b66d9553cc8546c095"));
+    assert_string_equal(el_cred_session_token(used), "tok/en+=");
+    assert_string_equal(el_cred_token_line(used), "X-Amz-Security-Token: tok/en+=");
+    el_cred_release(used);
+    el_sigv4_free(s);
+    el_creds_free(c);
+}
+
 /* Several threads signing with one signer across a date change: every
  * signature is the single-threaded one (TSan checks the cache's locking). */
 typedef struct sign_job {
@@ -278,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_dynamodb_across_midnight),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_s3_get_range),
+        cmocka_unit_test(test_s3_put_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
