@@ -272,6 +272,53 @@ class VerifyOptions(et.EdgeloadTestCase):
         self.assertGreater(s["requests"], 0)
 
 
+# ---------------------------------------------------------------- counters
+
+class CounterPhaseProgress(et.EdgeloadTestCase):
+    """The counter phase's progress lines carry on from the run's figures:
+    a load's lines during writing-counters showed elapsed, rows and items
+    starting again from 0 (so items_per_s wrapped around to 2^64 and
+    wcu_per_s went negative)."""
+
+    def assertLinesGoOn(self, stderr, rows, items):
+        lines = progress_lines(stderr)
+        phases = [f.get("phase") for f in lines]
+        self.assertIn("writing-counters", phases, stderr)
+        prev = None
+        for f in lines:
+            for rate in ("items_per_s", "wcu_per_s"):
+                self.assertGreaterEqual(float(f[rate]), 0, f)
+            if f.get("phase") == "writing-counters":
+                self.assertEqual((int(f["rows"]), int(f["items"])), (rows, items), f)
+                self.assertLessEqual(int(f["done"]), int(f["total"]), f)
+                self.assertLessEqual(float(f["phase_done"].rstrip("%")), 100.0, f)
+            if prev:
+                for name in ("elapsed", "rows", "items", "wcu"):
+                    self.assertGreaterEqual(float(f[name]), float(prev[name]),
+                                            "%s went back:\n%s\n%s" % (name, prev, f))
+            prev = f
+
+    def test_load_and_counters_progress_through_the_counter_phase(self):
+        work = self.tmpdir()
+        # every row a counter item of its own on each side: ~2 counter
+        # writes an item, so the counter phase lasts as long as the items'
+        n = 900
+        rows = [("a%d" % i, "b%d" % i) for i in range(n)]
+        inp = write_csv(os.path.join(work, "edges.csv"), ["follower_id", "followee_id"], rows)
+        table = self.unique_table("cprog")
+        self.create_table_boto(table)
+        flags = ["--table", table, "--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
+                 "--no-index", "--counter", "USER#{followee_id},PROFILE,followerCount",
+                 "--counter", "USER#{follower_id},PROFILE,followingCount",
+                 "--max-wcu", "900", "--progress", "plain", "--progress-interval", "0.1"]
+        p = self.run_edgeload("load", *self.endpoint_args(), *flags, inp)
+        self.assertExit(p, 0, "load with counters")
+        self.assertLinesGoOn(p.stderr, n, n)
+        p = self.run_edgeload("counters", *self.endpoint_args(), *flags, inp)
+        self.assertExit(p, 0, "counters")
+        self.assertLinesGoOn(p.stderr, n, 0)
+
+
 # ---------------------------------------------------------------- plan
 
 class PlanStatsJson(et.EdgeloadTestCase):
