@@ -274,6 +274,7 @@ class CountersThroughFaults(CommandFaultCase):
         self.assertTrue(writing)
         for f in writing:
             self.assertEqual(int(f["total"]), len(order), f)
+            self.assertEqual(int(f["rows"]), len(rows), f)
             self.assertLessEqual(int(f["done"]), int(f["total"]), f)
             self.assertLessEqual(float(f["phase_done"].rstrip("%")), 100.0, f)
         # what the checkpoint says is written is in the table, exactly
@@ -402,6 +403,7 @@ class IncrementalThroughFaults(CommandFaultCase):
         # a row changes the table when its edge's presence flips at its
         # place in the delta; a lost reply resent is answered as a replay
         self.assertEqual(s["added"] + s["deleted"] + s["replayed"], flips)
+        self.assertGreater(s["replayed"], 0, "no lost reply was resent as a replay")
         self.assertGreater(s["retries"], 0)
         self.assertFaultsSeen(faults)
 
