@@ -242,10 +242,10 @@ class CountersThroughFaults(CommandFaultCase):
             [self.bin, "counters", "--endpoint-url", proxy.url, "--region", et.REGION, *common,
              "--max-wcu", "200", "--progress", "plain", "--progress-interval", "0.1", inp],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: first.poll() is None and (first.kill(), first.wait()))
         err_lines = []
         reader = threading.Thread(target=lambda: err_lines.extend(first.stderr), daemon=True)
         reader.start()
-        done_at_kill = None
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and first.poll() is None:
             writing = progress_lines("".join(err_lines), "writing-counters")
