@@ -144,12 +144,8 @@ int cmd_counters(int argc, char **argv)
                 (unsigned long long)st.counters_written, (unsigned long long)st.rejected,
                 (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
                 st.wcu_consumed);
-    if (!o.quiet && st.counters_skipped)
-        fprintf(stderr, "edgeload: resumed: %llu counter items were written by the run "
-                "resumed, with the same counts\n", (unsigned long long)st.counters_skipped);
-    if (!o.quiet && st.counts_changed)
-        fprintf(stderr, "edgeload: resumed: the counts differ from the run resumed (the input "
-                "changed): every counter item was written again\n");
+    if (!o.quiet)
+        cmd_print_counters_resumed(&st);
     if (!o.quiet && err && o.checkpoint)
         fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
                 o.checkpoint);

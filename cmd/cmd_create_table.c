@@ -36,6 +36,12 @@ static const char names_only[] =
     "create-table takes the table, key and index names (--mapping FILE, or --table NAME "
     "with --index-name or --no-index), not templates or inputs";
 
+static const char one_request[] =
+    "create-table sends one CreateTable request and waits until the table is ACTIVE";
+static const char no_items[] = "create-table reads no input and writes no item";
+static const char rerun[] =
+    "create-table has nothing to resume: run it again (a table that exists is an error)";
+
 static const cmd_refusal refuse[] = {
     { OPT_PK, names_only }, { OPT_SK, names_only }, { OPT_INDEX_PK, names_only },
     { OPT_INDEX_SK, names_only }, { OPT_ATTR, names_only }, { OPT_CONST, names_only },
@@ -44,6 +50,14 @@ static const cmd_refusal refuse[] = {
     { OPT_MAX_SHARDS, names_only }, { OPT_PLAN, names_only }, { OPT_FORMAT, names_only },
     { OPT_DELIMITER, names_only }, { OPT_NULL, names_only }, { OPT_ESCAPE, names_only },
     { OPT_COLUMNS, names_only }, { OPT_ENDPOINT_URL_S3, names_only },
+    { OPT_DRY_RUN, no_items },
+    { OPT_OUTPUT, "an import from S3 ('aws dynamodb import-table' of an --output "
+                  "directory) creates its table itself" },
+    { OPT_CONCURRENCY, one_request }, { OPT_THREADS, one_request },
+    { OPT_MAX_WCU, one_request }, { OPT_MAX_RCU, one_request }, { OPT_SPLIT, one_request },
+    { OPT_MAX_RETRY_TIME, "--wait SECONDS bounds how long it waits for the table" },
+    { OPT_CHECKPOINT, rerun }, { OPT_CHECKPOINT_INTERVAL, rerun }, { OPT_RESUME, rerun },
+    { OPT_REJECTS, no_items }, { OPT_MAX_REJECTS, no_items },
     { 0, NULL }
 };
 

@@ -112,6 +112,7 @@ static void write_stats(const char *path, const el_load_stats *st)
         CMD_DBL("wcu_consumed", st->wcu_consumed, 1),
         CMD_DBL("elapsed_s", st->elapsed_s, 3),
         CMD_U64("counters_written", st->counters_written),
+        CMD_U64("counters_skipped", st->counters_skipped),
         CMD_U64("counter_edges", st->counter_edges),
         CMD_U64("counter_duplicates", st->counter_duplicates),
     };
@@ -250,6 +251,7 @@ static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
                 (unsigned long long)st->counter_edges,
                 (unsigned long long)st->counter_duplicates,
                 (unsigned long long)st->counters_written);
+    cmd_print_counters_resumed(st);
     if (st->rejects_in_file > 0)
         fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(lo->rejects));
     if (lo->checkpoint_path && err)

@@ -382,7 +382,7 @@ static void write_stats(const char *path, const plan_run *r)
         free(e);
     }
     const cmd_stat v[] = {
-        CMD_U64("rows_read", rows),
+        CMD_U64("rows_read", rows + rejected), /* every row read, as load and verify count */
         CMD_U64("rejected", rejected),
         CMD_U64("targets", targets),
         CMD_U64("hot_targets", hot),

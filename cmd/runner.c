@@ -282,6 +282,18 @@ void cmd_show_reject(const char *input, const el_diag *why, void *user)
                 (unsigned long long)why->line, why->msg);
 }
 
+/* ---- counters resumed ---- */
+
+void cmd_print_counters_resumed(const el_load_stats *st)
+{
+    if (st->counters_skipped)
+        fprintf(stderr, "edgeload: resumed: %llu counter items were written by the run "
+                "resumed, with the same counts\n", (unsigned long long)st->counters_skipped);
+    if (st->counts_changed)
+        fprintf(stderr, "edgeload: resumed: the counts differ from the run resumed (the input "
+                "changed): every counter item was written again\n");
+}
+
 /* ---- --stats-json ---- */
 
 static void put_json_string(FILE *f, const char *s)

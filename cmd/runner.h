@@ -19,6 +19,7 @@
 #include "cmd/options.h"
 #include "dynamo/ddb_client.h"
 #include "pipeline/mapping.h"
+#include "pipeline/stats.h"       /* el_load_stats */
 #include "pipeline/table_check.h"
 
 /* Why a command refuses a shared option it does not take. */
@@ -91,6 +92,12 @@ typedef struct cmd_reject_shower {
     bool quiet;
 } cmd_reject_shower;
 void cmd_show_reject(const char *input, const el_diag *why, void *user);
+
+/* After a --resume, says what the counter phase took over from the run
+ * resumed: the counter items it had written (counts unchanged), or that
+ * the counts changed and every counter item was written again. Nothing
+ * when neither happened. Used by load and counters. */
+void cmd_print_counters_resumed(const el_load_stats *st);
 
 /* --stats-json: one JSON object of named figures, written to path (a
  * warning, not an error, when it cannot be written: the run itself is

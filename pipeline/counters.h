@@ -43,7 +43,7 @@
 #include "formats/reader.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/mapping.h"
-#include "pipeline/stats.h"     /* el_progress_fn */
+#include "pipeline/stats.h"     /* el_progress_fn, el_load_stats */
 
 typedef struct el_counters el_counters;
 
@@ -122,6 +122,11 @@ typedef struct el_counters_write_opts {
      * done/total counter items; may be NULL */
     el_progress_fn progress;
     void *progress_user;
+    /* the run's figures when the counter phase starts (rows read, items
+     * written, requests, units, seconds; borrowed, may be NULL): the
+     * phase's reports carry on from them, so no line shows fewer than the
+     * line before it */
+    const el_load_stats *before;
     /* --checkpoint: every checkpoint_interval_s (<= 0: 5) and at the end,
      * base (the run's checkpoint: job and inputs; borrowed) is written to
      * checkpoint_path with how many counter items are written. NULL: none. */

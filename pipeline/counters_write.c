@@ -179,12 +179,14 @@ static void report(wctx *w, bool final)
     const el_ddb_driver_stats *ds = el_ddb_driver_stats_get(w->drv);
     el_progress p = { .final = final, .phase = "writing-counters", .done = w->g.prefix,
                       .total = w->g.n, .window = el_ddb_driver_window(w->drv) };
-    p.st.requests = ds->requests;
-    p.st.retries = ds->resends;
-    p.st.throttled = ds->throttled;
-    p.st.wcu_consumed = ds->consumed;
+    if (o->before)
+        p.st = *o->before;
+    p.st.requests += ds->requests;
+    p.st.retries += ds->resends;
+    p.st.throttled += ds->throttled;
+    p.st.wcu_consumed += ds->consumed;
     p.st.counters_written = w->st->counters;
-    p.st.elapsed_s = (el_now_ms() - w->t0) / 1000.0;
+    p.st.elapsed_s += (el_now_ms() - w->t0) / 1000.0;
     o->progress(&p, o->progress_user);
 }
 

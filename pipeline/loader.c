@@ -438,6 +438,13 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
             err = el_checkpoint_read(o->checkpoint_path, &base, diag);
         wo.checkpoint_path = base ? o->checkpoint_path : NULL;
         wo.base = base;
+        /* the phase's progress lines go on from the run's figures */
+        el_load_stats before = *st;
+        before.rows_read = atomic_load(&r.rows_read);
+        before.rejected = atomic_load(&r.rows_rejected);
+        before.rejects_in_file = el_rejects_count(o->rejects);
+        before.elapsed_s = (el_now_ms() - r.t0) / 1000.0;
+        wo.before = &before;
         el_counters_stats cst;
         memset(&cst, 0, sizeof cst);
         if (!err)

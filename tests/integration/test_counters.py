@@ -220,15 +220,31 @@ class CountersTest(et.EdgeloadTestCase):
         edges = set(rows)
         self.assertEqual(self.table_edges(table), edges)
         self.assertCounts(table, edges, "resumed backfill")
-        # a finished run's checkpoint says every counter item is written:
-        # --resume counts every row again and writes neither item nor counter
-        st_again = os.path.join(work, "st_again.json")
-        again = self.run_edgeload(*args[:-1], "--stats-json", st_again, "--resume", inp)
+        # the finished run's checkpoint has every input done and every
+        # counter item written, with the digest of the counts: --resume must
+        # still count every row (or the digest would differ and every counter
+        # be written again from a partial count), then writes no item and no
+        # counter. So a counter damaged since stays damaged: a repair is a
+        # run without --resume, or `edgeload counters`. (A kill inside the
+        # counter phase: test_faults_commands, counters killed and resumed.)
+        self.ddb.update_item(TableName=table, Key={"PK": et.S("USER#u3"), "SK": et.S("PROFILE")},
+                             UpdateExpression="SET followerCount = :n",
+                             ExpressionAttributeValues={":n": et.N(1)})
+        st_again = os.path.join(work, "st-again.json")
+        again = self.run_edgeload(*args[:-1], "--resume", "--stats-json", st_again, inp)
         self.assertExit(again, 0, "resume of a finished checkpoint")
         self.assertIn(" 0 items written", again.stderr)
+        nitems = len({pk for pk, _ in expected_counts(edges)})
+        self.assertIn("resumed: %d counter items were written by the run resumed" % nitems,
+                      again.stderr)
         s_again = self.stats(st_again)
-        self.assertEqual(s_again["counters_written"], 0)
+        self.assertEqual((s_again["counters_skipped"], s_again["counters_written"]), (nitems, 0))
         self.assertEqual(s_again["counter_edges"], len(edges))
+        self.assertEqual(self.get_item(table, "USER#u3", "PROFILE")["followerCount"], et.N(1))
+        repair = self.run_edgeload("counters", *self.endpoint_args(), "--table", table, *FLAGS,
+                                   "--progress", "none", inp)
+        self.assertExit(repair, 0, "edgeload counters, the repair")
+        self.assertCounts(table, edges, "after the repair")
         # a kill during the counter phase before it recorded any progress
         # leaves a checkpoint with every input done and no counter written:
         # --resume must count every row and write every counter again

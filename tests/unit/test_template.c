@@ -12,17 +12,21 @@
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strlen, strstr, memcpy */
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h> /* __sanitizer_get_current_allocated_bytes */
+#define EL_TEST_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#include <sanitizer/allocator_interface.h>
 #define EL_TEST_ASAN 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__)
-#define EL_TEST_ASAN 1
+#ifdef EL_TEST_ASAN
+/* bytes in use: the sanitizer runtime's own count. clang ships its header,
+ * GCC (12) does not, though its libasan exports the function */
+#if defined(__has_include) && __has_include(<sanitizer/allocator_interface.h>)
+#include <sanitizer/allocator_interface.h> /* __sanitizer_get_current_allocated_bytes */
+#else
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
-#ifndef EL_TEST_ASAN
+#else
 #include <malloc.h>  /* mallinfo2: bytes in use, glibc */
 #endif
 
