@@ -14,7 +14,8 @@
  * places a dialect has a form of its own (see the hooks in sql_dump.h).
  */
 #include "formats/sql_dump.h"
-#include "common/vec.h"  /* el_grow */
+#include "common/vec.h"      /* el_grow */
+#include "formats/dialect.h" /* el_sql_dialects_of: the guard */
 
 #include <stdint.h>  /* SIZE_MAX */
 #include <stdio.h>   /* snprintf */
@@ -77,6 +78,7 @@ struct el_sql_dump {
     el_value *values;
     el_buf word, word2, scratch;
     bool txn_open;                  /* BEGIN without COMMIT (sqlite) */
+    char why[160];                  /* how the dialect was chosen ("": --format) */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -959,15 +961,15 @@ out:
     return err;
 }
 
-/* SET (postgres): only standard_conforming_strings matters to us. */
-static el_err set_statement(el_sql_dump *d, const el_sql_tok *start, el_diag *diag)
+/* SET (postgres) whose variable is `var` (its text in d->word2): only
+ * standard_conforming_strings matters to us. */
+static el_err set_statement(el_sql_dump *d, const el_sql_tok *start, const el_sql_tok *var,
+                            el_diag *diag)
 {
-    el_sql_tok tok;
+    el_sql_tok tok = *var;
     el_err err;
     bool eof = false;
-    if ((err = lex_next(d, &tok, &d->word, diag)))
-        return err;
-    if (tok.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word), "standard_conforming_strings")) {
+    if (tok.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word2), "standard_conforming_strings")) {
         if ((err = lex_next(d, &tok, &d->word, diag)))
             return err;
         if ((tok.kind == EL_TOK_PUNCT && tok.punct == '=') ||
@@ -987,6 +989,65 @@ static el_err set_statement(el_sql_dump *d, const el_sql_tok *start, el_diag *di
                           "statement at line %llu is not terminated (truncated dump)",
                           (unsigned long long)start->line);
     return EL_OK;
+}
+
+/* ------------------------------------------------------------- guard */
+
+static el_format dialect_format(el_sql_dialect d)
+{
+    return d == EL_SQL_MYSQL ? EL_FMT_MYSQL : d == EL_SQL_POSTGRES ? EL_FMT_POSTGRES :
+                                                                     EL_FMT_SQLITE;
+}
+
+/* `what`, at `line`, is a statement or construct of the dialects `fits`
+ * only, none of them ours: the dump cannot be what it is read as. Its rows
+ * would be rejected one by one, or worse, decoded by the wrong string
+ * rules: the read stops here, saying how the dialect was chosen. */
+static el_err foreign(const el_sql_dump *d, uint64_t line, const char *what, unsigned fits,
+                      el_diag *diag)
+{
+    el_format f = dialect_format(d->dialect);
+    char tools[96] = "", flags[96] = "";
+    size_t lt = 0, lf = 0;
+    for (el_format g = EL_FMT_MYSQL; g <= EL_FMT_SQLITE; g++) {
+        if (!(fits & (1u << g)))
+            continue;
+        int w = snprintf(tools + lt, sizeof tools - lt, "%s%s", lt ? " or " : "",
+                         el_sql_tool_name(g));
+        if (w > 0 && (size_t)w < sizeof tools - lt)
+            lt += (size_t)w;
+        w = snprintf(flags + lf, sizeof flags - lf, "%s--format %s", lf ? " or " : "",
+                     el_format_name(g));
+        if (w > 0 && (size_t)w < sizeof flags - lf)
+            lf += (size_t)w;
+    }
+    char how[200];
+    if (d->why[0])
+        snprintf(how, sizeof how, "%s", d->why);
+    else
+        snprintf(how, sizeof how, "--format %s", el_format_name(f));
+    return el_diag_at(diag, EL_EPARSE, line, 0, 0,
+                      "'%s' cannot come from %s: this dump is read as %s (%s); if %s wrote it, "
+                      "read it with %s", what, el_sql_tool_name(f), el_format_name(f), how, tools,
+                      flags);
+}
+
+/* The lexer met another dialect's construct (a conditional comment, a
+ * backtick name) since the last check. */
+static el_err check_lexer(const el_sql_dump *d, el_diag *diag)
+{
+    uint64_t line;
+    const char *what = el_sql_lex_foreign(d->lex, &line);
+    if (!what)
+        return EL_OK;
+    return foreign(d, line, what, EL_DIALECT_MYSQL, diag);
+}
+
+/* Statements whose second word says which dialects have them (dialect.h). */
+static bool second_word_matters(const char *w)
+{
+    return ieq(w, "set") || ieq(w, "select") || ieq(w, "lock") || ieq(w, "begin") ||
+           ieq(w, "start") || ieq(w, "comment");
 }
 
 /*
@@ -1011,14 +1072,48 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                                   "dump ends without its completion comment: truncated");
             return EL_OK;
         }
+        if ((err = check_lexer(d, diag)))
+            return err;
         if (tok.kind == EL_TOK_END)
             continue;
+        if (tok.kind == EL_TOK_PUNCT && tok.punct == '\\') {
+            /* a psql meta-command line (\restrict, \connect): the postgres
+             * lexer skips them, no other dialect has them */
+            el_sql_tok t2;
+            char what[40];
+            if ((err = lex_next(d, &t2, &d->word2, diag)))
+                return err;
+            snprintf(what, sizeof what, "\\%s", t2.kind == EL_TOK_WORD ? el_buf_str(&d->word2) : "");
+            return foreign(d, tok.line, what, EL_DIALECT_POSTGRES, diag);
+        }
         if (tok.kind != EL_TOK_WORD)
             goto skip;
         const char *w = el_buf_str(&d->word);
+        el_sql_tok t2 = {.kind = EL_TOK_PUNCT};
+        const char *w2 = "";
+        if (second_word_matters(w)) {
+            if ((err = lex_next(d, &t2, &d->word2, diag)))
+                return err;
+            if (ieq(w, "set") && t2.kind == EL_TOK_WORD &&
+                (ieq(el_buf_str(&d->word2), "session") || ieq(el_buf_str(&d->word2), "local") ||
+                 ieq(el_buf_str(&d->word2), "global")) &&
+                (err = lex_next(d, &t2, &d->word2, diag)))
+                return err;
+            w2 = t2.kind == EL_TOK_WORD ? el_buf_str(&d->word2) :
+                 t2.kind == EL_TOK_PUNCT && t2.punct == '@' ? "@" : "";
+        }
+        bool tool;
+        unsigned fits = el_sql_dialects_of(w, w2, &tool);
+        if (!(fits & (1u << dialect_format(d->dialect)))) {
+            char what[80];
+            snprintf(what, sizeof what, "%s%s%s", w, w2[0] ? " " : "", w2);
+            return foreign(d, tok.line, what, fits, diag);
+        }
         if (ieq(w, "insert") || ieq(w, "replace")) {
             bool take;
             if ((err = insert_header(d, &tok, &take, diag)))
+                return err;
+            if ((err = check_lexer(d, diag)))
                 return err;
             if (take) {
                 d->state = ST_VALUES;
@@ -1037,7 +1132,7 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
             continue;
         }
         if (ieq(w, "set") && d->dialect == EL_SQL_POSTGRES) {
-            if ((err = set_statement(d, &tok, diag)))
+            if ((err = set_statement(d, &tok, &t2, diag)))
                 return err;
             continue;
         }
@@ -1045,13 +1140,23 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
             d->txn_open = d->dialect == EL_SQL_SQLITE;
         if (ieq(w, "commit") || ieq(w, "end") || ieq(w, "rollback"))
             d->txn_open = false;
+        if (second_word_matters(w)) {
+            /* the second word is read: the rest of the statement is ours to skip */
+            if (t2.kind == EL_TOK_END)
+                continue;
+            if (t2.kind == EL_TOK_EOF) {
+                tok = t2;
+                goto truncated;
+            }
+            goto skip;
+        }
         if (ieq(w, "create")) {
-            el_sql_tok t2 = tok;
+            el_sql_tok t3 = tok;
             bool was_table = false;
             for (;;) {
-                if ((err = lex_next(d, &t2, &d->word, diag)))
+                if ((err = lex_next(d, &t3, &d->word, diag)))
                     return err;
-                if (t2.kind != EL_TOK_WORD)
+                if (t3.kind != EL_TOK_WORD)
                     break;
                 w = el_buf_str(&d->word);
                 if (ieq(w, "table")) {
@@ -1067,10 +1172,10 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
             }
             if (was_table)
                 continue;
-            if (t2.kind == EL_TOK_END)
+            if (t3.kind == EL_TOK_END)
                 continue;
-            if (t2.kind == EL_TOK_EOF) {
-                tok = t2;
+            if (t3.kind == EL_TOK_EOF) {
+                tok = t3;
                 goto truncated;
             }
         }
@@ -1437,6 +1542,8 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
     if (!d)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     d->dialect = dialect;
+    if (opts && opts->format_why)
+        snprintf(d->why, sizeof d->why, "%s", opts->format_why);
     el_buf_init(&d->word, NAME_MAX_LEN);
     el_buf_init(&d->word2, NAME_MAX_LEN);
     el_buf_init(&d->scratch, EL_SQL_VALUE_MAX + 1);

@@ -34,6 +34,8 @@ struct el_sql_lex {
     size_t delim_len;
     bool stmt_start;         /* no token of the current statement yet */
     bool header, trailer;    /* dump-tool header / trailer comment seen */
+    uint64_t foreign_line;   /* first construct of another dialect (0: none) */
+    char foreign[24];        /* its first bytes */
     bool pg_backslash;       /* standard_conforming_strings = off */
 };
 
@@ -71,6 +73,28 @@ uint64_t el_sql_lex_line(const el_sql_lex *lex) { return lex->line; }
 uint64_t el_sql_lex_offset(const el_sql_lex *lex) { return lex->base + lex->pos; }
 bool el_sql_lex_saw_header(const el_sql_lex *lex) { return lex->header; }
 bool el_sql_lex_saw_trailer(const el_sql_lex *lex) { return lex->trailer; }
+
+static size_t avail(const el_sql_lex *lex);
+
+const char *el_sql_lex_foreign(const el_sql_lex *lex, uint64_t *line)
+{
+    *line = lex->foreign_line;
+    return lex->foreign_line ? lex->foreign : NULL;
+}
+
+/* Notes the first construct of another dialect, from its first bytes. */
+static void note_foreign(el_sql_lex *lex, size_t len)
+{
+    if (lex->foreign_line)
+        return;
+    size_t n = avail(lex), k = 0;
+    while (k < len && k < n && k + 1 < sizeof lex->foreign && lex->buf[lex->pos + k] != '\n') {
+        lex->foreign[k] = (char)lex->buf[lex->pos + k];
+        k++;
+    }
+    lex->foreign[k] = '\0';
+    lex->foreign_line = lex->line;
+}
 
 bool el_sql_word_is(const char *word, const char *keyword)
 {
@@ -334,6 +358,15 @@ static el_err skip_space(el_sql_lex *lex, el_diag *diag)
             if (err)
                 return err;
         } else if (c == '/' && c1 == '*') {
+            /* MySQL's conditional comments run statements there; the other
+             * dialects' tools never write one */
+            if (lex->dialect != EL_SQL_MYSQL && lex->stmt_start) {
+                if ((err = fill(lex, 4, diag)))
+                    return err;
+                const unsigned char *q = lex->buf + lex->pos;
+                if (avail(lex) > 3 && (q[2] == '!' || (q[2] == 'M' && q[3] == '!')))
+                    note_foreign(lex, 12);
+            }
             err = skip_block_comment(lex, diag);
             if (err)
                 return err;
@@ -761,6 +794,8 @@ again:
         return quoted(lex, tok, dst, '"', mysql, mysql ? "string" : "identifier", diag);
     }
     if (c == '`') {
+        if (lex->dialect == EL_SQL_POSTGRES)
+            note_foreign(lex, 20); /* PostgreSQL has no backtick names */
         tok->kind = EL_TOK_QIDENT;
         return quoted(lex, tok, dst, '`', false, "identifier", diag);
     }
@@ -908,77 +943,4 @@ el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bo
         if (i < n)
             return EL_OK;
     }
-}
-
-/* ---- sniffing ---- */
-
-static bool has(const unsigned char *h, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    if (k > n)
-        return false;
-    for (size_t i = 0; i + k <= n; i++)
-        if (h[i] == (unsigned char)needle[0] && memcmp(h + i, needle, k) == 0)
-            return true;
-    return false;
-}
-
-/* True when the first statement-ish word (after comments) is a SQL keyword. */
-static bool starts_like_sql(const unsigned char *h, size_t n)
-{
-    static const char *const kw[] = {"CREATE ", "INSERT ", "DROP ", "SET ", "BEGIN",
-                                     "PRAGMA ", "LOCK ", "COPY ", "START ", "USE "};
-    size_t i = 0;
-    while (i < n) {
-        if (is_space(h[i])) {
-            i++;
-        } else if (i + 1 < n && h[i] == '-' && h[i + 1] == '-') {
-            while (i < n && h[i] != '\n')
-                i++;
-        } else if (i + 1 < n && h[i] == '/' && h[i + 1] == '*') {
-            i += 2;
-            while (i + 1 < n && !(h[i] == '*' && h[i + 1] == '/'))
-                i++;
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    for (size_t k = 0; k < sizeof kw / sizeof *kw; k++) {
-        size_t len = strlen(kw[k]);
-        if (i + len <= n) {
-            size_t j = 0;
-            while (j < len && (h[i + j] & 0xDF) == (kw[k][j] & 0xDF))
-                j++;
-            if (j == len)
-                return true;
-        }
-    }
-    return false;
-}
-
-el_format el_sql_sniff(const unsigned char *head, size_t n)
-{
-    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) {
-        head += 3;
-        n -= 3;
-    }
-    if (has(head, n, "-- MySQL dump") || has(head, n, "-- MariaDB dump") ||
-        has(head, n, "/*!40101 SET") || has(head, n, "/*M!999999"))
-        return EL_FMT_MYSQL;
-    if (has(head, n, "-- PostgreSQL database dump") ||
-        has(head, n, "SET standard_conforming_strings") ||
-        has(head, n, "pg_catalog.set_config(") || has(head, n, " FROM stdin;"))
-        return EL_FMT_POSTGRES;
-    if (has(head, n, "BEGIN TRANSACTION;") || has(head, n, "PRAGMA foreign_keys=OFF;"))
-        return EL_FMT_SQLITE;
-    if (!starts_like_sql(head, n))
-        return EL_FMT_AUTO;
-    if (has(head, n, "`") || has(head, n, "ENGINE="))
-        return EL_FMT_MYSQL;
-    if (has(head, n, "::") || has(head, n, "public.") || has(head, n, "OWNER TO"))
-        return EL_FMT_POSTGRES;
-    if (has(head, n, " VALUES("))
-        return EL_FMT_SQLITE;
-    return EL_FMT_MYSQL;
 }
