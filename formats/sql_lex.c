@@ -15,7 +15,8 @@
 #include <stdlib.h>  /* calloc, malloc, free */
 #include <string.h>  /* memcmp, memmove, memchr, strlen */
 
-#include "common/hex.h"  /* el_hex_value */
+#include "common/hex.h"           /* el_hex_value */
+#include "formats/sql_strings.h"  /* what quotes open, what escapes mean, per dialect */
 
 #define LEX_BLOCK ((size_t)64 * 1024)
 #define LEX_MAX_LOOKAHEAD 80 /* longest dollar tag / marker we look at */
@@ -205,36 +206,6 @@ static el_err put1(el_buf *dst, el_sql_tok *tok, int c)
     return put(dst, tok, &ch, 1);
 }
 
-el_err el_sql_put_utf8(el_buf *dst, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp >= 0xD800 && cp <= 0xDFFF)
-        return EL_EPARSE;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else if (cp <= 0x10FFFF) {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    } else {
-        return EL_EPARSE;
-    }
-    return el_buf_append(dst, u, n);
-}
-
 static bool is_space(int c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -382,101 +353,30 @@ static el_err skip_space(el_sql_lex *lex, el_diag *diag)
 
 /* ---- literals ---- */
 
-/* Decodes one backslash escape whose backslash is already consumed.
- * mysql: \0 \' \" \b \n \r \t \Z \\, \% and \_ keep their backslash, any
- * other byte stands for itself. postgres E'': \b \f \n \r \t \v, octal,
- * \xh[h], \uXXXX, \UXXXXXXXX, any other byte stands for itself. */
-static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, const char *what,
-                     el_diag *diag)
+/* Decodes one backslash escape (its backslash already consumed) by the
+ * literal's rules (sql_strings.h). */
+static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_sql_escapes esc,
+                     const char *what, el_diag *diag)
 {
-    int c;
-    el_err err = peek(lex, 0, &c, diag);
+    el_err err = fill(lex, EL_SQL_ESCAPE_MAX, diag);
     if (err)
         return err;
-    if (c < 0)
+    unsigned char out[4];
+    size_t outlen;
+    bool invalid = false;
+    size_t n = avail(lex) < EL_SQL_ESCAPE_MAX ? avail(lex) : EL_SQL_ESCAPE_MAX;
+    size_t took = el_sql_unescape(esc, lex->buf + lex->pos, n, out, &outlen, &invalid);
+    if (took == 0)
         return unterminated(lex, tok, what, diag);
-    advance(lex, 1);
-    if (lex->dialect == EL_SQL_MYSQL) {
-        switch (c) {
-        case '0': return put1(dst, tok, 0);
-        case 'b': return put1(dst, tok, '\b');
-        case 'n': return put1(dst, tok, '\n');
-        case 'r': return put1(dst, tok, '\r');
-        case 't': return put1(dst, tok, '\t');
-        case 'Z': return put1(dst, tok, 0x1A);
-        case '%': return put(dst, tok, "\\%", 2);
-        case '_': return put(dst, tok, "\\_", 2);
-        default: return put1(dst, tok, c);
-        }
-    }
-    switch (c) {
-    case 'b': return put1(dst, tok, '\b');
-    case 'f': return put1(dst, tok, '\f');
-    case 'n': return put1(dst, tok, '\n');
-    case 'r': return put1(dst, tok, '\r');
-    case 't': return put1(dst, tok, '\t');
-    case 'v': return put1(dst, tok, '\v');
-    default: break;
-    }
-    if (c >= '0' && c <= '7') {
-        int v = c - '0';
-        for (int i = 0; i < 2; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (d < '0' || d > '7')
-                break;
-            v = v * 8 + (d - '0');
-            advance(lex, 1);
-        }
-        return put1(dst, tok, v & 0xFF);
-    }
-    if (c == 'x') {
-        int v = -1;
-        for (int i = 0; i < 2; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (el_hex_value(d) < 0)
-                break;
-            v = (v < 0 ? 0 : v * 16) + el_hex_value(d);
-            advance(lex, 1);
-        }
-        return v < 0 ? put1(dst, tok, 'x') : put1(dst, tok, v);
-    }
-    if (c == 'u' || c == 'U') {
-        int ndig = c == 'u' ? 4 : 8;
-        uint32_t cp = 0;
-        for (int i = 0; i < ndig; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (el_hex_value(d) < 0) {
-                tok->invalid = true;
-                return EL_OK;
-            }
-            cp = cp * 16 + (uint32_t)el_hex_value(d);
-            advance(lex, 1);
-        }
-        if (!dst || tok->overflow)
-            return EL_OK;
-        err = el_sql_put_utf8(dst, cp);
-        if (err == EL_ELIMIT) {
-            tok->overflow = true;
-            return EL_OK;
-        }
-        if (err == EL_EPARSE) {
-            tok->invalid = true;
-            return EL_OK;
-        }
-        return err;
-    }
-    return put1(dst, tok, c);
+    advance(lex, took);
+    if (invalid)
+        tok->invalid = true;
+    return put(dst, tok, out, outlen);
 }
 
 /* A quoted run ending at an unescaped q ("qq" stands for q). Used for
  * strings and for quoted identifiers alike. */
-static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool esc,
+static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, el_sql_escapes esc,
                      const char *what, el_diag *diag)
 {
     advance(lex, 1); /* opening quote */
@@ -502,7 +402,7 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool 
             advance(lex, 1);
         } else if (c == '\\') {
             advance(lex, 1);
-            if ((err = escape(lex, tok, dst, what, diag)))
+            if ((err = escape(lex, tok, dst, esc, what, diag)))
                 return err;
         } else {
             int c1;
@@ -785,19 +685,14 @@ again:
     lex->stmt_start = false;
     bool mysql = lex->dialect == EL_SQL_MYSQL;
 
-    if (c == '\'') {
-        tok->kind = EL_TOK_STRING;
-        return quoted(lex, tok, dst, '\'', mysql || lex->pg_backslash, "string", diag);
-    }
-    if (c == '"') {
-        tok->kind = mysql ? EL_TOK_STRING : EL_TOK_QIDENT;
-        return quoted(lex, tok, dst, '"', mysql, mysql ? "string" : "identifier", diag);
-    }
-    if (c == '`') {
-        if (lex->dialect == EL_SQL_POSTGRES)
+    el_sql_quote qt = el_sql_quote_at(lex->dialect, c, c1, !lex->pg_backslash);
+    if (qt.kind != EL_TOK_EOF) {
+        if (c == '`' && lex->dialect == EL_SQL_POSTGRES)
             note_foreign(lex, 20); /* PostgreSQL has no backtick names */
-        tok->kind = EL_TOK_QIDENT;
-        return quoted(lex, tok, dst, '`', false, "identifier", diag);
+        tok->kind = qt.kind;
+        advance(lex, qt.prefix);
+        return quoted(lex, tok, dst, qt.quote, qt.escapes,
+                      qt.kind == EL_TOK_STRING ? "string" : "identifier", diag);
     }
     if (c == '[' && lex->dialect == EL_SQL_SQLITE) {
         tok->kind = EL_TOK_QIDENT;
@@ -821,21 +716,6 @@ again:
     if ((c == 'b' || c == 'B') && c1 == '\'' && mysql) {
         tok->kind = EL_TOK_BITS;
         return bits(lex, tok, dst, true, diag);
-    }
-    if ((c == 'b' || c == 'B') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
-        tok->kind = EL_TOK_STRING; /* a bit string stays the text of its bits */
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', false, "string", diag);
-    }
-    if ((c == 'e' || c == 'E') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
-        tok->kind = EL_TOK_STRING;
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', true, "string", diag);
-    }
-    if ((c == 'n' || c == 'N') && c1 == '\'' && lex->dialect != EL_SQL_SQLITE) {
-        tok->kind = EL_TOK_STRING;
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', mysql, "string", diag);
     }
     if (mysql && c == '0' && (c1 == 'x' || c1 == 'b')) {
         int c2 = n > 2 ? p[2] : -1;

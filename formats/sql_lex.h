@@ -9,7 +9,8 @@
  * skipped, and the end of each statement is a token of its own. Where the
  * dialects disagree (backslash escapes, what "..." means, `#` comments,
  * nested comments, dollar quoting, E'' strings, DELIMITER) the dialect given
- * at creation decides:
+ * at creation decides (what a quote opens and what an escape stands for are
+ * formats/sql_strings.h's rules, in one place):
  *
  *   mysql     '..' and ".." strings with backslash escapes and quote
  *             doubling; `..` identifiers; 0x.. / X'..' hex, 0b.. / b'..'
@@ -133,9 +134,5 @@ const char *el_sql_lex_foreign(const el_sql_lex *lex, uint64_t *line);
 
 /* Case-insensitive comparison of a NUL-terminated word with a keyword. */
 bool el_sql_word_is(const char *word, const char *keyword);
-
-/* Appends the UTF-8 encoding of code point cp to dst; EL_EPARSE when cp is
- * not a Unicode scalar value, else el_buf's errors. */
-el_err el_sql_put_utf8(el_buf *dst, uint32_t cp) EL_MUST_USE;
 
 #endif
