@@ -21,7 +21,7 @@
 #include "formats/dialect.h"
 
 #include <stdio.h>   /* snprintf */
-#include <string.h>  /* strcmp, strlen, memcmp */
+#include <string.h>  /* strchr, strcmp, strlen, memcmp */
 
 #include "formats/sql_lex.h"  /* el_sql_word_is */
 
@@ -82,6 +82,14 @@ static const struct {
 unsigned el_sql_dialects_of(const char *w1, const char *w2, bool *tool)
 {
     *tool = false;
+    /* the readers ask for every statement, INSERTs above all (one a row in
+     * sqlite's and --skip-extended-insert dumps): most first words start
+     * with no letter of the table, and go no further */
+    unsigned char c0 = (unsigned char)w1[0];
+    if (c0 >= 'A' && c0 <= 'Z')
+        c0 = (unsigned char)(c0 - 'A' + 'a');
+    if (c0 == '\0' || !strchr("bcdlprsu", c0))
+        return EL_DIALECT_ALL;
     for (size_t i = 0; i < sizeof statements / sizeof *statements; i++) {
         if (!el_sql_word_is(w1, statements[i].w1))
             continue;
@@ -553,4 +561,5 @@ void el_sql_sniff(const unsigned char *head, size_t n, el_sniff *out)
     }
     out->ambiguous = true;
     out->candidates = s.cand;
+    out->line = s.line; /* where the preamble ended: the first data statement */
 }

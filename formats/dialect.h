@@ -59,7 +59,8 @@ typedef struct el_sniff {
     bool ambiguous;
     unsigned candidates;  /* ambiguous: the dialects the preamble fits (0: none,
                              its statements contradict each other) */
-    uint64_t line;        /* where the deciding evidence is (1-based; 0: none) */
+    uint64_t line;        /* where the deciding evidence is (1-based); ambiguous:
+                             where the preamble's reading stopped */
     char evidence[80];    /* that evidence as written, e.g. "-- PostgreSQL database dump";
                              for a contradiction, the second piece */
     uint64_t line2;       /* a contradiction: where the first piece is */

@@ -123,10 +123,10 @@ static el_err ambiguous(const el_sniff *sn, el_diag *diag)
         if (w > 0 && (size_t)w < sizeof flags - len)
             len += (size_t)w;
     }
-    return el_diag_set(diag, EL_EUSAGE,
-                       "cannot tell which tool wrote this dump: its preamble names none and its "
-                       "first statements are valid %s, which read strings differently "
-                       "(backslashes); give %s", list, flags);
+    return el_diag_at(diag, EL_EUSAGE, sn->line, 0, 0,
+                      "cannot tell which tool wrote this dump: its preamble names none and its "
+                      "first statements are valid %s, which read strings differently "
+                      "(backslashes); give %s", list, flags);
 }
 
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,

@@ -523,6 +523,8 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
     for (;;) {
         if ((err = lex_next(d, &tok, &d->word, diag)))
             return err;
+        if ((err = check_lexer(d, diag)))
+            return err;
         if (tok.kind == EL_TOK_EOF) {
             d->state = ST_EOF;
             if (d->txn_open)
@@ -533,8 +535,6 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                                   "dump ends without its completion comment: truncated");
             return EL_OK;
         }
-        if ((err = check_lexer(d, diag)))
-            return err;
         if (tok.kind == EL_TOK_END)
             continue;
         if (tok.kind == EL_TOK_PUNCT && tok.punct == '\\') {
@@ -552,7 +552,10 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
         const char *w = el_buf_str(&d->word);
         el_sql_tok t2 = {.kind = EL_TOK_PUNCT};
         const char *w2 = "";
-        if (second_word_matters(w)) {
+        /* INSERT is in every dialect and the hot statement (one a row in
+         * sqlite's dumps): the guard's table is for the others */
+        bool insert = ieq(w, "insert");
+        if (!insert && second_word_matters(w)) {
             if ((err = lex_next(d, &t2, &d->word2, diag)))
                 return err;
             if (ieq(w, "set") && t2.kind == EL_TOK_WORD &&
@@ -564,17 +567,19 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                  t2.kind == EL_TOK_PUNCT && t2.punct == '@' ? "@" : "";
         }
         bool tool;
-        unsigned fits = el_sql_dialects_of(w, w2, &tool);
+        unsigned fits = insert ? EL_DIALECT_ALL : el_sql_dialects_of(w, w2, &tool);
         if (!(fits & (1u << dialect_format(d->dialect)))) {
             char what[80];
             snprintf(what, sizeof what, "%s%s%s", w, w2[0] ? " " : "", w2);
             return foreign(d, tok.line, what, fits, diag);
         }
-        if (ieq(w, "insert") || ieq(w, "replace")) {
+        if (insert || ieq(w, "replace")) {
             bool take;
-            if ((err = insert_header(d, &tok, &take, diag)))
-                return err;
-            if ((err = check_lexer(d, diag)))
+            err = insert_header(d, &tok, &take, diag);
+            el_err guard = check_lexer(d, diag); /* `name` in PostgreSQL: that first */
+            if (guard)
+                return guard;
+            if (err)
                 return err;
             if (take) {
                 d->state = ST_VALUES;

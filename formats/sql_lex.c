@@ -685,7 +685,10 @@ again:
     lex->stmt_start = false;
     bool mysql = lex->dialect == EL_SQL_MYSQL;
 
-    el_sql_quote qt = el_sql_quote_at(lex->dialect, c, c1, !lex->pg_backslash);
+    /* a quote, or a prefix letter and a quote (E'', N'', B''): ask the rules */
+    el_sql_quote qt = {.kind = EL_TOK_EOF};
+    if (c == '\'' || c == '"' || c == '`' || c1 == '\'')
+        qt = el_sql_quote_at(lex->dialect, c, c1, !lex->pg_backslash);
     if (qt.kind != EL_TOK_EOF) {
         if (c == '`' && lex->dialect == EL_SQL_POSTGRES)
             note_foreign(lex, 20); /* PostgreSQL has no backtick names */
