@@ -91,17 +91,6 @@ int cli_next(cli_parser *p, const char **arg)
     return -2;
 }
 
-bool cli_aws_opt(el_aws_opts *opts, int id, const char *arg)
-{
-    switch (id) {
-    case OPT_ENDPOINT_URL: opts->endpoint_url = arg; return true;
-    case OPT_REGION: opts->region = arg; return true;
-    case OPT_PROFILE: opts->profile = arg; return true;
-    case OPT_NO_VERIFY_SSL: opts->no_verify_ssl = true; return true;
-    }
-    return false;
-}
-
 static const char *env_lookup(const char *name)
 {
     return getenv(name);
@@ -130,18 +119,6 @@ bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb)
         return false;
     }
     return true;
-}
-
-int cli_exit_code(el_err err)
-{
-    switch (err) {
-    case EL_OK: return EXIT_LOADED;
-    case EL_EUSAGE:
-    case EL_ECONFIG:
-    case EL_ETABLE: return EXIT_USAGE;
-    case EL_EINTR: return EXIT_INTERRUPTED;
-    default: return EXIT_FATAL;
-    }
 }
 
 bool cli_parse_long(const char *opt, const char *arg, long min, long *out)

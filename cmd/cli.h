@@ -1,6 +1,7 @@
 /*
- * cli.h - what the subcommands share: option parsing, exit codes, AWS setup
- * and messages. Only cmd/ prints or exits.
+ * cli.h - the bottom of cmd/: the long-option parser, exit statuses, AWS
+ * setup and messages. Only cmd/ prints or exits; the runner (runner.h)
+ * builds on this.
  */
 #ifndef EL_CLI_H
 #define EL_CLI_H
@@ -45,22 +46,6 @@ typedef struct cli_parser {
 void cli_parser_init(cli_parser *p, const char *cmd, int argc, char **argv, const cli_opt *opts);
 int cli_next(cli_parser *p, const char **arg);
 
-/* The AWS options every network command takes. */
-enum {
-    OPT_ENDPOINT_URL = 1000,
-    OPT_REGION,
-    OPT_PROFILE,
-    OPT_NO_VERIFY_SSL
-};
-#define CLI_AWS_OPTS                                       \
-    { "endpoint-url", true, OPT_ENDPOINT_URL },            \
-    { "region", true, OPT_REGION },                        \
-    { "profile", true, OPT_PROFILE },                      \
-    { "no-verify-ssl", false, OPT_NO_VERIFY_SSL }
-
-/* Stores an AWS option in opts; true when id was one. */
-bool cli_aws_opt(el_aws_opts *opts, int id, const char *arg);
-
 /* Resolves configuration and creates the client; prints the error and
  * returns false on failure (exit 2). The caller frees both. */
 bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb);
@@ -68,9 +53,6 @@ bool cli_connect(const el_aws_opts *opts, el_aws_config **cfg, el_ddb **ddb);
 /* "edgeload: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Exit status for an error code from the library. */
-int cli_exit_code(el_err err);
 
 /* Parses a positive integer option; prints and returns false on error. */
 bool cli_parse_long(const char *opt, const char *arg, long min, long *out);

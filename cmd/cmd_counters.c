@@ -6,44 +6,36 @@
  * counters_only: every row is counted, none written), then the counters are
  * SET with UpdateItem; running it again lands the same values.
  */
-#include <signal.h>  /* SIGINT/SIGTERM stop the run */
-#include <stdatomic.h> /* the stop flag its handler sets */
 #include <stdio.h>   /* fprintf */
-#include <stdlib.h>  /* calloc, free */
 
 #include "cmd/cli.h"
-#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/progress.h"
+#include "cmd/runner.h"
+#include "cmd/s3_cli.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
+#include "pipeline/rejects.h"
 
-enum {
-    O_CONCURRENCY = MAPPING_OPT_END, O_THREADS, O_QUIET, O_STATS_JSON, O_MAX_RETRY_TIME,
-    O_MAX_WCU, O_REJECTS
+static const char not_sharded[] = "counters do not depend on how hot targets are sharded";
+
+static const cmd_refusal refuse[] = {
+    { OPT_SPLIT, "a count needs every row of the whole input (a part's count would overwrite "
+                 "the total); run it once, after the split load's workers" },
+    { OPT_DRY_RUN, "it writes only counter attributes; 'edgeload load --dry-run' shows the "
+                   "items" },
+    { OPT_OUTPUT, "an import from S3 makes a new table; counters are SET on existing items" },
+    { OPT_MAX_RCU, "counters writes: its capacity budget is --max-wcu" },
+    { OPT_PLAN, not_sharded },
+    { OPT_HOT_THRESHOLD, not_sharded },
+    { OPT_MAX_SHARDS, not_sharded },
+    { 0, NULL }
 };
 
-enum { O_SPLIT = O_REJECTS + 100 }; /* refused, with the reason */
-
-static const cli_opt opts[] = {
-    CLI_MAPPING_OPTS,
-    { "split", true, O_SPLIT },
-    { "concurrency", true, O_CONCURRENCY },
-    { "threads", true, O_THREADS },
-    { "quiet", false, O_QUIET },
-    { "stats-json", true, O_STATS_JSON },
-    { "max-retry-time", true, O_MAX_RETRY_TIME },
-    { "max-wcu", true, O_MAX_WCU },
-    { "rejects", true, O_REJECTS },
-    CLI_AWS_OPTS,
-    CLI_S3_OPTS,
-    { NULL, false, 0 }
-};
-
-static void help(void)
-{
-    fputs(
-"usage: edgeload counters [OPTIONS] [INPUT...]\n"
-"\n"
+static const cmd_spec spec = {
+    .name = "counters",
+    .usage = "[OPTIONS] [INPUT...]",
+    .about =
 "Backfills counters without rewriting items: reads every row of every INPUT,\n"
 "counts each row once for every counter its source names (a row whose item\n"
 "key was seen before in the run is a duplicate of the same edge and counts\n"
@@ -51,116 +43,44 @@ static void help(void)
 "result is exact and idempotent: running it again changes nothing.\n"
 "\n"
 "Counters come from the mapping (\"counters\": [{\"pk\": ..., \"sk\": ...,\n"
-"\"attribute\": ...}] per source) or, for one source, from flags:\n"
-"  --counter PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE   e.g.\n"
-"      --counter 'USER#{followee_id},PROFILE,followerCount'   (repeatable)\n"
-"A row whose counter template has a NULL or empty placeholder adds to no\n"
-"counter of that template (it is not rejected for it). A counter item with\n"
-"no rows gets no attribute: read a missing counter as 0.\n"
+"\"attribute\": ...}] per source) or, for one source, from --counter. A row\n"
+"whose counter template has a NULL or empty placeholder adds to no counter of\n"
+"that template (it is not rejected for it). A counter item with no rows gets\n"
+"no attribute: read a missing counter as 0.\n"
 "\n"
-"Mapping and input options are those of `edgeload load` (--mapping, --table,\n"
-"--pk, --sk, --attr, --format, --delimiter, --null, --escape, --columns, ...).\n"
-"\n"
-"Run:\n"
-"  --concurrency N          UpdateItem requests in flight (default 16)\n"
-"  --threads N              input files read at once (default: number of cores)\n"
-"  --max-wcu N              write at most N capacity units per second\n"
-"  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
-"                           failures (default 900)\n"
-"  --rejects FILE           rows that cannot become items (default\n"
-"                           edgeload-rejects.jsonl); they count for nothing\n"
-"  --stats-json FILE        write the final figures as JSON\n"
-"  --quiet                  no summary line\n"
-"\n"
-"AWS: --endpoint-url URL, --region REGION, --profile NAME, --no-verify-ssl\n"
-"\n"
+"With --checkpoint FILE, a killed or interrupted backfill resumed with --resume\n"
+"counts every row again (a count needs them all) and writes only the counter\n"
+"items the first run had not written, when the counts are the same as then;\n"
+"when they differ (the input changed), every counter item is written again.",
+    .takes = (OPTS_MAPPING & ~(OPT_BIT(OPT_PLAN) | OPT_BIT(OPT_HOT_THRESHOLD) |
+                               OPT_BIT(OPT_MAX_SHARDS))) |
+             OPTS_INPUT | OPTS_AWS | OPTS_REPORTS | OPTS_REQUESTS | OPTS_REJECTS |
+             OPTS_CHECKPOINT | OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_MAX_WCU),
+    .refuse = refuse,
+    .epilogue =
 "Exit status: 0 written, 3 finished with rejected rows, 2 usage or mapping\n"
-"error, 1 aborted (some counters refused or the service failed), 130 interrupted.\n",
-        stdout);
-}
-
-/* atomic: the handler may run on any thread while the others read it
- * (pipeline/loader.h, el_load_opts.stop) */
-static atomic_int stop_flag;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
+"error, 1 aborted (some counters refused or the service failed), 130\n"
+"interrupted.\n",
+    .default_concurrency = 16,
+    .inputs = true,
+};
 
 int cmd_counters(int argc, char **argv)
 {
-    cli_parser p;
-    cli_parser_init(&p, "counters", argc, argv, opts);
-    el_aws_opts aws = { 0 };
-    mapping_args a = { 0 };
-    el_load_opts lo = { 0 };
-    lo.concurrency = 16;
-    lo.max_retry_time_s = 900;
-    lo.counters_only = true;
-    const char *stats_path = NULL, *rejects_path = "edgeload-rejects.jsonl";
-    bool quiet = false;
-    long n;
-    int rc = EXIT_USAGE;
+    cmd_options o;
+    int rc = EXIT_FATAL;
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
     el_rejects *rej = NULL;
     cli_s3 s3c = { 0 };
-    const char **inputs = NULL;
-    size_t ninputs = 0;
-    if (!mapping_args_init(&a, argc)) {
+    if (!cmd_options_init(&o, argc)) {
         cli_error("out of memory");
-        rc = EXIT_FATAL;
         goto out;
     }
-    const char *arg;
-    int id;
-    while ((id = cli_next(&p, &arg)) != -1) {
-        int handled = id > 0 ? mapping_opt(&a, &lo.reader, id, arg) : 0;
-        if (handled < 0) {
-            rc = handled == -2 ? EXIT_FATAL : EXIT_USAGE;
-            goto out;
-        }
-        if (handled)
-            continue;
-        switch (id) {
-        case -2: goto out;
-        case 0: a.inputs[a.ninputs++] = arg; break;
-        case O_HELP: help(); rc = 0; goto out;
-        case O_SPLIT:
-            cli_error("counters: no --split: a count needs every row of the whole input (a "
-                      "part's count would overwrite the total); run it once, after the "
-                      "split load's workers");
-            goto out;
-        case O_CONCURRENCY:
-            if (!cli_parse_long("concurrency", arg, 1, &n))
-                goto out;
-            lo.concurrency = (int)n;
-            break;
-        case O_THREADS:
-            if (!cli_parse_long("threads", arg, 1, &n))
-                goto out;
-            lo.threads = (int)n;
-            break;
-        case O_QUIET: quiet = true; break;
-        case O_STATS_JSON: stats_path = arg; break;
-        case O_REJECTS: rejects_path = arg; break;
-        case O_MAX_RETRY_TIME:
-            if (!cli_parse_double("max-retry-time", arg, 0, &lo.max_retry_time_s))
-                goto out;
-            break;
-        case O_MAX_WCU:
-            if (!cli_parse_double("max-wcu", arg, 1, &lo.max_wcu))
-                goto out;
-            break;
-        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
-        default: cli_aws_opt(&aws, id, arg); break;
-        }
-    }
-    m = build_mapping(&a, &rc);
-    if (!m)
+    if ((rc = cmd_parse(&spec, argc, argv, &o, NULL)) >= 0)
+        goto out;
+    if (!(m = build_mapping(&o.map, &rc)))
         goto out;
     rc = EXIT_USAGE;
     if (!el_mapping_has_counters(m)) {
@@ -168,24 +88,24 @@ int cmd_counters(int argc, char **argv)
                   "--counter PK,SK,ATTRIBUTE)");
         goto out;
     }
-    inputs = a.inputs;
-    ninputs = a.ninputs;
-    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &lo.reader, &rc))
+    const char **inputs = o.map.inputs;
+    size_t ninputs = o.map.ninputs;
+    el_load_opts lo = {
+        .reader = o.reader, .threads = o.threads,
+        .concurrency = o.concurrency ? o.concurrency : spec.default_concurrency,
+        .max_retry_time_s = o.max_retry_time_s, .max_wcu = o.max_wcu, .stop = &cmd_stop,
+        .counters_only = true, .checkpoint_path = o.checkpoint,
+        .checkpoint_interval_s = o.checkpoint_interval_s, .resume = o.resume,
+    };
+    s3c.endpoint = o.endpoint_s3;
+    if (!cli_s3_inputs(&s3c, &o.aws, m, &inputs, &ninputs, &lo.reader, &rc))
         goto out;
     rc = EXIT_USAGE;
-    if (!cli_connect(&aws, &cfg, &ddb))
+    if (!cli_connect(&o.aws, &cfg, &ddb))
         goto out;
-    el_table_desc td;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_ddb_describe_table(ddb, m->table, &td, &d);
-    if (err) {
-        cli_error("%s", d.msg);
-        rc = cli_exit_code(err) == EXIT_USAGE || err == EL_ETABLE ? EXIT_USAGE : EXIT_FATAL;
+    if ((rc = cmd_check_table(ddb, cfg, m, EL_TABLE_KEYS)))
         goto out;
-    }
-    rej = el_rejects_new(rejects_path, -1);
-    if (!rej) {
+    if (!(rej = el_rejects_new(o.rejects, o.max_rejects))) {
         rc = EXIT_FATAL;
         goto out;
     }
@@ -194,24 +114,26 @@ int cmd_counters(int argc, char **argv)
     lo.ninputs = ninputs;
     lo.ddb = ddb;
     lo.rejects = rej;
-    lo.stop = &stop_flag;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    progress prog;
+    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
+    lo.progress = progress_report;
+    lo.progress_user = &prog;
+    cmd_reject_shower shower = { .quiet = o.quiet };
+    lo.on_reject = cmd_show_reject;
+    lo.reject_user = &shower;
+    cmd_catch_signals();
     el_load_stats st;
+    el_diag d;
     el_diag_clear(&d);
-    err = el_load_run(&lo, &st, &d);
+    el_err err = el_load_run(&lo, &st, &d);
     if (err)
         cli_error("%s", d.msg);
-    if (err == EL_EUSAGE || err == EL_ECONFIG) {
-        rc = EXIT_USAGE;
+    rc = cmd_exit_code(err);
+    if (rc == EXIT_USAGE)
         goto out;
-    }
-    rc = cli_exit_code(err);
-    if (err == EL_ELIMIT || err == EL_EIO)
-        rc = EXIT_FATAL;
     if (!err && st.rejected > 0)
         rc = EXIT_REJECTS;
-    if (!quiet)
+    if (!o.quiet)
         fprintf(stderr,
                 "edgeload: %s%llu rows counted (%llu distinct edges, %llu duplicates), "
                 "%llu counters written, %llu rejected, %llu retries, %llu throttled in "
@@ -222,26 +144,33 @@ int cmd_counters(int argc, char **argv)
                 (unsigned long long)st.counters_written, (unsigned long long)st.rejected,
                 (unsigned long long)st.retries, (unsigned long long)st.throttled, st.elapsed_s,
                 st.wcu_consumed);
-    if (stats_path) {
-        FILE *f = fopen(stats_path, "w");
-        if (!f) {
-            cli_warn("cannot write --stats-json %s", stats_path);
-        } else {
-            fprintf(f, "{\"rows_read\":%llu,\"edges\":%llu,\"duplicates\":%llu,"
-                    "\"counters_written\":%llu,\"rejected\":%llu,\"retries\":%llu,"
-                    "\"throttled\":%llu,\"requests\":%llu,\"wcu_consumed\":%.1f,"
-                    "\"elapsed_s\":%.3f}\n",
-                    (unsigned long long)st.rows_read, (unsigned long long)st.counter_edges,
-                    (unsigned long long)st.counter_duplicates,
-                    (unsigned long long)st.counters_written, (unsigned long long)st.rejected,
-                    (unsigned long long)st.retries, (unsigned long long)st.throttled,
-                    (unsigned long long)st.requests, st.wcu_consumed, st.elapsed_s);
-            if (fclose(f) != 0)
-                cli_warn("cannot write --stats-json %s", stats_path);
-        }
+    if (!o.quiet && st.counters_skipped)
+        fprintf(stderr, "edgeload: resumed: %llu counter items were written by the run "
+                "resumed, with the same counts\n", (unsigned long long)st.counters_skipped);
+    if (!o.quiet && st.counts_changed)
+        fprintf(stderr, "edgeload: resumed: the counts differ from the run resumed (the input "
+                "changed): every counter item was written again\n");
+    if (!o.quiet && err && o.checkpoint)
+        fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
+                o.checkpoint);
+    if (o.stats_json) {
+        const cmd_stat v[] = {
+            CMD_U64("rows_read", st.rows_read),
+            CMD_U64("edges", st.counter_edges),
+            CMD_U64("duplicates", st.counter_duplicates),
+            CMD_U64("counters_written", st.counters_written),
+            CMD_U64("counters_skipped", st.counters_skipped),
+            CMD_U64("rejected", st.rejected),
+            CMD_U64("retries", st.retries),
+            CMD_U64("throttled", st.throttled),
+            CMD_U64("requests", st.requests),
+            CMD_DBL("wcu_consumed", st.wcu_consumed, 1),
+            CMD_DBL("elapsed_s", st.elapsed_s, 3),
+        };
+        cmd_write_stats(o.stats_json, v, sizeof v / sizeof v[0]);
     }
 out:
-    mapping_args_free(&a);
+    cmd_options_free(&o);
     el_rejects_free(rej);
     el_mapping_free(m);
     el_ddb_free(ddb);

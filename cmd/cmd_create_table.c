@@ -2,75 +2,88 @@
  * cmd_create_table.c - `edgeload create-table`: the table the loader
  * expects (string PK/SK, on-demand, the inverted GSI), waiting until ACTIVE.
  */
-#include <stdio.h>   /* fputs */
+#include <stdio.h>   /* fprintf */
 #include <string.h>  /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/runner.h"
 #include "pipeline/mapping.h"
 
-enum { O_HELP = 1, O_TABLE, O_INDEX_NAME, O_PROJECTION, O_NO_INDEX, O_MAPPING, O_WAIT };
+enum { O_PROJECTION = OPT_OWN, O_WAIT };
 
-static const cli_opt opts[] = {
-    { "help", false, O_HELP },
-    { "table", true, O_TABLE },
-    { "mapping", true, O_MAPPING },
-    { "index-name", true, O_INDEX_NAME },
+static const cli_opt own_opts[] = {
     { "projection", true, O_PROJECTION },
-    { "no-index", false, O_NO_INDEX },
     { "wait", true, O_WAIT },
-    CLI_AWS_OPTS,
     { NULL, false, 0 }
 };
 
-static void help(void)
+typedef struct create_args {
+    const char *projection;
+    long wait;
+} create_args;
+
+static int own_opt(void *ctx, int id, const char *arg)
 {
-    fputs("usage: edgeload create-table --table NAME [OPTIONS]\n"
-          "\n"
-          "Creates NAME with string keys PK (partition) and SK (sort), on-demand\n"
-          "capacity (PAY_PER_REQUEST) and the inverted global secondary index\n"
-          "(GSI1PK partition, GSI1SK sort), then waits until table and index are ACTIVE.\n"
-          "\n"
-          "  --table NAME           table to create (or \"table\" of --mapping)\n"
-          "  --mapping FILE         take the table, key and index names from a mapping\n"
-          "  --index-name NAME      index name (default GSI1; its keys are NAMEPK, NAMESK)\n"
-          "  --projection ALL|KEYS_ONLY   attributes the index holds (default ALL)\n"
-          "  --no-index             create no index\n"
-          "  --wait SECONDS         how long to wait for ACTIVE (default 300)\n"
-          "  --endpoint-url URL     DynamoDB endpoint (e.g. http://127.0.0.1:8000)\n"
-          "  --region REGION        AWS region\n"
-          "  --profile NAME         profile from ~/.aws/credentials and ~/.aws/config\n"
-          "  --no-verify-ssl        do not verify HTTPS certificates (warns)\n", stdout);
+    create_args *a = ctx;
+    switch (id) {
+    case O_PROJECTION: a->projection = arg; return 0;
+    case O_WAIT: return cli_parse_long("wait", arg, 0, &a->wait) ? 0 : EXIT_USAGE;
+    }
+    return EXIT_FATAL;
 }
+
+static const char names_only[] =
+    "create-table takes the table, key and index names (--mapping FILE, or --table NAME "
+    "with --index-name or --no-index), not templates or inputs";
+
+static const cmd_refusal refuse[] = {
+    { OPT_PK, names_only }, { OPT_SK, names_only }, { OPT_INDEX_PK, names_only },
+    { OPT_INDEX_SK, names_only }, { OPT_ATTR, names_only }, { OPT_CONST, names_only },
+    { OPT_ALL_COLUMNS, names_only }, { OPT_SOURCE_TABLE, names_only },
+    { OPT_COUNTER, names_only }, { OPT_HOT_THRESHOLD, names_only },
+    { OPT_MAX_SHARDS, names_only }, { OPT_PLAN, names_only }, { OPT_FORMAT, names_only },
+    { OPT_DELIMITER, names_only }, { OPT_NULL, names_only }, { OPT_ESCAPE, names_only },
+    { OPT_COLUMNS, names_only }, { OPT_ENDPOINT_URL_S3, names_only },
+    { 0, NULL }
+};
+
+static const cmd_spec spec = {
+    .name = "create-table",
+    .usage = "--table NAME [OPTIONS]",
+    .about =
+"Creates NAME with string keys PK (partition) and SK (sort), on-demand\n"
+"capacity (PAY_PER_REQUEST) and the inverted global secondary index\n"
+"(GSI1PK partition, GSI1SK sort), then waits until table and index are ACTIVE.\n"
+"With --mapping, the table, key and index names are the mapping's.",
+    .takes = OPT_BIT(OPT_MAPPING) | OPT_BIT(OPT_TABLE) | OPT_BIT(OPT_INDEX_NAME) |
+             OPT_BIT(OPT_NO_INDEX) | OPTS_AWS,
+    .refuse = refuse,
+    .own = own_opts,
+    .own_help =
+"Table:\n"
+"  --projection ALL|KEYS_ONLY   attributes the index holds (default ALL)\n"
+"  --wait SECONDS           how long to wait for ACTIVE (default 300)\n",
+    .epilogue = "Exit status: 0 created, 2 usage error or the table exists, 1 failed.\n",
+    .own_opt = own_opt,
+};
 
 int cmd_create_table(int argc, char **argv)
 {
-    cli_parser p;
-    cli_parser_init(&p, "create-table", argc, argv, opts);
-    el_aws_opts aws = { 0 };
-    const char *table = NULL, *index_name = NULL, *projection = "ALL", *mapping_path = NULL;
-    bool no_index = false;
-    long wait = 300;
-    const char *arg;
-    int id;
-    while ((id = cli_next(&p, &arg)) != -1) {
-        switch (id) {
-        case -2: return EXIT_USAGE;
-        case 0:
-            cli_error("create-table: unexpected argument '%s'", arg);
-            return EXIT_USAGE;
-        case O_HELP: help(); return 0;
-        case O_TABLE: table = arg; break;
-        case O_MAPPING: mapping_path = arg; break;
-        case O_INDEX_NAME: index_name = arg; break;
-        case O_PROJECTION: projection = arg; break;
-        case O_NO_INDEX: no_index = true; break;
-        case O_WAIT:
-            if (!cli_parse_long("wait", arg, 0, &wait))
-                return EXIT_USAGE;
-            break;
-        default: cli_aws_opt(&aws, id, arg); break;
-        }
+    cmd_options o;
+    create_args ca = { .projection = "ALL", .wait = 300 };
+    if (!cmd_options_init(&o, argc)) {
+        cli_error("out of memory");
+        return EXIT_FATAL;
     }
+    int prc = cmd_parse(&spec, argc, argv, &o, &ca);
+    const char *table = o.map.table, *index_name = o.map.index_name;
+    const char *projection = ca.projection, *mapping_path = o.map.mapping_path;
+    bool no_index = o.map.no_index;
+    long wait = ca.wait;
+    el_aws_opts aws = o.aws;
+    cmd_options_free(&o);
+    if (prc >= 0)
+        return prc;
     if (strcmp(projection, "ALL") != 0 && strcmp(projection, "KEYS_ONLY") != 0) {
         cli_error("create-table: --projection must be ALL or KEYS_ONLY, not '%s'", projection);
         return EXIT_USAGE;
@@ -118,7 +131,7 @@ int cmd_create_table(int argc, char **argv)
     el_err err = el_ddb_create_table(ddb, &ct, &d);
     if (err) {
         cli_error("%s", d.msg);
-        rc = cli_exit_code(err);
+        rc = cmd_exit_code(err);
     } else {
         if (ct.index_name)
             fprintf(stderr, "edgeload: created table %s (%s, %s) with index %s (%s, %s), "

@@ -16,36 +16,76 @@
 #include <string.h>    /* strcmp */
 
 #include "cmd/cli.h"
-#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/runner.h"
+#include "cmd/s3_cli.h"
 #include "common/buf.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
-enum { O_PLAN_OUT = MAPPING_OPT_END, O_TOP, O_QUIET };
+enum { O_PLAN_OUT = OPT_OWN, O_TOP };
 
-static const cli_opt opts[] = {
-    CLI_MAPPING_OPTS,
+static const cli_opt own_opts[] = {
     { "plan-out", true, O_PLAN_OUT },
     { "top", true, O_TOP },
-    { "quiet", false, O_QUIET },
-    CLI_S3_OPTS,
-    { "region", true, OPT_REGION },
-    { "profile", true, OPT_PROFILE },
-    { "no-verify-ssl", false, OPT_NO_VERIFY_SSL },
     { NULL, false, 0 }
 };
 
 #define DEFAULT_TOP 20
 #define MAX_REJECT_WARNINGS 10
 
-static void help(void)
+typedef struct plan_args {
+    const char *plan_out;
+    long top;
+} plan_args;
+
+static int own_opt(void *ctx, int id, const char *arg)
 {
-    printf(
-"usage: edgeload plan --mapping FILE [OPTIONS] [INPUT...]\n"
-"\n"
+    plan_args *a = ctx;
+    switch (id) {
+    case O_PLAN_OUT: a->plan_out = arg; return 0;
+    case O_TOP:
+        if (!cli_parse_long("top", arg, 0, &a->top))
+            return EXIT_USAGE;
+        if (a->top > 100000) {
+            cli_error("--top must be at most 100000, not %ld", a->top);
+            return EXIT_USAGE;
+        }
+        return 0;
+    }
+    return EXIT_FATAL;
+}
+
+static const char reads_only[] = "plan only reads its inputs; nothing is sent to DynamoDB";
+
+static const cmd_refusal refuse[] = {
+    { OPT_PLAN, "plan makes the plan: write it with --plan-out FILE" },
+    { OPT_ENDPOINT_URL, reads_only },
+    { OPT_DRY_RUN, reads_only },
+    { OPT_OUTPUT, reads_only },
+    { OPT_CONCURRENCY, reads_only },
+    { OPT_MAX_RETRY_TIME, reads_only },
+    { OPT_MAX_WCU, reads_only },
+    { OPT_MAX_RCU, reads_only },
+    { OPT_CHECKPOINT, "plan writes nothing to resume: run it again" },
+    { OPT_RESUME, "plan writes nothing to resume: run it again" },
+    { OPT_CHECKPOINT_INTERVAL, "it takes no --checkpoint" },
+    { OPT_REJECTS, "rows load would reject are counted and reported, not written to a file" },
+    { OPT_MAX_REJECTS, "rows load would reject are counted, never a reason to stop" },
+    { OPT_THREADS, "plan reads its inputs on one thread" },
+    { OPT_SPLIT, "a plan must count every row of the whole input, once" },
+    { 0, NULL }
+};
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const cmd_spec spec = {
+    .name = "plan",
+    .usage = "--mapping FILE [OPTIONS] [INPUT...]",
+    .about =
 "Reads every input of every source that writes the index (nothing is sent to\n"
 "AWS) and counts, exactly, the fan-in of each unsharded index partition key:\n"
 "the rendered index_pk (default: the rendered sk, e.g. TARGET#bob). Prints,\n"
@@ -53,26 +93,25 @@ static void help(void)
 "partition keys), a log-scale fan-in histogram and the top targets with the\n"
 "shard count each gets (a key whose fan-in reaches the threshold gets\n"
 "N = min(max_shards, ceil(fan_in / threshold)) shards, at least 2).\n"
-"INPUTs override the mapping's \"input\" (one per source, in order).\n"
-"\n"
-"Options:\n"
-"  --mapping FILE       JSON mapping (required; single-source flags are not\n"
-"                       accepted by plan yet)\n"
-"  --hot-threshold N    fan-in at which a target is sharded, for every source\n"
-"                       with an index (default: the source's \"hot\".threshold;\n"
-"                       none: no target is sharded)\n"
-"  --max-shards N       most shards per target, 2..%d (default: the source's\n"
-"                       \"hot\".max_shards, else %d)\n"
-"  --plan-out FILE      write the plan as JSON (atomically), for load --plan\n"
-"  --top N              targets listed in the report (default %d)\n"
-"  --quiet              print no report (use with --plan-out)\n"
-"  --help               this text\n"
-"\n"
+"INPUTs override the mapping's \"input\" (one per source, in order).",
+    .takes = (OPTS_MAPPING & ~OPT_BIT(OPT_PLAN)) | OPTS_INPUT | OPT_BIT(OPT_REGION) |
+             OPT_BIT(OPT_PROFILE) | OPT_BIT(OPT_NO_VERIFY_SSL) | OPT_BIT(OPT_QUIET) |
+             OPT_BIT(OPT_STATS_JSON),
+    .refuse = refuse,
+    .own = own_opts,
+    .own_help =
+"Plan:\n"
+"  --plan-out FILE          write the plan as JSON (atomically), for load --plan\n"
+"  --top N                  targets listed in the report (default " STR(DEFAULT_TOP) ")\n"
+"  (--max-shards is 2.." STR(EL_MAX_MAX_SHARDS) "; --region, --profile and --no-verify-ssl are for\n"
+"  s3:// inputs)\n",
+    .epilogue =
 "Exit status: 0 counted, 3 counted with rejected rows (rows load would reject\n"
 "for their keys, or that the reader rejects), 2 usage or mapping error,\n"
 "1 an input or the plan file could not be read or written.\n",
-        EL_MAX_MAX_SHARDS, EL_DEFAULT_MAX_SHARDS, DEFAULT_TOP);
-}
+    .inputs = true,
+    .own_opt = own_opt,
+};
 
 typedef struct src_count {
     el_source *src;
@@ -114,7 +153,7 @@ static int count_input(plan_run *r, src_count *sc, const char *path)
             cli_error("%s:%llu: %s", path, (unsigned long long)d.line, d.msg);
         else
             cli_error("%s", d.msg);
-        return cli_exit_code(err);
+        return cmd_exit_code(err);
     }
     /* bind by name for each input, so the inputs of one source may order
      * their columns differently */
@@ -122,7 +161,7 @@ static int count_input(plan_run *r, src_count *sc, const char *path)
     if (err) {
         cli_error("%s: %s", path, d.msg);
         el_reader_free(rd);
-        return cli_exit_code(err);
+        return cmd_exit_code(err);
     }
     if (!sc->t && el_transform_new(r->m, s, &sc->t)) {
         cli_error("out of memory");
@@ -325,64 +364,58 @@ static int write_plan(const plan_run *r, const char *path)
     return EXIT_LOADED;
 }
 
+static void write_stats(const char *path, const plan_run *r)
+{
+    uint64_t rows = 0, rejected = 0, targets = 0, hot = 0;
+    for (size_t i = 0; i < r->m->nsources; i++) {
+        const src_count *sc = &r->sc[i];
+        rows += sc->rows;
+        rejected += sc->rejected;
+        if (!sc->src->index)
+            continue;
+        targets += el_plan_counter_distinct(sc->targets);
+        el_plan_entry *e = NULL;
+        size_t n = 0;
+        if (sc->src->hot_threshold &&
+            el_plan_counter_at_least(sc->targets, sc->src->hot_threshold, &e, &n) == EL_OK)
+            hot += n;
+        free(e);
+    }
+    const cmd_stat v[] = {
+        CMD_U64("rows_read", rows),
+        CMD_U64("rejected", rejected),
+        CMD_U64("targets", targets),
+        CMD_U64("hot_targets", hot),
+    };
+    cmd_write_stats(path, v, sizeof v / sizeof v[0]);
+}
+
 int cmd_plan(int argc, char **argv)
 {
-    cli_parser p;
-    cli_parser_init(&p, "plan", argc, argv, opts);
-    const char *plan_out = NULL;
-    long top_n = DEFAULT_TOP;
-    bool quiet = false;
-    mapping_args a = { 0 };
-    size_t ninputs = 0;
+    cmd_options o;
+    plan_args pa = { .top = DEFAULT_TOP };
     plan_run r = { 0 };
     el_plan_entry *top = NULL;
-    int rc = EXIT_USAGE;
+    int rc = EXIT_FATAL;
     cli_s3 s3c = { 0 };
-    el_aws_opts aws = { 0 };
-    const char **use_inputs = NULL;
-    if (!mapping_args_init(&a, argc)) {
+    if (!cmd_options_init(&o, argc)) {
         cli_error("out of memory");
-        rc = EXIT_FATAL;
         goto out;
     }
-    const char *arg;
-    int id;
-    while ((id = cli_next(&p, &arg)) != -1) {
-        switch (id) {
-        case -2: goto out;
-        case 0: a.inputs[a.ninputs++] = arg; break;
-        case O_HELP: help(); rc = 0; goto out;
-        case O_PLAN_OUT: plan_out = arg; break;
-        case O_TOP:
-            if (!cli_parse_long("top", arg, 0, &top_n))
-                goto out;
-            if (top_n > 100000) {
-                cli_error("--top must be at most 100000, not %ld", top_n);
-                goto out;
-            }
-            break;
-        case O_QUIET: quiet = true; break;
-        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
-        case OPT_REGION:
-        case OPT_PROFILE:
-        case OPT_NO_VERIFY_SSL: cli_aws_opt(&aws, id, arg); break;
-        default: {
-            int handled = mapping_opt(&a, &r.cli_ro, id, arg);
-            if (handled == -2) {
-                rc = EXIT_FATAL;
-                goto out;
-            }
-            if (handled <= 0)
-                goto out;
-        }
-        }
-    }
+    if ((rc = cmd_parse(&spec, argc, argv, &o, &pa)) >= 0)
+        goto out;
+    r.cli_ro = o.reader;
+    long top_n = pa.top;
+    bool quiet = o.quiet;
+    const char *plan_out = pa.plan_out;
+    mapping_args a = o.map;
     r.m = build_mapping(&a, &rc);
     if (!r.m)
         goto out;
-    ninputs = a.ninputs;
-    use_inputs = a.inputs; /* or the objects of s3:// prefixes (owned by s3c) */
-    if (!cli_s3_inputs(&s3c, &aws, r.m, &use_inputs, &ninputs, &r.cli_ro, &rc))
+    size_t ninputs = a.ninputs;
+    const char **use_inputs = a.inputs; /* or the objects of s3:// prefixes (owned by s3c) */
+    s3c.endpoint = o.endpoint_s3;
+    if (!cli_s3_inputs(&s3c, &o.aws, r.m, &use_inputs, &ninputs, &r.cli_ro, &rc))
         goto out;
     rc = EXIT_USAGE;
     r.sc = calloc(r.m->nsources, sizeof *r.sc);
@@ -413,6 +446,8 @@ int cmd_plan(int argc, char **argv)
     for (size_t i = 0; i < r.m->nsources; i++)
         if (r.sc[i].rejected)
             rc = EXIT_REJECTS;
+    if (o.stats_json)
+        write_stats(o.stats_json, &r);
 out:
     if (r.sc) {
         for (size_t i = 0; i < r.m->nsources; i++) {
@@ -424,7 +459,7 @@ out:
     }
     free(top);
     el_mapping_free(r.m);
-    mapping_args_free(&a);
+    cmd_options_free(&o);
     cli_s3_free(&s3c);
     return rc;
 }

@@ -5,41 +5,30 @@
  * different).
  */
 #include <errno.h>   /* errno for the report file */
-#include <signal.h>  /* SIGINT/SIGTERM stop the run cleanly */
-#include <stdatomic.h> /* the stop flag its handler sets */
 #include <stdio.h>   /* fprintf, fopen */
-#include <stdlib.h>  /* calloc, free */
-#include <string.h>  /* strcmp */
+#include <stdlib.h>  /* free */
+#include <string.h>  /* strerror */
 
 #include "cmd/cli.h"
-#include "cmd/s3_cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/progress.h"
+#include "cmd/runner.h"
+#include "cmd/s3_cli.h"
 #include "pipeline/mapping.h"
 #include "pipeline/verify.h"
 
 enum {
-    O_SAMPLE = MAPPING_OPT_END, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_QUIET, O_MAX_RETRY_TIME,
-    O_CONCURRENCY, O_PLAN, O_NO_COUNTERS, O_COUNTERS_ONLY
+    O_SAMPLE = OPT_OWN, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_NO_COUNTERS, O_COUNTERS_ONLY
 };
 
-enum { O_SPLIT = O_PLAN + 100 }; /* --split: the part of load --split I/N */
-
-static const cli_opt opts[] = {
-    CLI_MAPPING_OPTS,
-    { "split", true, O_SPLIT },
+static const cli_opt own_opts[] = {
     { "sample", true, O_SAMPLE },
     { "seed", true, O_SEED },
     { "reverse", true, O_REVERSE },
     { "report", true, O_REPORT },
     { "show", true, O_SHOW },
-    { "quiet", false, O_QUIET },
-    { "max-retry-time", true, O_MAX_RETRY_TIME },
-    { "concurrency", true, O_CONCURRENCY },
-    { "plan", true, O_PLAN },
     { "no-counters", false, O_NO_COUNTERS },
     { "counters-only", false, O_COUNTERS_ONLY },
-    CLI_AWS_OPTS,
-    CLI_S3_OPTS,
     { NULL, false, 0 }
 };
 
@@ -48,11 +37,60 @@ static const cli_opt opts[] = {
 #define STR(x) STR_(x)
 #define DEFAULT_SHOW 10
 
-static void help(void)
+typedef struct verify_args {
+    el_verify_opts vo;
+    const char *report;
+    long show;
+} verify_args;
+
+static int own_opt(void *ctx, int id, const char *arg)
 {
-    fputs(
-"usage: edgeload verify [OPTIONS] [INPUT...]\n"
-"\n"
+    verify_args *a = ctx;
+    long n;
+    switch (id) {
+    case O_SAMPLE:
+        if (!cli_parse_long("sample", arg, 1, &n))
+            return EXIT_USAGE;
+        a->vo.sample = (uint64_t)n;
+        return 0;
+    case O_SEED:
+        if (!cli_parse_long("seed", arg, 0, &n))
+            return EXIT_USAGE;
+        a->vo.seed = (uint64_t)n;
+        return 0;
+    case O_REVERSE:
+        if (!cli_parse_long("reverse", arg, 0, &n))
+            return EXIT_USAGE;
+        a->vo.reverse = (uint64_t)n;
+        return 0;
+    case O_REPORT: a->report = arg; return 0;
+    case O_SHOW: return cli_parse_long("show", arg, 0, &a->show) ? 0 : EXIT_USAGE;
+    case O_NO_COUNTERS: a->vo.no_counters = true; return 0;
+    case O_COUNTERS_ONLY: a->vo.counters_only = true; return 0;
+    }
+    return EXIT_FATAL;
+}
+
+static const char writes_nothing[] = "verify reads the table and writes nothing";
+
+static const cmd_refusal refuse[] = {
+    { OPT_DRY_RUN, writes_nothing },
+    { OPT_OUTPUT, writes_nothing },
+    { OPT_MAX_WCU, "verify reads: its capacity budget is --max-rcu" },
+    { OPT_CHECKPOINT, "verify writes nothing to resume: run it again" },
+    { OPT_RESUME, "verify writes nothing to resume: run it again" },
+    { OPT_CHECKPOINT_INTERVAL, "it takes no --checkpoint" },
+    { OPT_REJECTS, "rows load would reject are counted and skipped; 'edgeload load' writes "
+                   "them to its rejects file" },
+    { OPT_MAX_REJECTS, "rows load would reject are counted, never a reason to stop" },
+    { OPT_THREADS, "verify reads its inputs on one thread" },
+    { 0, NULL }
+};
+
+static const cmd_spec spec = {
+    .name = "verify",
+    .usage = "[OPTIONS] [INPUT...]",
+    .about =
 "Reads the INPUTs with the same mapping as load, recomputes every item load\n"
 "writes (for a key given by several rows, the later row), fetches the items\n"
 "with BatchGetItem (100 keys a request, consistent reads) and checks that\n"
@@ -70,13 +108,15 @@ static void help(void)
 "expected and found). Counting holds every distinct edge in memory, as the\n"
 "backfill does (about 32 bytes each), with or without --sample.\n"
 "\n"
-"Mapping and input: the same options as load (see 'edgeload load --help'):\n"
-"  --mapping FILE, --table NAME, --pk/--sk/--index-pk/--index-sk TEMPLATE,\n"
-"  --no-index, --index-name NAME (default GSI1), --attr NAME=COLUMN[:TYPE],\n"
-"  --const NAME=VALUE[:TYPE], --all-columns, --source-table NAME,\n"
-"  --format FORMAT (default auto), --delimiter CHAR, --null STRING,\n"
-"  --escape CHAR, --columns A,B,C\n"
-"\n"
+"Give the mapping and the hot-target settings (--hot-threshold, --max-shards,\n"
+"--plan) the load used, so sharded index keys are expected where load put them.\n"
+"With --split I/N, only the items of part I of N are checked, as 'load --split'\n"
+"cuts the inputs; no --reverse then.",
+    .takes = OPTS_MAPPING | OPTS_INPUT | OPTS_AWS | OPTS_REQUESTS | OPTS_REPORTS |
+             OPT_BIT(OPT_SPLIT) | OPT_BIT(OPT_MAX_RCU),
+    .refuse = refuse,
+    .own = own_opts,
+    .own_help =
 "Verification:\n"
 "  --sample N               check a uniform random sample of N distinct items\n"
 "                           instead of all of them (default: all; memory is\n"
@@ -98,44 +138,15 @@ static void help(void)
 "                           \"key\":{...},\"attributes\":{NAME:{\"expected\":..,\n"
 "                           \"actual\":..}}} (default " DEFAULT_REPORT ";\n"
 "                           written on every run, empty when all match)\n"
-"  --show N                 mismatches printed (default 10)\n"
-"  --hot-threshold N, --max-shards N, --plan FILE\n"
-"                           the hot-target settings the load used, so sharded\n"
-"                           index keys are expected where load put them\n"
-"  --concurrency N          BatchGetItem requests in flight (default 8); the\n"
-"                           --reverse Queries go one at a time\n"
-"  --max-retry-time SECONDS give up after this long of continuous non-throttle\n"
-"                           failures (default 900); throttling never gives up\n"
-"  --quiet                  print neither mismatches nor the summary\n"
-"  --split I/N, --split auto/N\n"
-"                           check only the items of part I of N, as 'load --split'\n"
-"                           cuts the inputs (README, Scale); no --reverse. The\n"
-"                           report file name gets {i}/{n} or .I-of-N as load's files\n"
-"\n"
-"AWS (as the AWS CLI; also AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_DYNAMODB, ...):\n"
-"  --endpoint-url URL       DynamoDB endpoint, e.g. http://127.0.0.1:8000\n"
-"  --region REGION          AWS region\n"
-"  --profile NAME           profile from ~/.aws/credentials and ~/.aws/config\n"
-"  --no-verify-ssl          do not verify HTTPS certificates (warns)\n"
-"\n"
+"  --show N                 mismatches printed (default 10)\n",
+    .epilogue =
 "Exit status: 0 every checked item and counter matches, 4 some item or\n"
-"counter is missing or different, 2 usage, mapping, configuration or table error, 1 aborted by a\n"
-"fatal error, 130 interrupted.\n",
-        stdout);
-}
-
-/* atomic: the handler may run on any thread while the others read it
- * (pipeline/loader.h, el_load_opts.stop) */
-static atomic_int stop_flag;
-
-/* --split auto/N reads the scheduler's index from the environment */
-static const char *env_get(const char *name) { return getenv(name); }
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    stop_flag = 1;
-}
+"counter is missing or different, 2 usage, mapping, configuration or table\n"
+"error, 1 aborted by a fatal error, 130 interrupted.\n",
+    .default_concurrency = 8,
+    .inputs = true,
+    .own_opt = own_opt,
+};
 
 typedef struct report_ctx {
     FILE *file;
@@ -174,35 +185,6 @@ static void on_mismatch(void *user, const el_verify_mismatch *mm)
     putchar('\n');
 }
 
-/* The table must exist with the mapping's key attributes (and the index for
- * --reverse); otherwise there is nothing meaningful to compare. */
-static int check_table(el_ddb *ddb, const el_mapping *m, bool want_index)
-{
-    el_table_desc t;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_ddb_describe_table(ddb, m->table, &t, &d);
-    if (err) {
-        cli_error("%s", d.msg);
-        return cli_exit_code(err) == EXIT_USAGE || err == EL_ETABLE || err == EL_ECONFIG
-                   ? EXIT_USAGE
-                   : EXIT_FATAL;
-    }
-    if (strcmp(t.key.pk, m->pk_attr) != 0 || strcmp(t.key.sk, m->sk_attr) != 0) {
-        cli_error("table %s has key (%s, %s) but the mapping's items have key (%s, %s)",
-                  m->table, t.key.pk, t.key.sk[0] ? t.key.sk : "no sort key", m->pk_attr,
-                  m->sk_attr);
-        return EXIT_USAGE;
-    }
-    if (!want_index)
-        return EXIT_LOADED;
-    for (size_t i = 0; i < t.ngsi; i++)
-        if (strcmp(t.gsi[i].name, m->index_name) == 0)
-            return EXIT_LOADED;
-    cli_error("--reverse: table %s has no index %s to query", m->table, m->index_name);
-    return EXIT_USAGE;
-}
-
 static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep)
 {
     if (!vo->counters_only)
@@ -235,172 +217,136 @@ static void summary(const el_verify_stats *st, const el_verify_opts *vo, const r
                (unsigned long long)rep->seen, rep->path);
 }
 
+static void write_stats(const char *path, const el_verify_stats *st)
+{
+    const cmd_stat v[] = {
+        CMD_U64("rows_read", st->rows_read),
+        CMD_U64("rejected", st->rejected),
+        CMD_U64("duplicates", st->duplicates),
+        CMD_U64("expected", st->expected),
+        CMD_U64("present", st->present),
+        CMD_U64("missing", st->missing),
+        CMD_U64("different", st->different),
+        CMD_U64("counters_expected", st->counters_expected),
+        CMD_U64("counters_present", st->counters_present),
+        CMD_U64("counters_missing", st->counters_missing),
+        CMD_U64("counters_different", st->counters_different),
+        CMD_U64("reverse_keys", st->reverse_keys),
+        CMD_U64("reverse_missing", st->reverse_missing),
+        CMD_U64("reverse_extra", st->reverse_extra),
+        CMD_U64("requests", st->requests),
+        CMD_U64("retries", st->retries),
+        CMD_U64("throttled", st->throttled),
+        CMD_DBL("rcu_consumed", st->rcu_consumed, 1),
+        CMD_DBL("elapsed_s", st->elapsed_s, 3),
+    };
+    cmd_write_stats(path, v, sizeof v / sizeof v[0]);
+}
+
 int cmd_verify(int argc, char **argv)
 {
-    cli_parser p;
-    cli_parser_init(&p, "verify", argc, argv, opts);
-    el_aws_opts aws = { 0 };
-    mapping_args a = { 0 };
-    el_verify_opts vo = { 0 };
-    vo.seed = EL_VERIFY_DEFAULT_SEED;
-    vo.max_retry_time_s = 900;
-    vo.concurrency = 8;
-    vo.reverse_recheck_ms = 1000;
-    report_ctx rep = { .path = DEFAULT_REPORT, .show = DEFAULT_SHOW };
-    bool quiet = false;
-    int rc = EXIT_USAGE;
-    char *split_report = NULL; /* --split: this worker's report name */
-    long n;
+    cmd_options o;
+    verify_args va = { .report = DEFAULT_REPORT, .show = DEFAULT_SHOW };
+    el_verify_opts *vo = &va.vo;
+    vo->seed = EL_VERIFY_DEFAULT_SEED;
+    vo->reverse_recheck_ms = 1000;
+    report_ctx rep = { 0 };
+    int rc = EXIT_FATAL;
+    char *split_names[4] = { NULL, NULL, NULL, NULL };
     el_mapping *m = NULL;
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
     cli_s3 s3c = { 0 };
-    const char **inputs = NULL;
-    size_t ninputs = 0;
-    if (!mapping_args_init(&a, argc)) {
+    if (!cmd_options_init(&o, argc)) {
         cli_error("out of memory");
+        goto out;
+    }
+    if ((rc = cmd_parse(&spec, argc, argv, &o, &va)) >= 0)
+        goto out;
+    if (!(m = build_mapping(&o.map, &rc)))
+        goto out;
+    rc = EXIT_USAGE;
+    if (o.split.count && vo->reverse) {
+        cli_error("verify: --split checks a part's items only: no --reverse (a part does not "
+                  "know every source of a target)");
+        goto out;
+    }
+    vo->reader = o.reader;
+    vo->max_retry_time_s = o.max_retry_time_s;
+    vo->concurrency = o.concurrency ? o.concurrency : spec.default_concurrency;
+    vo->plan_path = o.plan;
+    vo->split = o.split;
+    vo->max_rcu = o.max_rcu;
+    const char **inputs = o.map.inputs;
+    size_t ninputs = o.map.ninputs;
+    s3c.endpoint = o.endpoint_s3;
+    if (!cli_s3_inputs(&s3c, &o.aws, m, &inputs, &ninputs, &vo->reader, &rc))
+        goto out;
+    rc = EXIT_USAGE;
+    if (!cli_connect(&o.aws, &cfg, &ddb))
+        goto out;
+    if ((rc = cmd_check_table(ddb, cfg, m, EL_TABLE_KEYS | (vo->reverse ? EL_TABLE_INDEX : 0))))
+        goto out;
+    if (o.split.count && el_mapping_has_counters(m) && !vo->no_counters && !o.quiet &&
+        !vo->counters_only)
+        fprintf(stderr, "edgeload: --split %u/%u: counters are not checked by a part (its counts "
+                "are not the totals); run 'edgeload verify --counters-only' once over the "
+                "whole input\n", o.split.index + 1, o.split.count);
+    if (o.split.count && !cmd_split_names(&o, &va.report, split_names)) {
         rc = EXIT_FATAL;
         goto out;
     }
-    const char *arg;
-    int id;
-    while ((id = cli_next(&p, &arg)) != -1) {
-        int handled = id > 0 ? mapping_opt(&a, &vo.reader, id, arg) : 0;
-        if (handled < 0) {
-            rc = handled == -2 ? EXIT_FATAL : EXIT_USAGE;
-            goto out;
-        }
-        if (handled)
-            continue;
-        switch (id) {
-        case -2: goto out;
-        case 0: a.inputs[a.ninputs++] = arg; break;
-        case O_HELP: help(); rc = 0; goto out;
-        case O_SAMPLE:
-            if (!cli_parse_long("sample", arg, 1, &n))
-                goto out;
-            vo.sample = (uint64_t)n;
-            break;
-        case O_SEED:
-            if (!cli_parse_long("seed", arg, 0, &n))
-                goto out;
-            vo.seed = (uint64_t)n;
-            break;
-        case O_REVERSE:
-            if (!cli_parse_long("reverse", arg, 0, &n))
-                goto out;
-            vo.reverse = (uint64_t)n;
-            break;
-        case O_REPORT: rep.path = arg; break;
-        case O_SHOW:
-            if (!cli_parse_long("show", arg, 0, &rep.show))
-                goto out;
-            break;
-        case O_QUIET: quiet = true; break;
-        case O_MAX_RETRY_TIME:
-            if (!cli_parse_double("max-retry-time", arg, 0, &vo.max_retry_time_s))
-                goto out;
-            break;
-        case O_PLAN: vo.plan_path = arg; break;
-        case O_SPLIT: {
-            el_diag sd;
-            el_diag_clear(&sd);
-            if (el_split_parse(arg, env_get, &vo.split, &sd)) {
-                cli_error("%s", sd.msg);
-                goto out;
-            }
-            break;
-        }
-        case O_NO_COUNTERS: vo.no_counters = true; break;
-        case O_COUNTERS_ONLY: vo.counters_only = true; break;
-        case O_CONCURRENCY:
-            if (!cli_parse_long("concurrency", arg, 1, &n))
-                goto out;
-            vo.concurrency = (int)n;
-            break;
-        case OPT_ENDPOINT_URL_S3: s3c.endpoint = arg; break;
-        default: cli_aws_opt(&aws, id, arg); break;
-        }
-    }
-    m = build_mapping(&a, &rc);
-    if (!m)
-        goto out;
-    if (vo.split.count && vo.reverse) {
-        cli_error("verify: --split checks a part's items only: no --reverse (a part does not "
-                  "know every source of a target)");
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    inputs = a.inputs;
-    ninputs = a.ninputs;
-    if (!cli_s3_inputs(&s3c, &aws, m, &inputs, &ninputs, &vo.reader, &rc))
-        goto out;
-    rc = EXIT_USAGE;
-    if (!cli_connect(&aws, &cfg, &ddb))
-        goto out;
-    rc = check_table(ddb, m, vo.reverse > 0);
-    if (rc != EXIT_LOADED)
-        goto out;
-    if (vo.split.count && el_mapping_has_counters(m) && !vo.no_counters && !quiet &&
-        !vo.counters_only)
-        fprintf(stderr, "edgeload: --split %u/%u: counters are not checked by a part (its counts "
-                "are not the totals); run 'edgeload verify --counters-only' once over the "
-                "whole input\n", vo.split.index + 1, vo.split.count);
-    if (vo.split.count) { /* each worker its own report */
-        if (!(split_report = el_split_path(rep.path, &vo.split))) {
-            rc = EXIT_FATAL;
-            goto out;
-        }
-        rep.path = split_report;
-    }
+    rep.path = va.report;
+    rep.show = o.quiet ? 0 : va.show;
     rep.file = fopen(rep.path, "w");
     if (!rep.file) {
         cli_error("cannot write the report file %s: %s", rep.path, strerror(errno));
         rc = EXIT_USAGE;
         goto out;
     }
-    if (quiet)
-        rep.show = 0;
-    vo.mapping = m;
-    vo.inputs = ninputs ? inputs : NULL;
-    vo.ninputs = ninputs;
-    vo.ddb = ddb;
-    vo.stop = &stop_flag;
-    vo.on_mismatch = on_mismatch;
-    vo.user = &rep;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    vo->mapping = m;
+    vo->inputs = ninputs ? inputs : NULL;
+    vo->ninputs = ninputs;
+    vo->ddb = ddb;
+    vo->stop = &cmd_stop;
+    vo->on_mismatch = on_mismatch;
+    vo->user = &rep;
+    progress prog;
+    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
+    vo->progress = progress_report;
+    vo->progress_user = &prog;
+    cmd_catch_signals();
     el_verify_stats st;
     el_diag d;
     el_diag_clear(&d);
-    el_err err = el_verify_run(&vo, &st, &d);
+    el_err err = el_verify_run(vo, &st, &d);
     if (fclose(rep.file) != 0)
         rep.write_failed = true;
     rep.file = NULL;
     if (err) {
         cli_error("%s", d.msg);
-        rc = err == EL_ETABLE ? EXIT_USAGE : cli_exit_code(err);
-        if (rc == EXIT_LOADED || rc == EXIT_REJECTS)
-            rc = EXIT_FATAL;
+        rc = cmd_exit_code(err);
     } else if (st.missing || st.different || st.reverse_missing || st.reverse_extra ||
                st.counters_missing || st.counters_different) {
         rc = EXIT_VERIFY;
     } else {
         rc = EXIT_LOADED;
     }
-    if (!quiet && err != EL_EUSAGE)
-        summary(&st, &vo, &rep);
+    if (!o.quiet && err != EL_EUSAGE)
+        summary(&st, vo, &rep);
     fflush(stdout);
+    if (o.stats_json && err != EL_EUSAGE)
+        write_stats(o.stats_json, &st);
     if (rep.write_failed) {
         cli_error("cannot write the report file %s", rep.path);
         if (rc == EXIT_LOADED || rc == EXIT_VERIFY)
             rc = EXIT_FATAL;
     }
 out:
-    free(split_report);
+    cmd_split_names_free(split_names);
     if (rep.file)
         fclose(rep.file);
-    mapping_args_free(&a);
+    cmd_options_free(&o);
     el_mapping_free(m);
     el_ddb_free(ddb);
     el_aws_config_free(cfg);

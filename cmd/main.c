@@ -6,7 +6,6 @@
  * the library's errors to exit codes. curl's global state is set up here,
  * once, before any thread exists.
  */
-#include <curl/curl.h>  /* curl_global_init before threads start */
 #include <signal.h>     /* SIGPIPE ignored for libcurl */
 #include <stdio.h>      /* printf */
 #include <stdlib.h>     /* getenv */
@@ -16,6 +15,7 @@
 #endif
 
 #include "cmd/cli.h"
+#include "dynamo/ddb_client.h" /* el_ddb_global_init before threads start */
 
 static void usage(FILE *f)
 {
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
      * connection must be an error return, not a SIGPIPE that kills us. */
     signal(SIGPIPE, SIG_IGN);
     keep_freed_memory();
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (el_ddb_global_init()) {
         cli_error("cannot initialise libcurl");
         return EXIT_FATAL;
     }
@@ -102,6 +102,6 @@ int main(int argc, char **argv)
         cli_error("unknown command '%s' (see 'edgeload --help')", cmd);
         rc = EXIT_USAGE;
     }
-    curl_global_cleanup();
+    el_ddb_global_cleanup();
     return rc;
 }

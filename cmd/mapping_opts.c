@@ -55,7 +55,7 @@ char **split_columns(const char *s, size_t *n)
     return v;
 }
 
-static void free_columns(mapping_args *a)
+void mapping_args_free_columns(mapping_args *a)
 {
     for (size_t i = 0; i < a->ncolumns; i++)
         free(a->columns[i]);
@@ -84,85 +84,7 @@ void mapping_args_free(mapping_args *a)
     free(a->inputs);
     a->inputs = NULL;
     a->ninputs = 0;
-    free_columns(a);
-}
-
-int mapping_opt(mapping_args *a, el_reader_opts *ro, int id, const char *arg)
-{
-    switch (id) {
-    case O_MAPPING: a->mapping_path = arg; return 1;
-    case O_TABLE: a->table = arg; return 1;
-    case O_PK: a->keys[0] = arg; a->any_flag = true; return 1;
-    case O_SK: a->keys[1] = arg; a->any_flag = true; return 1;
-    case O_INDEX_PK: a->keys[2] = arg; a->any_flag = true; return 1;
-    case O_INDEX_SK: a->keys[3] = arg; a->any_flag = true; return 1;
-    case O_NO_INDEX: a->no_index = true; a->any_flag = true; return 1;
-    case O_ALL_ATTRS: a->all_columns = true; a->any_flag = true; return 1;
-    case O_INDEX_NAME: a->index_name = arg; return 1;
-    case O_SOURCE_TABLE: a->source_table = arg; ro->source_table = arg; return 1;
-    case O_ATTR:
-    case O_CONST:
-    case O_COUNTER: {
-        /* remember kind and spec in order: 'a', 'c' or 'k' then the text */
-        size_t len = strlen(arg);
-        char *s = malloc(len + 2);
-        if (!s)
-            return -2;
-        s[0] = id == O_ATTR ? 'a' : id == O_CONST ? 'c' : 'k';
-        memcpy(s + 1, arg, len + 1);
-        a->attr_specs[a->nattr++] = s;
-        a->any_flag = true;
-        return 1;
-    }
-    case O_FORMAT:
-        if (el_format_parse(arg, &ro->format)) {
-            cli_error("--format must be auto, csv, tsv, mysql, postgres or sqlite, not '%s'", arg);
-            return -1;
-        }
-        return 1;
-    case O_DELIMITER:
-        if (strcmp(arg, "\\t") == 0 || strcmp(arg, "tab") == 0)
-            arg = "\t";
-        if (strlen(arg) != 1) {
-            cli_error("--delimiter must be one character (or \\t), not '%s'", arg);
-            return -1;
-        }
-        ro->delimiter = arg[0];
-        return 1;
-    case O_NULL: ro->null_string = arg; return 1;
-    case O_ESCAPE:
-        /* '\\' is how SQL (ESCAPED BY '\\') and a shell's double quotes
-         * spell one backslash; "" (ESCAPED BY '') is none */
-        if (strcmp(arg, "\\\\") == 0)
-            arg = "\\";
-        if (strlen(arg) > 1 || arg[0] == '\n' || arg[0] == '\r') {
-            cli_error("--escape must be one character (e.g. '\\'), not '%s'", arg);
-            return -1;
-        }
-        ro->escape = arg[0];
-        return 1;
-    case O_COLUMNS:
-        free_columns(a);
-        a->columns = split_columns(arg, &a->ncolumns);
-        if (!a->columns)
-            return -2;
-        ro->columns = (const char *const *)a->columns;
-        ro->ncolumns = a->ncolumns;
-        return 1;
-    case O_HOT_THRESHOLD:
-        return cli_parse_long("hot-threshold", arg, 1, &a->hot_threshold) ? 1 : -1;
-    case O_MAX_SHARDS:
-        if (!cli_parse_long("max-shards", arg, 2, &a->max_shards))
-            return -1;
-        if (a->max_shards > EL_MAX_MAX_SHARDS) {
-            cli_error("--max-shards must be at most %d, not %ld", EL_MAX_MAX_SHARDS,
-                      a->max_shards);
-            return -1;
-        }
-        return 1;
-    default:
-        return 0;
-    }
+    mapping_args_free_columns(a);
 }
 
 /* --counter PK_TEMPLATE,SK_TEMPLATE,ATTRIBUTE: the templates must not hold

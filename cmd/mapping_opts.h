@@ -3,10 +3,8 @@
  * inputs are read, shared by every command that reads inputs (load, verify):
  * --mapping or the single-source flags, and the CSV options.
  *
- * A command lists CLI_MAPPING_OPTS in its option table, numbers its own
- * options from MAPPING_OPT_END, collects the flags into a mapping_args
- * (mapping_opt() does that for it) and calls build_mapping() once parsing
- * is done.
+ * The runner parses the flags into a mapping_args (cmd/options.c); a
+ * command calls build_mapping() once parsing is done.
  */
 #ifndef EL_MAPPING_OPTS_H
 #define EL_MAPPING_OPTS_H
@@ -16,37 +14,6 @@
 
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
-
-/* Option ids of the shared options; a command's own ids start at MAPPING_OPT_END. */
-enum {
-    O_HELP = 1, O_MAPPING, O_TABLE, O_PK, O_SK, O_INDEX_PK, O_INDEX_SK, O_NO_INDEX,
-    O_INDEX_NAME, O_ATTR, O_CONST, O_SOURCE_TABLE, O_FORMAT, O_DELIMITER, O_NULL, O_COLUMNS,
-    O_ALL_ATTRS, O_HOT_THRESHOLD, O_MAX_SHARDS, O_COUNTER, O_ESCAPE,
-    MAPPING_OPT_END
-};
-
-#define CLI_MAPPING_OPTS                                   \
-    { "help", false, O_HELP },                             \
-    { "mapping", true, O_MAPPING },                        \
-    { "table", true, O_TABLE },                            \
-    { "pk", true, O_PK },                                  \
-    { "sk", true, O_SK },                                  \
-    { "index-pk", true, O_INDEX_PK },                      \
-    { "index-sk", true, O_INDEX_SK },                      \
-    { "no-index", false, O_NO_INDEX },                     \
-    { "index-name", true, O_INDEX_NAME },                  \
-    { "attr", true, O_ATTR },                              \
-    { "const", true, O_CONST },                            \
-    { "all-columns", false, O_ALL_ATTRS },                 \
-    { "source-table", true, O_SOURCE_TABLE },              \
-    { "format", true, O_FORMAT },                          \
-    { "delimiter", true, O_DELIMITER },                    \
-    { "null", true, O_NULL },                              \
-    { "escape", true, O_ESCAPE },                          \
-    { "columns", true, O_COLUMNS },                        \
-    { "hot-threshold", true, O_HOT_THRESHOLD },            \
-    { "max-shards", true, O_MAX_SHARDS },                  \
-    { "counter", true, O_COUNTER }
 
 /* The mapping flags as given; strings borrowed from argv unless noted.
  * mapping_args_init() allocates the arrays, mapping_args_free() frees what
@@ -88,12 +55,7 @@ el_mapping *build_mapping(const mapping_args *a, int *rc);
  * out of memory. */
 char **split_columns(const char *s, size_t *n);
 
-/*
- * Handles one shared option: fills a and the reader options ro (--attr,
- * --const and --counter go to a->attr_specs). Returns 1 when handled, 0 when id is not a shared option (O_HELP is
- * left to the command), -1 on a usage error (printed: exit 2) and -2 when
- * out of memory (exit 1).
- */
-int mapping_opt(mapping_args *a, el_reader_opts *ro, int id, const char *arg);
+/* Frees --columns (before it is given again). */
+void mapping_args_free_columns(mapping_args *a);
 
 #endif

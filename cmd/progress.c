@@ -2,12 +2,20 @@
  * progress.c - the bar and the plain lines.
  *
  * DESIGN: rates are computed over the time since the previous line, not
- * since the start, so a throttled phase shows at once. The ETA comes from
- * input bytes (compressed bytes for compressed input, which advance just as
- * evenly), the only measure of "how much is left" known before the end.
+ * since the start, so a throttled phase shows at once. The percentage and
+ * the ETA count input bytes whose rows are done: acknowledged by DynamoDB
+ * (the checkpoint's position) or written to --output, not bytes merely
+ * read ahead into memory, which the reader is far ahead of (100% and ETA
+ * 0 while half the items were unwritten). Input bytes are the only measure
+ * of "how much is left" known before the end (compressed bytes for a
+ * compressed input, which advance just as evenly). The ETA is the bytes
+ * left at the rate of the last 30 seconds (pipeline/eta.h): an ETA from the
+ * start kept promising the early rate long after throttling set in. Rows
+ * read and not yet done are shown apart ("read ahead").
  */
 #include "cmd/progress.h"
 
+#include <math.h>    /* floor: a percentage never rounds up to done */
 #include <stdio.h>   /* fprintf */
 #include <string.h>  /* strcmp */
 #include <unistd.h>  /* isatty */
@@ -34,6 +42,7 @@ void progress_init(progress *p, progress_mode mode, double interval_s)
     p->interval_s = interval_s > 0 ? interval_s : 10;
     p->last_print = el_now_ms();
     p->last_items_t = p->last_print;
+    el_eta_init(&p->eta, 30);
 }
 
 static void eta_text(char *out, size_t len, double seconds)
@@ -58,6 +67,15 @@ void progress_report(const el_progress *snap, void *user)
         p->drew_bar = false;
         return;
     }
+    /* a phase counts its own units; a new phase starts a new ETA */
+    bool units = snap->phase && snap->total > 0;
+    if (snap->phase != p->phase) {
+        p->phase = snap->phase;
+        el_eta_init(&p->eta, 30);
+    }
+    uint64_t done = units ? snap->done : snap->bytes_done;
+    uint64_t total = units ? snap->total : snap->bytes_total;
+    el_eta_add(&p->eta, now, done); /* every report, printed or not */
     if (p->mode == PROGRESS_PLAIN && now - p->last_print < p->interval_s * 1000.0)
         return;
     const el_load_stats *st = &snap->st;
@@ -68,33 +86,61 @@ void progress_report(const el_progress *snap, void *user)
     p->last_items = st->items_written;
     p->last_wcu = st->wcu_consumed;
     p->last_print = now;
-    double frac = snap->bytes_total ? (double)snap->bytes_done / (double)snap->bytes_total : -1;
+    double frac = total ? (double)done / (double)total : -1;
+    if (frac > 1)
+        frac = 1;
     double elapsed = st->elapsed_s;
-    double eta = frac > 0.001 ? elapsed / frac - elapsed : -1;
+    double eta = frac >= 0 ? el_eta_seconds(&p->eta, total) : -1;
     char etas[32];
     eta_text(etas, sizeof etas, eta);
+    const char *cu = snap->reads ? "RCU" : "WCU";
     if (p->mode == PROGRESS_BAR) {
-        fprintf(stderr, "\r\033[K%llu rows | %llu items | %.0f items/s | %.0f WCU/s | "
-                "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
-                (unsigned long long)st->items_written, ips, wps,
-                (unsigned long long)st->throttled, (unsigned long long)st->retries);
-        if (snap->transactional)
-            fprintf(stderr, " | %llu txns | %llu dups", (unsigned long long)snap->transactions,
-                    (unsigned long long)st->duplicates);
+        fprintf(stderr, "\r\033[K");
+        if (snap->phase) {
+            fprintf(stderr, "%s", snap->phase);
+            if (units)
+                fprintf(stderr, " %llu/%llu", (unsigned long long)snap->done,
+                        (unsigned long long)snap->total);
+            fprintf(stderr, " | %llu rows | %.0f %s/s | %llu throttled | %llu retries",
+                    (unsigned long long)st->rows_read, wps, cu,
+                    (unsigned long long)st->throttled, (unsigned long long)st->retries);
+        } else {
+            fprintf(stderr, "%llu rows | %llu items | %.0f items/s | %.0f %s/s | "
+                    "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
+                    (unsigned long long)st->items_written, ips, wps, cu,
+                    (unsigned long long)st->throttled, (unsigned long long)st->retries);
+            if (snap->transactional)
+                fprintf(stderr, " | %llu txns", (unsigned long long)snap->transactions);
+            fprintf(stderr, " | %llu dups", (unsigned long long)st->duplicates);
+            if (snap->rows_ahead)
+                fprintf(stderr, " | read ahead: %llu rows",
+                        (unsigned long long)snap->rows_ahead);
+        }
         if (frac >= 0)
-            fprintf(stderr, " | %.0f%% ETA %s", frac * 100, etas);
+            fprintf(stderr, " | %.0f%% ETA %s", floor(frac * 100), etas);
         p->drew_bar = true;
     } else {
-        fprintf(stderr, "edgeload: progress elapsed=%.1f rows=%llu items=%llu items_per_s=%.0f "
-                "wcu=%.0f wcu_per_s=%.0f throttled=%llu retries=%llu rejected=%llu",
-                elapsed, (unsigned long long)st->rows_read, (unsigned long long)st->items_written,
-                ips, st->wcu_consumed, wps, (unsigned long long)st->throttled,
-                (unsigned long long)st->retries, (unsigned long long)st->rejected);
+        fprintf(stderr, "edgeload: progress elapsed=%.1f", elapsed);
+        if (snap->phase) {
+            fprintf(stderr, " phase=%s", snap->phase);
+            if (units)
+                fprintf(stderr, " done=%llu total=%llu", (unsigned long long)snap->done,
+                        (unsigned long long)snap->total);
+        }
+        fprintf(stderr, " rows=%llu items=%llu items_per_s=%.0f %s=%.0f %s_per_s=%.0f "
+                "throttled=%llu retries=%llu rejected=%llu",
+                (unsigned long long)st->rows_read, (unsigned long long)st->items_written, ips,
+                snap->reads ? "rcu" : "wcu", st->wcu_consumed, snap->reads ? "rcu" : "wcu", wps,
+                (unsigned long long)st->throttled, (unsigned long long)st->retries,
+                (unsigned long long)st->rejected);
         if (snap->transactional)
-            fprintf(stderr, " transactions=%llu duplicates=%llu",
-                    (unsigned long long)snap->transactions, (unsigned long long)st->duplicates);
+            fprintf(stderr, " transactions=%llu", (unsigned long long)snap->transactions);
+        if (!snap->phase)
+            fprintf(stderr, " duplicates=%llu read_ahead=%llu",
+                    (unsigned long long)st->duplicates, (unsigned long long)snap->rows_ahead);
         if (frac >= 0)
-            fprintf(stderr, " done=%.1f%% eta=%s", frac * 100, etas);
+            fprintf(stderr, " %s=%.1f%% eta=%s", units ? "phase_done" : "done",
+                    floor(frac * 1000) / 10, etas);
         fputc('\n', stderr);
     }
     fflush(stderr);

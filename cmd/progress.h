@@ -8,6 +8,7 @@
 
 #include <stdbool.h>  /* bool */
 
+#include "pipeline/eta.h"
 #include "pipeline/loader.h"
 
 typedef enum progress_mode {
@@ -24,6 +25,8 @@ typedef struct progress {
     double last_items_t;    /* ms, for the rate over the last interval */
     unsigned long long last_items;
     double last_wcu;
+    el_eta eta;             /* the ETA: the recent rate of input bytes (or phase units) done */
+    const char *phase;      /* the phase the ETA is of (el_progress.phase) */
     bool drew_bar;
 } progress;
 

@@ -13,6 +13,7 @@
 #include <string.h>  /* strlen, strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/runner.h"   /* cmd_exit_code */
 #include "s3/s3_source.h"
 
 static const char *env_lookup(const char *name)
@@ -81,7 +82,7 @@ static bool expand(cli_s3 *c, const char *u, const char ***list, size_t *n, size
     bool ok = !err;
     if (err) {
         cli_error("%s", d.msg);
-        *rc = cli_exit_code(err);
+        *rc = cmd_exit_code(err);
     }
     size_t added = 0;
     for (size_t i = 0; ok && i < page.n; i++) {

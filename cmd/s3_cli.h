@@ -21,10 +21,6 @@
 #include "s3/s3.h"
 #include "s3/s3_store.h"
 
-enum { OPT_ENDPOINT_URL_S3 = 1100 };
-
-#define CLI_S3_OPTS { "endpoint-url-s3", true, OPT_ENDPOINT_URL_S3 }
-
 typedef struct cli_s3 {
     const char *endpoint;      /* --endpoint-url-s3, borrowed from argv */
     el_aws_config *cfg;

@@ -11,6 +11,7 @@
 #define EL_OBJECT_STORE_H
 
 #include <stddef.h>  /* size_t */
+#include <stdint.h>  /* uint64_t: offsets in objects */
 
 #include "common/error.h"
 
@@ -28,6 +29,14 @@ typedef struct el_object_store_ops {
     el_err (*commit)(void *obj, el_diag *diag);
     /* Frees obj; nothing appears. */
     void (*abort)(void *obj);
+    /* Reads bytes [off, off + n) of the committed object `name` into dst;
+     * *got is n unless the object is shorter. For writing a part again
+     * without some of its items; may be NULL (then parts cannot be). */
+    el_err (*read)(void *self, const char *name, uint64_t off, void *dst, size_t n,
+                   size_t *got, el_diag *diag);
+    /* Removes the committed object `name` (no error when there is none);
+     * may be NULL, with read. */
+    el_err (*remove)(void *self, const char *name, el_diag *diag);
 } el_object_store_ops;
 
 typedef struct el_object_store {

@@ -35,12 +35,12 @@
 #include "dynamo/ddb_client.h"
 
 #include <pthread.h>  /* mutexes for the CURLSH */
-#include <stdint.h>   /* uint64_t for the jitter state */
+#include <stdint.h>   /* uint32_t: the crc */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* strlen, strcmp, explicit_bzero */
 #include <strings.h>  /* strncasecmp for header names */
-#include <time.h>     /* nanosleep, clock_gettime */
+#include <time.h>     /* time: the signature's date */
 #include <zlib.h>     /* crc32 of responses, as botocore checks x-amz-crc32 */
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
@@ -51,9 +51,6 @@
 #define EDGELOAD_VERSION "0"
 #endif
 
-/* A response larger than this is not DynamoDB's (its largest answers hold
- * the unprocessed part of a 16 MB request). */
-#define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
 #define EL_DDB_CONNECT_TIMEOUT_MS 10000L
 #define EL_DDB_TOTAL_TIMEOUT_MS 120000L
 
@@ -468,6 +465,16 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
     return EL_OK;
 }
 
+el_err el_ddb_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? EL_OK : EL_EINTERNAL;
+}
+
+void el_ddb_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
 void el_ddb_set_timeouts(el_ddb *ddb, long connect_ms, long total_ms)
 {
     ddb->connect_timeout_ms = connect_ms > 0 ? connect_ms : EL_DDB_CONNECT_TIMEOUT_MS;
@@ -575,7 +582,7 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
 
 /* One line a newcomer can act on: where to look after a network failure
  * (curl's message says what happened). */
-static const char *network_hint(const char *curl_message)
+const char *el_ddb_network_hint(const char *curl_message)
 {
     if (strstr(curl_message, "resolve"))
         return " (check --endpoint-url and --region: the host name does not resolve)";
@@ -611,266 +618,10 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
         return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
     if (code != CURLE_OK)
         return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
-                           ddb->cfg->endpoint, res->message, network_hint(res->message));
+                           ddb->cfg->endpoint, res->message, el_ddb_network_hint(res->message));
     return EL_OK;
 }
 
-/* ---- control plane ---- */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static uint64_t jitter_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-/* el_ddb_call with the SDKs' retry of throttling and transient failures
- * (capped exponential backoff, full jitter). res holds the last outcome. */
-static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_t len,
-                            el_buf *response, el_ddb_result *res, el_diag *diag)
-{
-    int attempts = ddb->cfg->max_attempts > 0 ? ddb->cfg->max_attempts : 5;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t seed = ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)now.tv_sec ^ (uintptr_t)ddb;
-    if (!seed)
-        seed = 88172645463325252ull;
-    for (int attempt = 1;; attempt++) {
-        if (response)
-            el_buf_reset(response);
-        el_err err = el_ddb_call(ddb, op, body, len, response, res, diag);
-        if (err && err != EL_ENET)
-            return err;
-        bool retry = res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT;
-        if (!retry || attempt >= attempts)
-            return err;
-        long cap = 100L << (attempt < 6 ? attempt : 6); /* 200 ms .. 6.4 s */
-        sleep_ms((long)(jitter_next(&seed) % (uint64_t)cap));
-    }
-}
-
-static bool is_credentials_error(const el_ddb_result *res)
-{
-    return res->outcome == EL_DDB_FATAL &&
-           strcmp(res->error_type, "ResourceNotFoundException") != 0 &&
-           res->http_status >= 400 && res->http_status < 500;
-}
-
-/* Turns a failed control-plane call into an error with a message. */
-static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result *res,
-                         el_diag *diag)
-{
-    if (is_credentials_error(res))
-        return el_ddb_fail(diag, res, ddb->cfg, op); /* one line to act on (ddb_errors.h) */
-    if (res->http_status == 0)
-        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
-                           ddb->cfg->endpoint, res->message, network_hint(res->message));
-    /* a refused request (ValidationException: a bad table name, ...) is
-     * the user's to fix, like any other usage error */
-    el_err err = res->outcome == EL_DDB_REJECTED ? EL_EUSAGE : EL_ESERVICE;
-    return el_diag_set(diag, err, "%s failed: %s%s%s%s%s%s", op,
-                       res->error_type[0] ? res->error_type : "",
-                       res->error_type[0] ? ": " : "", res->message,
-                       res->request_id[0] ? " (request id " : "", res->request_id,
-                       res->request_id[0] ? ")" : "");
-}
-
-el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
-                             el_diag *diag)
-{
-    el_buf body, resp;
-    el_ddb_result res;
-    el_buf_init(&body, 4096);
-    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
-    memset(out, 0, sizeof *out);
-    el_err err = el_buf_puts(&body, "{\"TableName\":");
-    if (!err)
-        err = el_ddb_json_put_string(&body, table);
-    if (!err)
-        err = el_buf_putc(&body, '}');
-    if (err) {
-        err = el_diag_set(diag, EL_EUSAGE, "table name too long");
-        goto done;
-    }
-    err = call_retrying(ddb, "DescribeTable", body.data, body.len, &resp, &res, diag);
-    if (err)
-        goto done;
-    if (res.outcome == EL_DDB_SUCCESS) {
-        err = el_ddb_parse_table_desc(resp.data, resp.len, out, diag);
-    } else if (strcmp(res.error_type, "ResourceNotFoundException") == 0) {
-        char line[sizeof diag->msg];
-        el_ddb_explain_missing_table(table, ddb->cfg, line, sizeof line);
-        err = el_diag_set(diag, EL_ETABLE, "%s", line);
-    } else {
-        err = call_error(ddb, "DescribeTable", &res, diag);
-    }
-done:
-    el_buf_free(&body);
-    el_buf_free(&resp);
-    return err;
-}
-
-static el_err put_attr_def(el_buf *b, const char *name, bool *first)
-{
-    el_err err = el_buf_puts(b, *first ? "{\"AttributeName\":" : ",{\"AttributeName\":");
-    *first = false;
-    if (!err)
-        err = el_ddb_json_put_string(b, name);
-    return err ? err : el_buf_puts(b, ",\"AttributeType\":\"S\"}");
-}
-
-static el_err put_key_schema(el_buf *b, const char *pk, const char *sk)
-{
-    el_err err = el_buf_puts(b, "[{\"AttributeName\":");
-    if (!err)
-        err = el_ddb_json_put_string(b, pk);
-    if (!err)
-        err = el_buf_puts(b, ",\"KeyType\":\"HASH\"}");
-    if (!err && sk && sk[0]) {
-        err = el_buf_puts(b, ",{\"AttributeName\":");
-        if (!err)
-            err = el_ddb_json_put_string(b, sk);
-        if (!err)
-            err = el_buf_puts(b, ",\"KeyType\":\"RANGE\"}");
-    }
-    return err ? err : el_buf_putc(b, ']');
-}
-
-/* The CreateTable body: string keys, on-demand, the optional GSI. Key
- * attributes shared between table and index are defined once. */
-el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
-{
-    const char *pk = o->pk ? o->pk : "PK";
-    const char *sk = o->sk ? o->sk : "SK";
-    const char *ipk = o->index_pk ? o->index_pk : "GSI1PK";
-    const char *isk = o->index_sk ? o->index_sk : "GSI1SK";
-    const char *proj = o->projection ? o->projection : "ALL";
-    const char *names[4] = {pk, sk, o->index_name ? ipk : "", o->index_name ? isk : ""};
-    bool first = true;
-    el_err err = el_buf_puts(b, "{\"TableName\":");
-    if (!err)
-        err = el_ddb_json_put_string(b, o->table);
-    if (!err)
-        err = el_buf_puts(b, ",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":[");
-    for (size_t i = 0; !err && i < 4; i++) {
-        bool dup = !names[i][0];
-        for (size_t j = 0; !dup && j < i; j++)
-            dup = strcmp(names[i], names[j]) == 0;
-        if (!dup)
-            err = put_attr_def(b, names[i], &first);
-    }
-    if (!err)
-        err = el_buf_puts(b, "],\"KeySchema\":");
-    if (!err)
-        err = put_key_schema(b, pk, sk);
-    if (!err && o->index_name) {
-        err = el_buf_puts(b, ",\"GlobalSecondaryIndexes\":[{\"IndexName\":");
-        if (!err)
-            err = el_ddb_json_put_string(b, o->index_name);
-        if (!err)
-            err = el_buf_puts(b, ",\"KeySchema\":");
-        if (!err)
-            err = put_key_schema(b, ipk, isk);
-        if (!err)
-            err = el_buf_puts(b, ",\"Projection\":{\"ProjectionType\":");
-        if (!err)
-            err = el_ddb_json_put_string(b, proj);
-        if (!err)
-            err = el_buf_puts(b, "}}]");
-    }
-    return err ? err : el_buf_putc(b, '}');
-}
-
-static bool table_ready(const el_table_desc *d, const char *index_name, bool *index_seen)
-{
-    *index_seen = !index_name;
-    if (strcmp(d->status, "ACTIVE") != 0)
-        return false;
-    bool ready = true;
-    for (size_t i = 0; i < d->ngsi; i++) {
-        if (index_name && strcmp(d->gsi[i].name, index_name) == 0)
-            *index_seen = true;
-        if (strcmp(d->gsi[i].status, "ACTIVE") != 0)
-            ready = false;
-    }
-    return ready && *index_seen;
-}
-
-el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_diag *diag)
-{
-    if (!opts->table || !opts->table[0])
-        return el_diag_set(diag, EL_EUSAGE, "no table name");
-    if (opts->projection && strcmp(opts->projection, "ALL") != 0 &&
-        strcmp(opts->projection, "KEYS_ONLY") != 0)
-        return el_diag_set(diag, EL_EUSAGE, "bad projection '%s': expected ALL or KEYS_ONLY",
-                           opts->projection);
-    el_buf body, resp;
-    el_ddb_result res;
-    el_buf_init(&body, 1u << 20);
-    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
-    el_err err = el_ddb_create_table_body(opts, &body);
-    if (err) {
-        err = el_diag_set(diag, EL_EUSAGE, "table or attribute names too long");
-        goto done;
-    }
-    err = call_retrying(ddb, "CreateTable", body.data, body.len, &resp, &res, diag);
-    if (err)
-        goto done;
-    if (res.outcome != EL_DDB_SUCCESS) {
-        if (strcmp(res.error_type, "ResourceInUseException") == 0)
-            err = el_diag_set(diag, EL_ETABLE, "table '%s' already exists in %s at %s",
-                              opts->table, ddb->cfg->region, ddb->cfg->endpoint);
-        else
-            err = call_error(ddb, "CreateTable", &res, diag);
-        goto done;
-    }
-
-    int wait_s = opts->wait_seconds > 0 ? opts->wait_seconds : EL_DDB_CREATE_WAIT_DEFAULT;
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    long delay_ms = 200;
-    el_table_desc desc;
-    for (;;) {
-        bool index_seen;
-        err = el_ddb_describe_table(ddb, opts->table, &desc, diag);
-        /* Right after CreateTable, DescribeTable may not see the table yet. */
-        if (err && err != EL_ETABLE)
-            goto done;
-        if (!err && table_ready(&desc, opts->index_name, &index_seen))
-            break;
-        if (!err && desc.status[0] && strcmp(desc.status, "ACTIVE") == 0 && !index_seen) {
-            err = el_diag_set(diag, EL_ETABLE, "table '%s' is ACTIVE but has no index '%s'",
-                              opts->table, opts->index_name);
-            goto done;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec >= wait_s) {
-            err = el_diag_set(diag, EL_ETABLE, "table '%s' is not ACTIVE after %d s (status %s)",
-                              opts->table, wait_s, err ? "not visible" : desc.status);
-            goto done;
-        }
-        sleep_ms(delay_ms);
-        if (delay_ms < 5000)
-            delay_ms *= 2;
-    }
-    el_diag_clear(diag);
-done:
-    el_buf_free(&body);
-    el_buf_free(&resp);
-    return err;
-}
-
-/* ---- multi-driven requests ---- */
-
-/* Frees a request for good (not to the pool). */
 static void req_destroy(el_ddb_req *req)
 {
     if (req->h)

@@ -4,11 +4,9 @@
  * Two ways to call:
  *  - el_ddb_call(): synchronous, for control-plane operations (DescribeTable,
  *    CreateTable) and tests;
- *  - el_ddb_req: one prepared request whose CURL easy handle the pipeline's
- *    network stage drives with the multi interface. A request is built
- *    (and its body hashed) once; resending it (retry) re-signs it with a
- *    fresh date. Freed requests go back to a pool in the client, so their
- *    easy handles are set up once and reused.
+ *  - the request driver (ddb_driver.h), for everything sent in bulk; its
+ *    transport uses the client's pooled requests (ddb_internal.h).
+ * libcurl stays inside dynamo/: nothing here names a curl type.
  *
  * Every request: POST <endpoint>/, Content-Type application/x-amz-json-1.0,
  * X-Amz-Target DynamoDB_20120810.<Op>, Host as botocore computes it, SigV4
@@ -33,11 +31,11 @@
 
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
-#include <curl/curl.h>/* CURL, CURLcode for the multi-driven requests */
 
 #include "common/buf.h"
 #include "common/error.h"
 #include "aws/aws_config.h"
+#include "formats/ddb_item.h" /* answers parsed into DynamoDB JSON trees */
 
 typedef struct el_ddb el_ddb;
 
@@ -47,6 +45,11 @@ typedef struct el_ddb el_ddb;
  * counted; call el_ddb_new before starting threads that use curl). */
 el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag) EL_MUST_USE;
 void el_ddb_free(el_ddb *ddb);
+
+/* libcurl's global state, set up once by the program before any thread
+ * starts (and cleaned up at its end). EL_EINTERNAL when it fails. */
+el_err el_ddb_global_init(void) EL_MUST_USE;
+void el_ddb_global_cleanup(void);
 
 /* Timeouts of requests set up from now on (ms; <= 0 restores the default). */
 void el_ddb_set_timeouts(el_ddb *ddb, long connect_ms, long total_ms);
@@ -72,25 +75,6 @@ typedef struct el_ddb_result {
     char request_id[64];    /* x-amzn-RequestId of the answer, "" when none (set by
                                el_ddb_call/el_ddb_req_finish, not by classify) */
 } el_ddb_result;
-
-/*
- * Classifies a finished transfer from curl's code, the HTTP status and the
- * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
- * Expired/invalid credentials (ExpiredTokenException,
- * UnrecognizedClientException, InvalidSignatureException,
- * AccessDeniedException, MissingAuthenticationToken) are EL_DDB_FATAL;
- * ResourceNotFoundException is EL_DDB_FATAL too (the table is gone).
- * Throttling codes (botocore's list) are EL_DDB_THROTTLED whatever the
- * status, as is a 429; RequestTimeout(Exception), InternalServerError,
- * ServiceUnavailable and any 5xx are EL_DDB_TRANSIENT; other 4xx
- * (ValidationException, ConditionalCheckFailedException, ...) EL_DDB_REJECTED.
- * curl errors are EL_DDB_TRANSIENT (refused, reset, timeout, partial body,
- * DNS) except a bad URL or a TLS certificate that does not verify (FATAL).
- * body need not be NUL-terminated; res->message has control characters
- * replaced by spaces.
- */
-void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
-                     el_ddb_result *res);
 
 /* ---- synchronous calls ---- */
 
@@ -155,44 +139,51 @@ typedef struct el_create_table_opts {
 el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
                            el_diag *diag) EL_MUST_USE;
 
-/* ---- requests driven by a curl multi handle (pipeline/sender) ---- */
+/* ---- BatchGetItem and Query answers ---- */
 
-typedef struct el_ddb_req el_ddb_req;
+/* A BatchGetItem answer for one table. The doc owns the tree; the other
+ * fields point into it (NULL when the answer has none). */
+typedef struct el_ddb_get_answer {
+    el_ddb_doc *doc;
+    const el_ddb_val *items;         /* Responses.<table>: an array of items */
+    const el_ddb_val *unprocessed;   /* UnprocessedKeys.<table>.Keys: an array of keys */
+} el_ddb_get_answer;
 
-/* Prepares a signed POST of `body` (taken: the request now owns its
- * storage; the el_buf is left empty, possibly holding the storage of an
- * earlier request for reuse: the caller frees it with el_buf_free as
- * always). `user` is stored for the caller (CURLINFO_PRIVATE
- * is set to the request itself). On failure (EL_ENOMEM; EL_EUSAGE for an op
- * name of 128 bytes or more, EL_EINTERNAL when libcurl refuses an option or
- * libcrypto fails) *out is NULL and the body is either still in the el_buf
- * or already freed. */
-el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
-                      el_ddb_req **out) EL_MUST_USE;
+/* Parses a BatchGetItem answer (EL_EPARSE with diag for text that is not a
+ * JSON object; EL_ENOMEM). Free with el_ddb_doc_free(out->doc). */
+el_err el_ddb_parse_batch_get(const char *body, size_t len, const char *table,
+                              el_ddb_get_answer *out, el_diag *diag) EL_MUST_USE;
 
-/* The easy handle to add to a multi handle. Owned by the request. Adding it
- * again after completion resends the same body, freshly signed. */
-CURL *el_ddb_req_handle(el_ddb_req *req);
+/* A Query answer: Items, and LastEvaluatedKey (NULL on the last page). */
+typedef struct el_ddb_query_answer {
+    el_ddb_doc *doc;
+    const el_ddb_val *items;
+    const el_ddb_val *last_key;
+} el_ddb_query_answer;
 
-/* Call before each (re)send: clears the previous response and, when the
- * clock has moved to another second since the last signature, signs the
- * request again (a new X-Amz-Date). Allocates nothing. If signing fails
- * (libcrypto), el_ddb_req_finish reports the transfer EL_DDB_FATAL. */
-void el_ddb_req_reset(el_ddb_req *req);
+el_err el_ddb_parse_query(const char *body, size_t len, el_ddb_query_answer *out,
+                          el_diag *diag) EL_MUST_USE;
 
-/* After curl reports the transfer done (CURLMSG_DONE's result): classify
- * it (fills res; curl's error buffer text is the message of a curl error).
- * A body that does not match the response's x-amz-crc32 header is
- * EL_DDB_TRANSIENT, as botocore treats it. */
-void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
+/* ---- TransactWriteItems answers ---- */
 
-/* Response body of the last transfer (NUL-terminated) and its length. */
-const char *el_ddb_req_response(const el_ddb_req *req, size_t *len);
-const char *el_ddb_req_body(const el_ddb_req *req, size_t *len);
-void *el_ddb_req_user(const el_ddb_req *req);
-/* Frees the body and returns the request to its client's pool (or frees
- * it). Remove its handle from any multi handle first. NULL is a no-op. */
-void el_ddb_req_free(el_ddb_req *req);
+/* One entry of a TransactionCanceledException's CancellationReasons. */
+typedef struct el_ddb_cancel_code {
+    char code[48];      /* "ConditionalCheckFailed", "TransactionConflict", "None", ... */
+} el_ddb_cancel_code;
+
+/*
+ * The cancellation codes of a TransactionCanceledException, one per action
+ * in the transaction's order: from the body's CancellationReasons, or,
+ * when the body has none, from the list the message ends with
+ * ("[ConditionalCheckFailed, None]"). At most max; *n how many. EL_ENOMEM.
+ */
+el_err el_ddb_cancellation_codes(const char *body, size_t len, const char *message,
+                                 el_ddb_cancel_code *codes, size_t max, size_t *n) EL_MUST_USE;
+
+/* True when a successful TransactWriteItems answer reports only read
+ * capacity: DynamoDB answering a ClientRequestToken it had already seen
+ * (a replay: nothing was written this time). */
+bool el_ddb_txn_replayed(const char *body, size_t len);
 
 /* ---- BatchWriteItem responses ---- */
 

@@ -8,9 +8,77 @@
 #include <stdbool.h> /* bool */
 #include <stddef.h>  /* size_t */
 
+#include <curl/curl.h>  /* CURL, CURLcode: the requests the transport drives */
+
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+
+/* A response larger than this is not DynamoDB's (its largest answers hold
+ * the unprocessed part of a 16 MB request). */
+#define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
+
+/*
+ * Classifies a finished transfer from curl's code, the HTTP status and the
+ * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
+ * Expired/invalid credentials (ExpiredTokenException,
+ * UnrecognizedClientException, InvalidSignatureException,
+ * AccessDeniedException, MissingAuthenticationToken) are EL_DDB_FATAL;
+ * ResourceNotFoundException is EL_DDB_FATAL too (the table is gone).
+ * Throttling codes (botocore's list) are EL_DDB_THROTTLED whatever the
+ * status, as is a 429; RequestTimeout(Exception), InternalServerError,
+ * ServiceUnavailable and any 5xx are EL_DDB_TRANSIENT; other 4xx
+ * (ValidationException, ConditionalCheckFailedException, ...) EL_DDB_REJECTED.
+ * curl errors are EL_DDB_TRANSIENT (refused, reset, timeout, partial body,
+ * DNS) except a bad URL or a TLS certificate that does not verify (FATAL).
+ * body need not be NUL-terminated; res->message has control characters
+ * replaced by spaces.
+ */
+void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
+                     el_ddb_result *res);
+
+/* ---- requests driven by a curl multi handle (the driver's transport) ---- */
+
+typedef struct el_ddb_req el_ddb_req;
+
+/* Prepares a signed POST of `body` (taken: the request now owns its
+ * storage; the el_buf is left empty, possibly holding the storage of an
+ * earlier request for reuse: the caller frees it with el_buf_free as
+ * always). `user` is stored for the caller (CURLINFO_PRIVATE
+ * is set to the request itself). On failure (EL_ENOMEM; EL_EUSAGE for an op
+ * name of 128 bytes or more, EL_EINTERNAL when libcurl refuses an option or
+ * libcrypto fails) *out is NULL and the body is either still in the el_buf
+ * or already freed. */
+el_err el_ddb_req_new(el_ddb *ddb, const char *op, el_buf *body, void *user,
+                      el_ddb_req **out) EL_MUST_USE;
+
+/* The easy handle to add to a multi handle. Owned by the request. Adding it
+ * again after completion resends the same body, freshly signed. */
+CURL *el_ddb_req_handle(el_ddb_req *req);
+
+/* Call before each (re)send: clears the previous response and, when the
+ * clock has moved to another second since the last signature, signs the
+ * request again (a new X-Amz-Date). Allocates nothing. If signing fails
+ * (libcrypto), el_ddb_req_finish reports the transfer EL_DDB_FATAL. */
+void el_ddb_req_reset(el_ddb_req *req);
+
+/* After curl reports the transfer done (CURLMSG_DONE's result): classify
+ * it (fills res; curl's error buffer text is the message of a curl error).
+ * A body that does not match the response's x-amz-crc32 header is
+ * EL_DDB_TRANSIENT, as botocore treats it. */
+void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res);
+
+/* Response body of the last transfer (NUL-terminated) and its length. */
+const char *el_ddb_req_response(const el_ddb_req *req, size_t *len);
+const char *el_ddb_req_body(const el_ddb_req *req, size_t *len);
+void *el_ddb_req_user(const el_ddb_req *req);
+/* Frees the body and returns the request to its client's pool (or frees
+ * it). Remove its handle from any multi handle first. NULL is a no-op. */
+void el_ddb_req_free(el_ddb_req *req);
+
+/* The hint that follows a network failure's message: where to look (" (check
+ * --endpoint-url and --region: ...)"), "" when there is none. */
+const char *el_ddb_network_hint(const char *curl_message);
 
 /* Appends s as a JSON string literal (quotes included), escaping what RFC
  * 8259 requires. EL_ELIMIT/EL_ENOMEM from the buffer; the buffer may then
@@ -47,5 +115,23 @@ void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_l
 /* Appends the CreateTable request body for opts to b (defaults as
  * el_ddb_create_table documents). EL_ELIMIT/EL_ENOMEM from the buffer. */
 el_err el_ddb_create_table_body(const el_create_table_opts *opts, el_buf *b) EL_MUST_USE;
+
+/* The capacity units an answer's ConsumedCapacity reports (every entry's
+ * CapacityUnits, or its parts when that is absent), 0 when there is none or
+ * the body is not JSON. Pure; streams the body without building a tree. */
+double el_ddb_consumed_units(const char *body, size_t len);
+
+/* For the transports of ddb_driver.h: the request's body buffer, to take
+ * by swapping (the driver then frees an empty buffer), and where the body
+ * now lives, for el_ddb_op_body. */
+typedef struct el_ddb_op el_ddb_op;
+el_buf *el_ddb_op_take_body(el_ddb_op *op);
+void el_ddb_op_set_body_view(el_ddb_op *op, const char *body, size_t len);
+
+/* The driver's transport over libcurl and epoll (ddb_transport_curl.c):
+ * fills *t for ddb with up to `connections` connections. EL_ENOMEM, or
+ * EL_EIO when epoll or eventfd cannot be created. */
+typedef struct el_ddb_transport el_ddb_transport;
+el_err el_ddb_transport_curl(el_ddb *ddb, int connections, el_ddb_transport *t) EL_MUST_USE;
 
 #endif

@@ -104,7 +104,6 @@ struct el_batcher {
     size_t ucap;
     uint32_t gen;
     size_t live, max;          /* rows in the window; back-pressure limit */
-    size_t dups;               /* repeated rows counted since the last form */
     el_item **retry;
     size_t nretry, retry_cap;
     double retry_min;          /* earliest not_before among the retries (any when none) */
@@ -515,22 +514,19 @@ el_err el_batcher_add(el_batcher *b, el_item *it)
         b->nodes[id].state = CHAIN; /* only `it` and chain_next are used */
         b->nodes[w->chain_tail].chain_next = id;
         w->chain_tail = id;
-        it->dup_counted = 1;
-        b->dups++;
         b->live++;
         return EL_OK;
     }
     uint32_t id = node_alloc(b, it);
     k->nodes++;
     k->window = id;
-    if (k->held) {
-        /* an earlier row is in flight: wait for it, outside the FIFOs */
-        it->dup_counted = 1;
-        b->dups++;
-        wait_on_key(b, k, id);
-    } else {
-        fifo_append(b, id);
-    }
+    /* Into the FIFOs in its place even when an earlier row of the key is
+     * in flight: by the time it heads them that row is usually done; if
+     * not, key_allows parks it then. Parked at once, it re-entered the
+     * FIFOs behind every row that came meanwhile and held its chunk (and
+     * the checkpoint's watermark, and the progress shown) back until the
+     * end of a load whose keys repeat far apart. */
+    fifo_append(b, id);
     b->live++;
     return EL_OK;
 }
@@ -610,7 +606,7 @@ typedef struct forming {
     size_t n, max_items, bytes, max_bytes, first_new;
     double units, max_units;     /* write units taken, their limit (<= 0: none) */
     el_item **superseded;
-    size_t *nsuperseded;
+    size_t *nsuperseded, max_superseded;
     bool spread;
 } forming;
 
@@ -674,9 +670,15 @@ static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
     el_item *cur = n->it;
     uint32_t next = n->chain_next, tail = n->chain_tail;
     size_t rows = 1;
-    /* the later row wins: while the batch would still have room, superseded[]
-     * has room and the byte budget allows */
-    while (next != NONE && f->n + 1 < f->max_items && *f->nsuperseded < f->max_items) {
+    /* the later row wins, as far as superseded[] has room and the byte
+     * budget allows (a superseded row takes no place in the batch). What is
+     * left of the chain waits for the key and re-enters the FIFOs behind
+     * the rows that arrived meanwhile, holding its chunk (and the
+     * checkpoint's watermark) back: so the whole chain goes at once
+     * whenever it can (a test of 5,000 rows with 40 index partition keys
+     * had the first chunk pinned to the end of the load when a chain met a
+     * batch with one place left). */
+    while (next != NONE && *f->nsuperseded < f->max_superseded) {
         el_item *later = b->nodes[next].it;
         if (!fits(f, later))
             break;
@@ -750,14 +752,12 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
 
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
                        double max_units, el_item **out, el_item **superseded,
-                       size_t *nsuperseded, size_t *blocked_dups)
+                       size_t max_superseded, size_t *nsuperseded)
 {
     forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes,
                   .max_units = max_units, .superseded = superseded,
-                  .nsuperseded = nsuperseded };
+                  .nsuperseded = nsuperseded, .max_superseded = max_superseded };
     *nsuperseded = 0;
-    *blocked_dups = b->dups;
-    b->dups = 0;
     if (++b->gen == 0) {
         /* 2^32 batches: forget the old generation tags */
         for (size_t i = 0; i < b->ucap; i++)

@@ -58,15 +58,17 @@ el_err el_batcher_retry(el_batcher *b, el_item *it) EL_MUST_USE;
  * large items then sends fewer items a request instead of overdrawing the
  * budget by 25 items at once.
  * Items superseded by a later row of the same key in this batch go to
- * superseded[] (*nsuperseded; room for max_items), already released: the
- * caller acknowledges them as duplicates. *blocked_dups counts the rows found
- * to repeat the key of an earlier row still pending (held elsewhere, or
- * replacing it in this batch), each row once over all calls: the
- * "duplicates" figure of the summary.
+ * superseded[] (*nsuperseded; room for max_superseded), already released: the
+ * caller acknowledges them as duplicates, and they are the run's
+ * duplicates, each row once: a row that waited for an earlier row of its
+ * key in flight is written after it (it is no duplicate, though the table
+ * keeps only it), and a row is a duplicate only when a later row of its key
+ * replaces it before it is sent. So every row added ends exactly one way:
+ * written (or refused), or here.
  */
 size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_bytes,
-                       double max_units, el_item **out, el_item **superseded, size_t *nsuperseded,
-                       size_t *blocked_dups);
+                       double max_units, el_item **out, el_item **superseded,
+                       size_t max_superseded, size_t *nsuperseded);
 
 /* The item is done (written, refused or given up): releases its key. */
 void el_batcher_release(el_batcher *b, const el_item *it);

@@ -99,7 +99,13 @@ el_err el_checkpoint_write(const char *path, const el_checkpoint *cp, el_diag *d
             err = el_buf_putc(&b, '}');
     }
     if (!err)
-        err = el_buf_puts(&b, "]}\n");
+        err = el_buf_putc(&b, ']');
+    if (!err && cp->has_counters)
+        err = el_buf_printf(&b, ",\"counters\":{\"digest\":\"%016llx\",\"done\":%llu}",
+                            (unsigned long long)cp->counters_digest,
+                            (unsigned long long)cp->counters_done);
+    if (!err)
+        err = el_buf_puts(&b, "}\n");
     if (err) {
         el_buf_free(&b);
         return el_diag_set(diag, EL_ENOMEM, "out of memory writing the checkpoint");
@@ -199,6 +205,16 @@ el_err el_checkpoint_parse(const char *text, size_t len, const char *name,
             why = "no \"rejects_bytes\"";
         get_u64(root, "items_written", &cp->items_written);
         get_u64(root, "rejected", &cp->rejected);
+        const char *cdp[] = { "counters", "digest", NULL };
+        yajl_val cd = yajl_tree_get(root, cdp, yajl_t_string);
+        const char *cp_[] = { "counters", NULL };
+        yajl_val co = yajl_tree_get(root, cp_, yajl_t_object);
+        if (cd && co && get_u64(co, "done", &cp->counters_done)) {
+            cp->has_counters = true;
+            cp->counters_digest = strtoull(cd->u.string, NULL, 16);
+        } else if (co) {
+            why = "\"counters\" lacks \"digest\" or \"done\"";
+        }
     }
     for (size_t i = 0; !why && i < cp->ninputs; i++) {
         yajl_val v = inputs->u.array.values[i];

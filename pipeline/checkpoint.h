@@ -10,6 +10,9 @@
  * length and rejects up to those offsets are not written twice. A hash of
  * the mapping and the input list guards against resuming a different job.
  *
+ * Once every input is done, the counter phase (if any) records how many
+ * counter items it has written.
+ *
  * Writes are atomic: temporary file, fsync, rename, fsync of the directory.
  */
 #ifndef EL_CHECKPOINT_H
@@ -37,6 +40,13 @@ typedef struct el_checkpoint {
     uint64_t rejects_bytes; /* rejects file length at the checkpoint */
     uint64_t items_written; /* totals at the checkpoint, for the summary */
     uint64_t rejected;
+    /* The counter phase (a load's with counters, `edgeload counters`): the
+     * first counters_done counter items in key order are written, with the
+     * counts whose digest (el_counters digest of every key and count) is
+     * counters_digest. A resumed run that counts the same again skips them. */
+    bool has_counters;
+    uint64_t counters_digest;
+    uint64_t counters_done;
 } el_checkpoint;
 
 /* Allocates a checkpoint with n inputs (paths copied later by the caller). */

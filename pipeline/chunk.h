@@ -32,7 +32,6 @@ typedef struct el_item {
     uint64_t line;               /* input line, for rejects */
     uint64_t offset;             /* input byte offset of the row */
     double not_before;           /* earliest time to resend (ms, monotonic) */
-    unsigned dup_counted : 1;    /* already counted as a duplicate */
     unsigned indexed : 1;        /* carries index keys: costs an index write too */
 } el_item;
 

@@ -9,12 +9,7 @@
  * there do its counters grow, so "a duplicate row counts once" needs no
  * second pass. Counter keys are "PK\0SK\0attribute" in a per-stripe arena.
  *
- * Writing happens after every item is acknowledged (the loader's promise:
- * entities, edges, then counters, so an entity Put never lands after its
- * counter was set). The counters are sorted by key so all attributes of one
- * counter item go out in one UpdateItem; requests run on a curl multi handle
- * like verify.c's BatchGetItem loop, each slot resending its own request
- * after a backoff.
+ * Writing them is counters_write.c's.
  */
 #include "pipeline/counters.h"
 
@@ -23,19 +18,13 @@
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free, qsort */
 #include <string.h>   /* memcmp, memcpy, strlen */
-#include <yajl/yajl_tree.h> /* ConsumedCapacity of the answers */
 
-#include "dynamo/ddb_errors.h"  /* one line for a refusal */
 #include "formats/ddb_value.h"
-#include "common/backoff.h"
 #include "common/hash.h"      /* el_fnv1a64 */
-#include "common/clock.h"     /* el_now_ms */
-#include "pipeline/ratectl.h"
 #include "pipeline/transform.h"
 #include "common/vec.h"  /* el_grow */
 
 #define STRIPES 64
-#define MAX_ATTRS_PER_UPDATE 64   /* attributes of one counter item in one UpdateItem */
 
 typedef struct fp {
     uint64_t a, b;                /* {0,0} marks an empty slot */
@@ -367,161 +356,21 @@ uint64_t el_counters_get(const el_counters *c, const char *pk, const char *sk,
     return at != SIZE_MAX ? s->ctr[at].count : 0;
 }
 
-/* ---- writing ---- */
-
-typedef el_counter_entry cref;
+/* ---- the list ---- */
 
 static int cref_cmp(const void *x, const void *y)
 {
-    const cref *a = x, *b = y;
+    const el_counter_entry *a = x, *b = y;
     size_t n = a->len < b->len ? a->len : b->len;
     int c = memcmp(a->key, b->key, n);
     return c ? c : (a->len > b->len) - (a->len < b->len);
-}
-
-typedef struct slot {
-    el_ddb_req *req;              /* NULL: free */
-    size_t first, n;              /* counters refs[first .. first+n) */
-    unsigned attempt;
-    double not_before;
-    double first_failure;
-    bool on_wire;
-} slot;
-
-typedef struct wctx {
-    const el_counters_write_opts *o;
-    el_counters_stats *st;
-    cref *refs;
-    size_t nrefs;
-    el_buf body;
-    el_rate rate;
-    uint64_t rng;
-    el_err refused_err;
-    el_diag refused_diag;
-} wctx;
-
-static el_err build_update(wctx *w, size_t first, size_t n)
-{
-    el_buf *b = &w->body;
-    const cref *r = &w->refs[first];
-    const char *pk = r->key;
-    size_t pklen = strlen(pk);
-    const char *sk = pk + pklen + 1;
-    size_t sklen = r->item_len - pklen - 1;
-    el_buf_reset(b);
-    el_err err = el_buf_puts(b, "{\"TableName\":");
-    err = err ? err : el_json_put_string(b, w->o->table, strlen(w->o->table));
-    err = err ? err : el_buf_puts(b, ",\"Key\":{");
-    err = err ? err : el_json_put_string(b, w->o->pk_attr, strlen(w->o->pk_attr));
-    err = err ? err : el_buf_puts(b, ":{\"S\":");
-    err = err ? err : el_json_put_string(b, pk, pklen);
-    err = err ? err : el_buf_puts(b, "},");
-    err = err ? err : el_json_put_string(b, w->o->sk_attr, strlen(w->o->sk_attr));
-    err = err ? err : el_buf_puts(b, ":{\"S\":");
-    err = err ? err : el_json_put_string(b, sk, sklen);
-    err = err ? err : el_buf_puts(b, "}},\"UpdateExpression\":\"SET ");
-    for (size_t i = 0; !err && i < n; i++)
-        err = el_buf_printf(b, "%s#a%zu = :n%zu", i ? ", " : "", i, i);
-    err = err ? err : el_buf_puts(b, "\",\"ExpressionAttributeNames\":{");
-    for (size_t i = 0; !err && i < n; i++) {
-        const char *attr = r[i].key + r[i].item_len + 1;
-        err = el_buf_printf(b, "%s\"#a%zu\":", i ? "," : "", i);
-        err = err ? err : el_json_put_string(b, attr, r[i].len - r[i].item_len - 1);
-    }
-    err = err ? err : el_buf_puts(b, "},\"ExpressionAttributeValues\":{");
-    for (size_t i = 0; !err && i < n; i++)
-        err = el_buf_printf(b, "%s\":n%zu\":{\"N\":\"%llu\"}", i ? "," : "", i,
-                            (unsigned long long)r[i].count);
-    err = err ? err : el_buf_puts(b, "},\"ReturnConsumedCapacity\":\"TOTAL\"}");
-    return err;
-}
-
-static double consumed_units(const char *body, size_t len)
-{
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return 0;
-    memcpy(copy, body, len);
-    copy[len] = '\0';
-    yajl_val root = yajl_tree_parse(copy, NULL, 0);
-    free(copy);
-    double units = 0;
-    yajl_val v = root ? yajl_tree_get(root, (const char *[]){ "ConsumedCapacity",
-                                                              "CapacityUnits", NULL },
-                                      yajl_t_number)
-                      : NULL;
-    if (v)
-        units = YAJL_GET_DOUBLE(v);
-    yajl_tree_free(root);
-    return units;
-}
-
-static bool stopped(const wctx *w)
-{
-    return w->o->stop && *w->o->stop;
-}
-
-/* A finished UpdateItem: done, refused, or to be resent. EL_OK unless the
- * run must stop (diag says why). */
-static el_err on_update_done(wctx *w, slot *s, CURLcode code, el_diag *diag)
-{
-    el_ddb_result res;
-    el_ddb_req_finish(s->req, code, &res);
-    double now = el_now_ms();
-    switch (res.outcome) {
-    case EL_DDB_SUCCESS: {
-        size_t len;
-        const char *resp = el_ddb_req_response(s->req, &len);
-        double units = consumed_units(resp, len);
-        w->st->wcu_consumed += units;
-        el_rate_settle(&w->rate, 1.0, units);
-        el_rate_on_success(&w->rate);
-        w->st->updates++;
-        w->st->counters += s->n;
-        el_ddb_req_free(s->req);
-        s->req = NULL;
-        return EL_OK;
-    }
-    case EL_DDB_THROTTLED:
-        w->st->throttled++;
-        w->st->retries++;
-        el_rate_on_throttle(&w->rate, now);
-        break;
-    case EL_DDB_TRANSIENT:
-        if (s->first_failure == 0)
-            s->first_failure = now;
-        else if (now - s->first_failure > w->o->max_retry_time_s * 1000.0)
-            return el_diag_set(diag, res.http_status ? EL_ESERVICE : EL_ENET,
-                               "UpdateItem of counters failed for %.0f s, giving up: %s%s%s",
-                               (now - s->first_failure) / 1000.0, res.error_type,
-                               res.error_type[0] ? ": " : "", res.message);
-        w->st->retries++;
-        break;
-    case EL_DDB_REJECTED:
-        w->st->refused++;
-        if (!w->refused_err) {
-            w->refused_err = EL_ESERVICE;
-            el_diag_set(&w->refused_diag, EL_ESERVICE, "DynamoDB refused the counter update of "
-                        "'%s': %s: %s", w->refs[s->first].key, res.error_type, res.message);
-        }
-        el_ddb_req_free(s->req);
-        s->req = NULL;
-        return EL_OK;
-    case EL_DDB_FATAL:
-        return el_ddb_fail(diag, &res, el_ddb_config(w->o->ddb), "UpdateItem");
-    }
-    s->not_before = now + el_backoff_ms(s->attempt, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS,
-                                        el_rand_unit(&w->rng));
-    if (s->attempt < 30)
-        s->attempt++;
-    return EL_OK;
 }
 
 el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
 {
     *n = el_counters_size(c);
     *out = NULL;
-    cref *refs = calloc(*n ? *n : 1, sizeof *refs);
+    el_counter_entry *refs = calloc(*n ? *n : 1, sizeof *refs);
     if (!refs)
         return EL_ENOMEM;
     size_t k = 0;
@@ -534,7 +383,7 @@ el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
             const char *key = s->arena + e->off;
             size_t pklen = strlen(key);
             size_t sklen = strlen(key + pklen + 1);
-            refs[k++] = (cref){ key, e->len, pklen + 1 + sklen, e->count };
+            refs[k++] = (el_counter_entry){ key, e->len, pklen + 1 + sklen, e->count };
         }
     }
     qsort(refs, *n, sizeof *refs, cref_cmp);
@@ -542,131 +391,3 @@ el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
     return EL_OK;
 }
 
-static el_err collect(const el_counters *c, wctx *w)
-{
-    return el_counters_list(c, &w->refs, &w->nrefs);
-}
-
-el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
-                         el_counters_stats *st, el_diag *diag)
-{
-    memset(st, 0, sizeof *st);
-    double t0 = el_now_ms();
-    wctx w = { .o = o, .st = st, .rng = (uint64_t)t0 ^ 0xc0417e55ULL };
-    el_diag_clear(&w.refused_diag);
-    el_buf_init(&w.body, 1u << 20);
-    size_t nslots = o->concurrency > 0 ? (size_t)o->concurrency : 16;
-    el_rate_init(&w.rate, (int)nslots, o->max_wcu, t0);
-    slot *slots = calloc(nslots, sizeof *slots);
-    CURLM *multi = curl_multi_init();
-    el_err err = slots && multi ? collect(c, &w) : EL_ENOMEM;
-    if (err)
-        el_diag_set(diag, err, "out of memory");
-    if (!err) {
-        curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)nslots);
-        curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)nslots);
-    }
-    size_t next = 0;
-    while (!err) {
-        if (stopped(&w)) {
-            err = el_diag_set(diag, EL_EINTR, "interrupted while writing counters");
-            break;
-        }
-        double now = el_now_ms(), due = -1;
-        size_t busy = 0, wire = 0;
-        for (size_t i = 0; i < nslots; i++)
-            wire += slots[i].on_wire;
-        for (size_t i = 0; !err && i < nslots; i++) {
-            slot *s = &slots[i];
-            if (s->req && s->on_wire) {
-                busy++;
-                continue;
-            }
-            if (!s->req && next < w.nrefs) {
-                /* the next counter item: every attribute of it in one update */
-                size_t n = 1;
-                while (next + n < w.nrefs && n < MAX_ATTRS_PER_UPDATE &&
-                       w.refs[next + n].item_len == w.refs[next].item_len &&
-                       memcmp(w.refs[next + n].key, w.refs[next].key,
-                              w.refs[next].item_len) == 0)
-                    n++;
-                memset(s, 0, sizeof *s);
-                s->first = next;
-                s->n = n;
-                next += n;
-                err = build_update(&w, s->first, s->n);
-                if (!err)
-                    err = el_ddb_req_new(o->ddb, "UpdateItem", &w.body, s, &s->req);
-                if (err) {
-                    el_diag_set(diag, err, "UpdateItem request: %s", el_strerror(err));
-                    break;
-                }
-            }
-            if (!s->req)
-                continue;
-            busy++;
-            if (s->not_before > now) {
-                if (due < 0 || s->not_before < due)
-                    due = s->not_before;
-                continue;
-            }
-            if ((int)wire >= el_rate_window(&w.rate))
-                continue;
-            if (o->max_wcu > 0 && !el_rate_take(&w.rate, 1.0, now)) {
-                double wait = now + el_rate_wait_ms(&w.rate, 1.0, now);
-                if (due < 0 || wait < due)
-                    due = wait;
-                continue;
-            }
-            el_ddb_req_reset(s->req);
-            if (curl_multi_add_handle(multi, el_ddb_req_handle(s->req)) != CURLM_OK) {
-                err = el_diag_set(diag, EL_ENET, "cannot start a transfer");
-                break;
-            }
-            s->on_wire = true;
-            wire++;
-            st->requests++;
-        }
-        if (err || busy == 0)
-            break;
-        int running;
-        curl_multi_perform(multi, &running);
-        CURLMsg *msg;
-        int left;
-        while (!err && (msg = curl_multi_info_read(multi, &left))) {
-            if (msg->msg != CURLMSG_DONE)
-                continue;
-            el_ddb_req *req = NULL;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&req);
-            slot *s = el_ddb_req_user(req);
-            curl_multi_remove_handle(multi, msg->easy_handle);
-            s->on_wire = false;
-            err = on_update_done(&w, s, msg->data.result, diag);
-        }
-        if (err)
-            break;
-        int timeout = 100;
-        now = el_now_ms();
-        if (due >= 0 && due - now < timeout)
-            timeout = due > now ? (int)(due - now) + 1 : 0;
-        curl_multi_poll(multi, NULL, 0, timeout, NULL);
-    }
-    for (size_t i = 0; slots && i < nslots; i++) {
-        if (slots[i].req) {
-            if (slots[i].on_wire)
-                curl_multi_remove_handle(multi, el_ddb_req_handle(slots[i].req));
-            el_ddb_req_free(slots[i].req);
-        }
-    }
-    free(slots);
-    if (multi)
-        curl_multi_cleanup(multi);
-    free(w.refs);
-    el_buf_free(&w.body);
-    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
-    if (!err && w.refused_err) {
-        *diag = w.refused_diag;
-        err = w.refused_err;
-    }
-    return err;
-}

@@ -41,7 +41,9 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
+#include "pipeline/checkpoint.h"
 #include "pipeline/mapping.h"
+#include "pipeline/stats.h"     /* el_progress_fn */
 
 typedef struct el_counters el_counters;
 
@@ -116,10 +118,28 @@ typedef struct el_counters_write_opts {
     double max_wcu;                  /* capacity units per second; 0 = no cap */
     double max_retry_time_s;         /* continuous non-throttle failure before giving up */
     const atomic_int *stop;          /* may be NULL; set by a signal handler: stop taking input */
+    /* about once a second and once at the end: phase "writing-counters",
+     * done/total counter items; may be NULL */
+    el_progress_fn progress;
+    void *progress_user;
+    /* --checkpoint: every checkpoint_interval_s (<= 0: 5) and at the end,
+     * base (the run's checkpoint: job and inputs; borrowed) is written to
+     * checkpoint_path with how many counter items are written. NULL: none. */
+    const char *checkpoint_path;
+    const el_checkpoint *base;
+    double checkpoint_interval_s;
+    /* --resume: the counter phase of the run resumed (from its checkpoint).
+     * When the counts are the same as then (their digest), its first
+     * resume_done counter items are not written again. */
+    bool resume;
+    uint64_t resume_digest, resume_done;
 } el_counters_write_opts;
 
 typedef struct el_counters_stats {
-    uint64_t counters;        /* counter attributes written */
+    uint64_t counters;        /* counter attributes written (by this run) */
+    uint64_t skipped;         /* counter items a resumed run had written already */
+    bool counts_changed;      /* --resume: the counts differ from the run resumed, so
+                                 every counter item was written again */
     uint64_t updates;         /* UpdateItem calls that succeeded (one per counter item) */
     uint64_t requests, retries, throttled;
     uint64_t refused;         /* counter items DynamoDB refused (4xx) */
@@ -129,11 +149,9 @@ typedef struct el_counters_stats {
 
 /*
  * Writes every counter: one UpdateItem per counter item, `SET #a0 = :n0,
- * #a1 = :n1 ...` for its attributes, --concurrency in flight on a curl multi
- * handle, throttling retried for ever and other transient failures for
- * max_retry_time_s with capped exponential backoff and full jitter, the
- * window and --max-wcu governed by el_rate (ratectl.h), ConsumedCapacity
- * added up. SET is idempotent: writing again (rerun, resume) lands the same
+ * #a1 = :n1 ...` for its attributes, through the request driver
+ * (dynamo/ddb_driver.h: --concurrency in flight, its retry policy, the
+ * --max-wcu budget; counters_write.c). SET is idempotent: writing again (rerun, resume) lands the same
  * values. Returns EL_OK when every counter was written; EL_ESERVICE when
  * some were refused (diag has the first reason; the others were written),
  * EL_ENET/EL_ESERVICE/EL_ECONFIG when the run gave up, EL_EINTR when
@@ -141,5 +159,9 @@ typedef struct el_counters_stats {
  */
 el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
                          el_counters_stats *st, el_diag *diag) EL_MUST_USE;
+
+/* A digest of every counter and its count (in key order): two runs over
+ * the same rows give the same digest. Pure. */
+uint64_t el_counters_digest(const el_counter_entry *e, size_t n);
 
 #endif

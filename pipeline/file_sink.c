@@ -50,6 +50,7 @@
 #include <openssl/evp.h> /* SHA-256 of each part */
 #include <zstd.h>        /* streaming compression */
 
+#include "common/lockfile.h"   /* one run per --output directory */
 #include "common/buf.h"
 #include "formats/ddb_value.h"
 #include "common/vec.h"  /* el_grow */
@@ -64,6 +65,8 @@
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
 
 typedef struct part_info {
+    uint64_t first;              /* number of its first item (items are numbered in put order) */
+    unsigned id;                 /* its name: data/part-<id>.json.zst */
     uint64_t items;
     uint64_t bytes;              /* compressed, as on disk */
     uint64_t uncompressed_bytes;
@@ -71,6 +74,7 @@ typedef struct part_info {
 } part_info;
 
 struct el_file_sink {
+    el_lockfile *lock;           /* DIR/.edgeload.lock, held while the sink lives (files only) */
     char *dir;                   /* as given */
     char *data_dir;              /* dir/data */
     char *table;                 /* NULL: recorded as null */
@@ -92,9 +96,11 @@ struct el_file_sink {
 
     part_info *parts;            /* closed parts, in order */
     size_t nparts, parts_cap;
+    unsigned next_id;            /* the next new part's name */
     uint64_t items;              /* every item put, open part included */
     el_err broken;               /* first failure: the sink takes no more */
     bool finished;
+    bool dropped;                /* el_file_sink_drop ran: no more puts */
 };
 
 /* ---- small helpers ---- */
@@ -201,6 +207,14 @@ static el_err check_unused(const el_file_sink *s, el_diag *diag)
 
 /* ---- parts ---- */
 
+/* The final path of part id (files only). */
+static el_err part_path(const el_file_sink *s, unsigned id, char *out, el_diag *diag)
+{
+    char name[64];
+    snprintf(name, sizeof name, "part-%05u.json.zst", id);
+    return join_path(out, PATH_MAX_BYTES, s->data_dir, name, diag);
+}
+
 /* Writes what the compressor produced to the part and through SHA-256. */
 static el_err emit(el_file_sink *s, size_t n, el_diag *diag)
 {
@@ -244,18 +258,19 @@ static el_err flush_staging(el_file_sink *s, el_diag *diag)
     return err;
 }
 
-static el_err open_part(el_file_sink *s, el_diag *diag)
+/* Starts part `id` (a new one, or the one being written again). */
+static el_err open_part(el_file_sink *s, unsigned id, el_diag *diag)
 {
     char name[64];
     if (s->store) {
-        snprintf(name, sizeof name, "data/part-%05zu.json.zst", s->nparts);
+        snprintf(name, sizeof name, "data/part-%05u.json.zst", id);
         el_err err = s->store->ops->open(s->store->self, name, &s->obj, diag);
         if (err)
             return err;
         s->fd = -2;   /* a part is open (in the store) */
         goto started;
     }
-    snprintf(name, sizeof name, ".part-%05zu.json.zst.tmp", s->nparts);
+    snprintf(name, sizeof name, ".part-%05u.json.zst.tmp", id);
     el_err err = join_path(s->tmp_path, sizeof s->tmp_path, s->data_dir, name, diag);
     if (err)
         return err;
@@ -275,13 +290,10 @@ started:
     return EL_OK;
 }
 
-/* Ends the frame, makes the part durable and gives it its final name. */
-static el_err close_part(el_file_sink *s, el_diag *diag)
+/* Ends the frame of part `id`, makes it durable and gives it its final name
+ * (over the old one when it is written again); s->cur then describes it. */
+static el_err end_part(el_file_sink *s, unsigned id, el_diag *diag)
 {
-    part_info *v = el_grow(s->parts, &s->parts_cap, s->nparts + 1, sizeof *v, 16);
-    if (!v)
-        return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    s->parts = v;
     el_err err = flush_staging(s, diag);
     if (!err)
         err = feed(s, NULL, 0, ZSTD_e_end, diag);
@@ -301,11 +313,7 @@ static el_err close_part(el_file_sink *s, el_diag *diag)
         void *obj = s->obj;
         s->obj = NULL;
         s->fd = -1;
-        err = s->store->ops->commit(obj, diag);
-        if (err)
-            return err;
-        s->parts[s->nparts++] = s->cur;
-        return EL_OK;
+        return s->store->ops->commit(obj, diag);
     }
     if (fsync(s->fd) != 0)
         return io_error(diag, "sync", s->tmp_path);
@@ -315,9 +323,8 @@ static el_err close_part(el_file_sink *s, el_diag *diag)
         unlink(s->tmp_path);
         return io_error(diag, "close", s->tmp_path);
     }
-    char name[64], final_path[PATH_MAX_BYTES];
-    snprintf(name, sizeof name, "part-%05zu.json.zst", s->nparts);
-    err = join_path(final_path, sizeof final_path, s->data_dir, name, diag);
+    char final_path[PATH_MAX_BYTES];
+    err = part_path(s, id, final_path, diag);
     if (!err && rename(s->tmp_path, final_path) != 0)
         err = io_error(diag, "rename to", final_path);
     if (err) {
@@ -325,8 +332,239 @@ static el_err close_part(el_file_sink *s, el_diag *diag)
         return err;
     }
     s->tmp_path[0] = '\0';
-    s->parts[s->nparts++] = s->cur;
     return sync_dir(s->data_dir, diag);
+}
+
+/* Closes the open (new) part and lists it. */
+static el_err close_part(el_file_sink *s, el_diag *diag)
+{
+    part_info *v = el_grow(s->parts, &s->parts_cap, s->nparts + 1, sizeof *v, 16);
+    if (!v)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    s->parts = v;
+    unsigned id = s->next_id;
+    uint64_t first = s->items - s->cur.items;
+    el_err err = end_part(s, id, diag);
+    if (err)
+        return err;
+    s->cur.first = first;
+    s->cur.id = id;
+    s->parts[s->nparts++] = s->cur;
+    s->next_id++;
+    return EL_OK;
+}
+
+/* ---- taking items out, after the fact ---- */
+
+typedef struct dropper {
+    el_file_sink_next_fn next;
+    void *user;
+    uint64_t pending;            /* the next item to take out; UINT64_MAX: none left */
+} dropper;
+
+static el_err advance(dropper *dr, el_diag *diag)
+{
+    uint64_t v;
+    bool got;
+    el_err err = dr->next(dr->user, &v, &got, diag);
+    if (err)
+        return err;
+    dr->pending = got ? v : UINT64_MAX;
+    return EL_OK;
+}
+
+/* Copies bytes of a kept line into the part being written. */
+static el_err stage(el_file_sink *s, const unsigned char *p, size_t n, el_diag *diag)
+{
+    while (n > 0) {
+        if (s->in_len == s->in_cap) {
+            el_err err = flush_staging(s, diag);
+            if (err)
+                return err;
+        }
+        size_t take = s->in_cap - s->in_len < n ? s->in_cap - s->in_len : n;
+        memcpy(s->in + s->in_len, p, take);
+        s->in_len += take;
+        p += take;
+        n -= take;
+    }
+    return EL_OK;
+}
+
+/* Bytes [off, off + n) of part p as written: *got < n only when it is
+ * shorter than the manifest says. */
+static el_err read_back(el_file_sink *s, int fd, const char *name, uint64_t off,
+                        unsigned char *dst, size_t n, size_t *got, el_diag *diag)
+{
+    if (s->store)
+        return s->store->ops->read(s->store->self, name, off, dst, n, got, diag);
+    *got = 0;
+    while (*got < n) {
+        ssize_t r = pread(fd, dst + *got, n - *got, (off_t)(off + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return el_diag_set(diag, EL_EIO, "cannot read back %s/%s: %s", s->dir, name,
+                               strerror(errno));
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    return EL_OK;
+}
+
+/* Writes part pi again without the items dr names: read back and
+ * decompressed block by block, each line kept or skipped as a whole,
+ * compressed into a new part that replaces the old one atomically (a
+ * temporary file renamed over it; the store's object written again). A
+ * part with nothing left is removed; its items become 0. */
+static el_err rewrite_part(el_file_sink *s, size_t pi, dropper *dr, uint64_t *dropped,
+                           el_diag *diag)
+{
+    part_info *p = &s->parts[pi];
+    char name[64], path[PATH_MAX_BYTES];
+    snprintf(name, sizeof name, "data/part-%05u.json.zst", p->id);
+    int src = -1;
+    el_err err = EL_OK;
+    if (s->store && (!s->store->ops->read || !s->store->ops->remove))
+        return el_diag_set(diag, EL_EINTERNAL, "%s: the store cannot read parts back",
+                           s->dir);
+    if (!s->store) {
+        err = part_path(s, p->id, path, diag);
+        if (!err && (src = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            err = io_error(diag, "open", path);
+        if (err)
+            return err;
+    }
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    size_t zin_cap = ZSTD_DStreamInSize(), zout_cap = ZSTD_DStreamOutSize();
+    unsigned char *zin = malloc(zin_cap), *zout = malloc(zout_cap);
+    if (!dctx || !zin || !zout)
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    if (!err)
+        err = open_part(s, p->id, diag);
+    uint64_t item = p->first, off = 0, kept = 0, kept_bytes = 0, line_bytes = 0;
+    bool keep = item != dr->pending;
+    size_t ret = 1;
+    while (!err && off < p->bytes) {
+        size_t want = p->bytes - off < zin_cap ? (size_t)(p->bytes - off) : zin_cap, got = 0;
+        err = read_back(s, src, name, off, zin, want, &got, diag);
+        if (!err && got == 0)
+            err = el_diag_set(diag, EL_EIO, "%s/%s is shorter than when it was written", s->dir,
+                              name);
+        off += got;
+        ZSTD_inBuffer in = { zin, got, 0 };
+        bool full = false;
+        while (!err && (in.pos < in.size || full)) {
+            ZSTD_outBuffer out = { zout, zout_cap, 0 };
+            ret = ZSTD_decompressStream(dctx, &out, &in);
+            if (ZSTD_isError(ret)) {
+                err = el_diag_set(diag, EL_EIO, "%s/%s does not read back: zstd: %s", s->dir,
+                                  name, ZSTD_getErrorName(ret));
+                break;
+            }
+            full = out.pos == out.size;
+            const unsigned char *b = zout, *e = zout + out.pos;
+            while (!err && b < e) {
+                const unsigned char *nl = memchr(b, '\n', (size_t)(e - b));
+                const unsigned char *stop = nl ? nl + 1 : e;
+                if (keep) {
+                    err = stage(s, b, (size_t)(stop - b), diag);
+                    line_bytes += (uint64_t)(stop - b);
+                }
+                if (!err && nl) {
+                    if (keep) {
+                        kept++;
+                        kept_bytes += line_bytes;
+                    } else {
+                        (*dropped)++;
+                        err = advance(dr, diag);
+                    }
+                    line_bytes = 0;
+                    item++;
+                    keep = item != dr->pending;
+                }
+                b = stop;
+            }
+        }
+    }
+    if (!err && (ret != 0 || item != p->first + p->items))
+        err = el_diag_set(diag, EL_EIO, "%s/%s reads back as %llu items, not the %llu written",
+                          s->dir, name, (unsigned long long)(item - p->first),
+                          (unsigned long long)p->items);
+    ZSTD_freeDCtx(dctx);
+    free(zin);
+    free(zout);
+    if (src >= 0)
+        close(src);
+    if (!err && kept == 0) {
+        /* nothing left: the new part never appears and the old one goes */
+        if (s->store) {
+            s->store->ops->abort(s->obj);
+            s->obj = NULL;
+            s->fd = -1;
+            err = s->store->ops->remove(s->store->self, name, diag);
+        } else {
+            close(s->fd);
+            s->fd = -1;
+            unlink(s->tmp_path);
+            s->tmp_path[0] = '\0';
+            if (unlink(path) != 0)
+                err = io_error(diag, "remove", path);
+            if (!err)
+                err = sync_dir(s->data_dir, diag);
+        }
+        p->items = 0;
+        return err;
+    }
+    if (!err) {
+        s->cur.items = kept;
+        s->cur.uncompressed_bytes = kept_bytes;
+        err = end_part(s, p->id, diag);
+    }
+    if (!err) {
+        uint64_t first = p->first;
+        unsigned id = p->id;
+        *p = s->cur;
+        p->first = first;
+        p->id = id;
+    }
+    return err;
+}
+
+el_err el_file_sink_drop(el_file_sink *s, el_file_sink_next_fn next, void *user,
+                         uint64_t *dropped, el_diag *diag)
+{
+    *dropped = 0;
+    if (s->broken)
+        return el_diag_set(diag, s->broken, "output stopped after an earlier error");
+    if (s->finished || s->dropped)
+        return el_diag_set(diag, EL_EINTERNAL, "drop after finish or a drop");
+    el_err err = s->fd != -1 ? close_part(s, diag) : EL_OK;
+    s->dropped = true;
+    dropper dr = { next, user, 0 };
+    if (!err)
+        err = advance(&dr, diag);
+    for (size_t pi = 0; !err && pi < s->nparts && dr.pending != UINT64_MAX; pi++) {
+        const part_info *p = &s->parts[pi];
+        if (dr.pending < p->first)
+            err = el_diag_set(diag, EL_EINTERNAL, "items to take out not in ascending order");
+        else if (dr.pending < p->first + p->items)
+            err = rewrite_part(s, pi, &dr, dropped, diag);
+    }
+    if (!err && dr.pending != UINT64_MAX)
+        err = el_diag_set(diag, EL_EINTERNAL, "item %llu to take out was never put",
+                          (unsigned long long)dr.pending);
+    /* parts left empty are gone from the list too */
+    size_t keep = 0;
+    for (size_t pi = 0; pi < s->nparts; pi++)
+        if (s->parts[pi].items > 0)
+            s->parts[keep++] = s->parts[pi];
+    s->nparts = keep;
+    s->items -= *dropped;
+    if (err)
+        s->broken = err;
+    return err;
 }
 
 /* ---- the manifest ---- */
@@ -344,9 +582,9 @@ static el_err build_manifest(const el_file_sink *s, el_buf *b)
     for (size_t i = 0; !err && i < s->nparts; i++) {
         const part_info *p = &s->parts[i];
         err = el_buf_printf(b,
-                            "%s{\"path\":\"data/part-%05zu.json.zst\",\"items\":%llu,"
+                            "%s{\"path\":\"data/part-%05u.json.zst\",\"items\":%llu,"
                             "\"bytes\":%llu,\"uncompressed_bytes\":%llu,\"sha256\":\"%s\"}",
-                            i ? "," : "", i, (unsigned long long)p->items,
+                            i ? "," : "", p->id, (unsigned long long)p->items,
                             (unsigned long long)p->bytes,
                             (unsigned long long)p->uncompressed_bytes, p->sha256);
     }
@@ -444,6 +682,15 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
         err = s->store->ops->check_unused(s->store->self, diag);
     else if (!err)
         err = make_dirs(s->dir, diag);
+    if (!err && !s->store) {
+        /* one run per directory: taken before it is checked, so two runs
+         * started together cannot both find it unused */
+        char lpath[PATH_MAX_BYTES], what[PATH_MAX_BYTES + 32];
+        err = join_path(lpath, sizeof lpath, s->dir, ".edgeload.lock", diag);
+        snprintf(what, sizeof what, "--output directory %s", s->dir);
+        if (!err)
+            err = el_lockfile_take(lpath, what, &s->lock, diag);
+    }
     if (!err && !s->store)
         err = check_unused(s, diag);
     if (!err && !s->store && mkdir(s->data_dir, 0777) != 0 && errno != EEXIST)
@@ -462,8 +709,8 @@ el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len, el_d
 {
     if (s->broken)
         return el_diag_set(diag, s->broken, "output stopped after an earlier error");
-    if (s->finished)
-        return el_diag_set(diag, EL_EINTERNAL, "put after finish");
+    if (s->finished || s->dropped)
+        return el_diag_set(diag, EL_EINTERNAL, "put after finish or drop");
     uint64_t line = (uint64_t)len + LINE_OVERHEAD;
     el_err err = EL_OK;
     /* a part holds at least one item, however large */
@@ -471,7 +718,7 @@ el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len, el_d
         (s->cur.items + 1 > s->max_items || s->cur.uncompressed_bytes + line > s->max_bytes))
         err = close_part(s, diag);
     if (!err && s->fd == -1)
-        err = open_part(s, diag);
+        err = open_part(s, s->next_id, diag);
     if (!err && s->in_len + line > s->in_cap)
         err = flush_staging(s, diag);
     if (!err && line > s->in_cap) {
@@ -538,6 +785,7 @@ void el_file_sink_free(el_file_sink *s)
         unlink(s->tmp_path);   /* an unfinished part never looks complete */
     ZSTD_freeCCtx(s->cctx);
     EVP_MD_CTX_free(s->md);
+    el_lockfile_free(s->lock);
     free(s->in);
     free(s->out);
     free(s->parts);

@@ -13,6 +13,7 @@
 #ifndef EL_FILE_SINK_H
 #define EL_FILE_SINK_H
 
+#include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
@@ -51,13 +52,34 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out,
 el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len,
                         el_diag *diag) EL_MUST_USE;
 
+/* Tells the next item to take out: *item its number (items are numbered
+ * from 0 in put order), *got false when there is none. */
+typedef el_err (*el_file_sink_next_fn)(void *user, uint64_t *item, bool *got, el_diag *diag);
+
+/*
+ * Takes items out of the parts already written, after the last put and
+ * before finish: the items next() names, in ascending order (duplicates
+ * superseded by a later item of their key, pipeline/dedup.h). The open part
+ * is closed first. Each part holding such an item is read back (from the
+ * file, or the store's read op), decompressed, and written again without
+ * it, replacing the old part atomically (a temporary file renamed over it;
+ * the store's object written again under its name); a part left with no
+ * item is removed (the store's remove op), and the manifest lists the parts
+ * that remain under their names. Parts without such an item are not
+ * touched. *dropped counts the items taken out. EL_EIO when a part cannot
+ * be read back or written; EL_EINTERNAL when next() names an item not put
+ * or out of order. After it, puts are refused; finish writes the manifest.
+ */
+el_err el_file_sink_drop(el_file_sink *s, el_file_sink_next_fn next, void *user,
+                         uint64_t *dropped, el_diag *diag) EL_MUST_USE;
+
 /* Closes the last part and writes DIR/manifest.json (format, compression,
  * table, item_count, and per part its path, items, bytes, uncompressed_bytes
  * and sha256 of the file). With no item put, the manifest lists no part.
  * Calling it again after success does nothing. */
 el_err el_file_sink_finish(el_file_sink *s, el_diag *diag) EL_MUST_USE;
 
-/* Items put so far (the open part included). */
+/* Items put so far (the open part included), less those taken out. */
 uint64_t el_file_sink_items(const el_file_sink *s);
 
 /* Parts closed and renamed to their final names so far. */

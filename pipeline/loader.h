@@ -7,16 +7,20 @@
  *     read rows, transform them into items, put items into chunks
  *   a bounded queue of chunks (back-pressure to the readers)
  *   the network stage (the calling thread)
- *     forms BatchWriteItem requests (batcher.h), keeps --concurrency of them
- *     in flight on a curl multi handle, resends unprocessed items and
- *     throttled or failed requests with backoff, bisects refused batches to
- *     find the bad item, and acknowledges each item exactly once.
+ *     forms BatchWriteItem requests (batcher.h) and hands them to the
+ *     request driver (dynamo/ddb_driver.h: --concurrency in flight, the
+ *     --max-wcu budget, throttled or failed requests resent with backoff),
+ *     puts unprocessed items back, bisects refused batches to find the bad
+ *     item, and acknowledges each item exactly once.
  *
- * With dry_run, items are printed as {"Item":{...}} lines instead and no
- * client is needed. With output_dir, an output stage takes the network
- * stage's place and writes the items to zstd-compressed DynamoDB JSON parts
- * and a manifest (pipeline/file_sink.h); no client is needed either. The
- * manifest is written only when the whole run succeeded.
+ * With output_dir, an output stage takes the network stage's place and
+ * writes the items to zstd-compressed DynamoDB JSON parts and a manifest
+ * (pipeline/file_sink.h); no client is needed. With dry_run, the same stage
+ * prints them as {"Item":{...}} lines to dry_out instead, at the end of the
+ * run. Either way each key is written once, the last row of a key winning
+ * as a load through the API leaves it (the rows it superseded are the
+ * run's duplicates); the manifest is written only when the whole run
+ * succeeded.
  */
 #ifndef EL_LOADER_H
 #define EL_LOADER_H

@@ -18,13 +18,25 @@
 
 typedef struct el_template el_template;
 
+/* Bounds on what el_template_parse accepts (EL_EUSAGE past them). The text:
+ * a mapping file's own limit (16 MB), which keeps offsets in 32 bits. The
+ * literal text (every run, braces unescaped): far more than a key can hold
+ * (2 KB) or an attribute template needs. */
+#define EL_TEMPLATE_MAX_TEXT (16u * 1024u * 1024u)
+#define EL_TEMPLATE_MAX_LITERAL (64u * 1024u)
+
 /* Parses text. An unbalanced brace or an empty {} is EL_EUSAGE with the
- * position in diag->column (1-based). *out NULL on failure. */
+ * position in diag->column (1-based); so is text past the bounds above.
+ * *out NULL on failure. What the parsed template holds is in proportion to
+ * the text: at most about 6 bytes per byte of text, whatever its shape (a
+ * 1 MB template of placeholders costs 6 MB). */
 el_err el_template_parse(const char *text, el_template **out, el_diag *diag) EL_MUST_USE;
 
-/* Resolves every placeholder against the input's columns. An unknown column
- * is EL_EUSAGE: "unknown column 'x' in template '...'; the input has
- * columns: a, b, c". May be called again for another schema. */
+/* Resolves every placeholder against the input's columns, in time
+ * O(columns + placeholders). An unknown column is EL_EUSAGE: "unknown column
+ * 'x' in template '...'; the input has columns: a, b, c"; EL_ENOMEM when the
+ * temporary index of the columns cannot be had. May be called again for
+ * another schema. */
 el_err el_template_bind(el_template *t, const el_schema *schema, el_diag *diag) EL_MUST_USE;
 
 /* Appends the rendered text to out. When a placeholder's value is NULL or

@@ -29,8 +29,9 @@
  *      does not match is queried again after reverse_recheck_ms, because
  *      the index is only eventually consistent).
  *
- * BatchGetItem requests go out `concurrency` at a time on a curl multi
- * handle; the reverse check's Queries are sent one at a time (el_ddb_call).
+ * Every request goes through the request driver (dynamo/ddb_driver.h):
+ * BatchGetItem `concurrency` at a time, the reverse check's Queries one at a
+ * time, all paced by max_rcu.
  */
 #ifndef EL_VERIFY_H
 #define EL_VERIFY_H
@@ -40,14 +41,13 @@
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
-#include <yajl/yajl_tree.h> /* yajl_val for the value comparison */
-
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/split.h"   /* el_split: --split I/N */
+#include "pipeline/stats.h"   /* el_progress_fn */
 
 #define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
 #define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
@@ -140,6 +140,12 @@ typedef struct el_verify_opts {
                                      after this long (index reads are eventually
                                      consistent); <= 0: report the first answer */
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
+    double max_rcu;               /* read capacity units per second (--max-rcu); 0 = none */
+    /* about once a second and at the end, on the calling thread: the phase
+     * ("reading", "checking-items", "checking-counters", "checking-index"),
+     * keys checked of how many; may be NULL */
+    el_progress_fn progress;
+    void *progress_user;
     const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);
@@ -155,27 +161,5 @@ typedef struct el_verify_opts {
  */
 el_err el_verify_run(const el_verify_opts *opts, el_verify_stats *stats,
                      el_diag *diag) EL_MUST_USE;
-
-/* ---- pure parts, exported for tests ---- */
-
-/*
- * Canonical decimal text of a DynamoDB number: optional '-', no leading
- * zeros, no trailing zeros after the point, no exponent, "0" for any zero:
- * "1.50" -> "1.5", "1E2" -> "100", "-0.0" -> "0", ".5" -> "0.5",
- * "+7" -> "7". Appends to out; EL_EPARSE when s is not a number (or its
- * exponent is beyond +-1000), out unchanged then.
- */
-el_err el_verify_number_canon(const char *s, size_t len, el_buf *out) EL_MUST_USE;
-
-/*
- * Whether two DynamoDB JSON attribute values ({"S":".."}, {"N":".."}, ...)
- * are equal: same type; S exact; N as numbers (canonical form); B as the
- * bytes their base64 decodes to; BOOL and NULL by value; SS/NS/BS as sets;
- * L in order; M by name. Anything malformed is unequal.
- */
-bool el_verify_values_equal(yajl_val expected, yajl_val actual);
-
-/* Appends v as compact JSON (strings escaped as DynamoDB JSON wants them). */
-el_err el_verify_json_put(el_buf *out, yajl_val v) EL_MUST_USE;
 
 #endif

@@ -73,3 +73,8 @@ uint64_t el_watermark_offset(const el_watermark *w)
 {
     return w->n > 0 ? w->e[w->head].start : w->read_to;
 }
+
+uint64_t el_watermark_read_to(const el_watermark *w)
+{
+    return w->read_to;
+}

@@ -52,4 +52,7 @@ bool el_watermark_complete(const el_watermark *w);
 /* Every row starting before this offset is done. */
 uint64_t el_watermark_offset(const el_watermark *w);
 
+/* The end of the last chunk received (where reading has got to). */
+uint64_t el_watermark_read_to(const el_watermark *w);
+
 #endif

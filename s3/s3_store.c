@@ -10,7 +10,10 @@
  */
 #include "s3/s3_store.h"
 
+#include "common/buf.h"  /* a ranged GET lands in one */
+
 #include <stdbool.h>  /* bool */
+#include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* memcpy, strlen */
 
@@ -168,8 +171,49 @@ static el_err check_unused(void *self, el_diag *diag)
     return err;
 }
 
-static const el_object_store_ops OPS = { check_unused, obj_open, obj_write, obj_commit,
-                                         obj_abort };
+/* The object's key under the prefix, in a buffer of cap bytes. */
+static el_err object_key(const el_s3_store *st, const char *name, char *out, size_t cap,
+                         el_diag *diag)
+{
+    int n = snprintf(out, cap, "%s%s", st->prefix, name);
+    if (n < 0 || (size_t)n >= cap)
+        return el_diag_set(diag, EL_EUSAGE, "s3://%s/%s%s: key too long", st->bucket,
+                           st->prefix, name);
+    return EL_OK;
+}
+
+static el_err obj_read(void *self, const char *name, uint64_t off, void *dst, size_t n,
+                       size_t *got, el_diag *diag)
+{
+    el_s3_store *st = self;
+    char key[2048];
+    *got = 0;
+    el_err err = object_key(st, name, key, sizeof key, diag);
+    if (err || n == 0)
+        return err;
+    el_buf b;
+    el_buf_init(&b, n + 1);
+    err = el_s3_get_range(st->s3, st->bucket, key, off, off + n, NULL, &b, diag);
+    if (!err) {
+        *got = b.len < n ? b.len : n;
+        memcpy(dst, b.data, *got);
+    }
+    el_buf_free(&b);
+    return err;
+}
+
+static el_err obj_remove(void *self, const char *name, el_diag *diag)
+{
+    el_s3_store *st = self;
+    char key[2048];
+    el_err err = object_key(st, name, key, sizeof key, diag);
+    return err ? err : el_s3_delete(st->s3, st->bucket, key, diag);
+}
+
+static const el_object_store_ops OPS = {
+    .check_unused = check_unused, .open = obj_open, .write = obj_write,
+    .commit = obj_commit, .abort = obj_abort, .read = obj_read, .remove = obj_remove
+};
 
 el_err el_s3_store_new(el_s3 *s3, const char *url, size_t part_size, el_s3_store **out,
                        el_diag *diag)

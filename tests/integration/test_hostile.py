@@ -10,6 +10,7 @@ quarantine count too). Runs with --dry-run: no DynamoDB needed.
 """
 
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -285,6 +286,29 @@ class Hostile(unittest.TestCase):
         self.assertEqual(code, 2, err)
         self.assertIn("more than 200000 values", err)
         self.assertBounded(rss)
+
+    def test_1mb_templates(self):
+        # A template's plan costs memory in proportion to its text (the unit
+        # test test_template.c holds the plan of 1 MB under 10 MB). Through
+        # the CLI the mapping file and its JSON tree come on top, and freed
+        # memory stays in the heap (main.c's mallopt), so the bound here is
+        # the RSS over a run with a small mapping: 16 MB (50-70 MB before).
+        def mapping(template):
+            return json.dumps({"table": "T", "sources": [{
+                "name": "s", "pk": "A#{a}", "sk": "B#{b}",
+                "attributes": {"x": {"template": template}}}]}).encode()
+        _, _, base, _ = self.mapping_run(mapping("{a}"))
+        for unit, code_want in (("{{", 2), ("{a}", 0), ("{b}x", 2)):
+            template = unit * (MB // len(unit))
+            code, err, rss, _ = self.mapping_run(mapping(template))
+            self.assertEqual(code, code_want, err[-500:])
+            if code_want == 2:
+                self.assertIn("bytes of literal text, more than the 65536 allowed", err)
+            if not sanitized(self.bin):
+                self.assertLess(rss - base, 16 * 1024,
+                                "%r x 1 MB: %d KB over the %d KB of a small mapping"
+                                % (unit, rss - base, base))
+            self.assertBounded(rss)
 
     def test_huge_mapping_file(self):
         code, err, rss, _ = self.mapping_run(b'{"table":"T","x":"' + b"z" * (20 * MB) + b'"}')

@@ -91,7 +91,11 @@ class HotTargetsTest(EdgeloadTestCase):
         self.assertExit(proc, 0)
         with open(os.path.join(d, "s.json")) as f:
             stats = json.load(f)
-        self.assertEqual(stats["items_written"], len(edges) + len(HOT))
+        # the rows' items, and the directory's (from no row) apart
+        self.assertEqual(stats["items_written"], len(edges))
+        self.assertEqual(stats["directory_items"], len(HOT))
+        self.assertEqual(stats["rows_read"], stats["items_written"] + stats["duplicates"] +
+                         stats["rejected"])
         self.check_table(table, edges)
         # verify recomputes the same shards and finds every edge where load put it
         ver = self.run_edgeload("verify", *self.endpoint_args(), "--table", table, *self.KEYS,

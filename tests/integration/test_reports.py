@@ -15,13 +15,15 @@ from edgeload_test import ENDPOINT, REGION, EdgeloadTestCase, main
 
 PROGRESS = re.compile(
     r"^edgeload: progress elapsed=(?P<elapsed>[0-9.]+) rows=\d+ items=\d+ items_per_s=\d+ "
-    r"wcu=\d+ wcu_per_s=\d+ throttled=\d+ retries=\d+ rejected=\d+( done=[0-9.]+% eta=\S+)?$")
+    r"wcu=\d+ wcu_per_s=\d+ throttled=\d+ retries=\d+ rejected=\d+ duplicates=\d+ "
+    r"read_ahead=\d+( done=[0-9.]+% eta=\S+)?$")
 
 
 INCR_PROGRESS = re.compile(
     r"^edgeload: progress elapsed=(?P<elapsed>[0-9.]+) rows=(?P<rows>\d+) items=(?P<items>\d+) "
     r"items_per_s=\d+ wcu=\d+ wcu_per_s=\d+ throttled=\d+ retries=\d+ rejected=\d+ "
-    r"transactions=(?P<txns>\d+) duplicates=(?P<dups>\d+)( done=[0-9.]+% eta=\S+)?$")
+    r"transactions=(?P<txns>\d+) duplicates=(?P<dups>\d+) read_ahead=\d+"
+    r"( done=[0-9.]+% eta=\S+)?$")
 
 
 class ReportsTest(EdgeloadTestCase):

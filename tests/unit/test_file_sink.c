@@ -246,14 +246,28 @@ static const char *str(yajl_val obj, const char *name)
  * Returns the number of parts; max_items/max_bytes (0 = unchecked) bound
  * every part.
  */
+static size_t check_output_kept(const char *outrel, size_t nitems, uint64_t max_items,
+                                uint64_t max_bytes, const bool *kept);
+
 static size_t check_output(const char *outrel, size_t nitems, uint64_t max_items,
                            uint64_t max_bytes)
 {
+    return check_output_kept(outrel, nitems, max_items, max_bytes, NULL);
+}
+
+/* The same for items [0, nitems) of which only those with kept[i] remain
+ * (kept NULL: all); the parts' names then need not run 0, 1, 2, ... */
+static size_t check_output_kept(const char *outrel, size_t nitems, uint64_t max_items,
+                                uint64_t max_bytes, const bool *kept)
+{
+    size_t nkept = 0;
+    for (size_t i = 0; i < nitems; i++)
+        nkept += !kept || kept[i];
     yajl_val m = load_manifest(outrel);
     assert_string_equal(str(m, "format"), "DYNAMODB_JSON");
     assert_string_equal(str(m, "compression"), "ZSTD");
     assert_string_equal(str(m, "table"), "Graph");
-    assert_int_equal(num(m, "item_count"), (long long)nitems);
+    assert_int_equal(num(m, "item_count"), (long long)nkept);
     assert_non_null(strstr(str(m, "created_by"), "edgeload "));
     yajl_val parts = field(m, "parts");
     assert_true(YAJL_IS_ARRAY(parts));
@@ -264,6 +278,8 @@ static size_t check_output(const char *outrel, size_t nitems, uint64_t max_items
         yajl_val p = YAJL_GET_ARRAY(parts)->values[k];
         char want_path[64], rel[400], full[512];
         snprintf(want_path, sizeof want_path, "data/part-%05zu.json.zst", k);
+        if (kept)
+            snprintf(want_path, sizeof want_path, "%s", str(p, "path"));
         assert_string_equal(str(p, "path"), want_path);
         snprintf(rel, sizeof rel, "%s/%s", outrel, want_path);
         path_in(full, sizeof full, rel);
@@ -286,6 +302,8 @@ static size_t check_output(const char *outrel, size_t nitems, uint64_t max_items
         for (long long i = 0; i < items; i++) {
             char *nl = strchr(line, '\n');
             assert_non_null(nl);
+            while (kept && !kept[next])
+                next++;
             item_json(next++, j, sizeof j);
             snprintf(expect, sizeof expect, "{\"Item\":%s}", j);
             assert_int_equal((size_t)(nl - line), strlen(expect));
@@ -296,6 +314,8 @@ static size_t check_output(const char *outrel, size_t nitems, uint64_t max_items
         free(u);
         free(z);
     }
+    while (kept && next < nitems && !kept[next])
+        next++;
     assert_int_equal(next, nitems);
     /* only the parts: no temporary files, nothing unlisted */
     char data[300];
@@ -513,10 +533,128 @@ static void refuses_a_file_as_directory(void **state)
     assert_non_null(strstr(d.msg, "plain"));
 }
 
+/* The drop iterator over a list of item numbers. */
+typedef struct drop_list {
+    const uint64_t *v;
+    size_t n, i;
+} drop_list;
+
+static el_err next_drop(void *user, uint64_t *item, bool *got, el_diag *diag)
+{
+    (void)diag;
+    drop_list *l = user;
+    *got = l->i < l->n;
+    if (*got)
+        *item = l->v[l->i++];
+    return EL_OK;
+}
+
+static void part_sha(const char *rel, char hex[65])
+{
+    char full[512];
+    path_in(full, sizeof full, rel);
+    size_t len;
+    unsigned char *z = slurp(full, &len);
+    sha256_hex(z, len, hex);
+    free(z);
+}
+
+static void drop_rewrites_only_the_parts_concerned(void **state)
+{
+    (void)state;
+    el_file_sink *s = open_sink("out", 7, 0);
+    put_items(s, 0, 50);
+    el_diag d;
+    el_diag_clear(&d);
+    /* parts of 7: part 0 loses 1 and 3, part 1 (7..13) loses all, part 2
+     * loses 20 (its last), part 7 (49) loses its only item; parts 3-6 are
+     * not touched */
+    uint64_t v[] = { 1, 3, 7, 8, 9, 10, 11, 12, 13, 20, 49 };
+    drop_list l = { v, sizeof v / sizeof *v, 0 };
+    /* the closed parts before: part 4 must come out byte for byte the same */
+    char before[65], after[65];
+    uint64_t dropped = 0;
+    assert_int_equal(el_file_sink_drop(s, next_drop, &l, &dropped, &d), EL_OK);
+    assert_int_equal(dropped, l.n);
+    assert_int_equal(el_file_sink_items(s), 50 - l.n);
+    assert_int_equal(el_file_sink_put(s, "{}", 2, &d), EL_EINTERNAL);
+    assert_int_equal(el_file_sink_finish(s, &d), EL_OK);
+    assert_int_equal(el_file_sink_parts(s), 6);
+    el_file_sink_free(s);
+    bool kept[50];
+    for (size_t i = 0; i < 50; i++)
+        kept[i] = true;
+    for (size_t i = 0; i < l.n; i++)
+        kept[v[i]] = false;
+    assert_int_equal(check_output_kept("out", 50, 7, 0, kept), 6);
+    assert_false(exists("out/data/part-00001.json.zst"));
+    assert_false(exists("out/data/part-00007.json.zst"));
+    /* an untouched part is what a run without drops writes */
+    el_file_sink *t = open_sink("ref", 7, 0);
+    put_items(t, 0, 50);
+    assert_int_equal(el_file_sink_finish(t, &d), EL_OK);
+    el_file_sink_free(t);
+    part_sha("ref/data/part-00004.json.zst", before);
+    part_sha("out/data/part-00004.json.zst", after);
+    assert_string_equal(before, after);
+    part_sha("ref/data/part-00000.json.zst", before);
+    part_sha("out/data/part-00000.json.zst", after);
+    assert_string_not_equal(before, after);
+}
+
+static void drop_nothing_changes_nothing(void **state)
+{
+    (void)state;
+    el_file_sink *s = open_sink("out", 10, 0);
+    put_items(s, 0, 25);
+    el_diag d;
+    drop_list l = { NULL, 0, 0 };
+    uint64_t dropped = 1;
+    assert_int_equal(el_file_sink_drop(s, next_drop, &l, &dropped, &d), EL_OK);
+    assert_int_equal(dropped, 0);
+    assert_int_equal(el_file_sink_finish(s, &d), EL_OK);
+    el_file_sink_free(s);
+    assert_int_equal(check_output("out", 25, 10, 0), 3);
+}
+
+static void drop_everything_and_bad_lists(void **state)
+{
+    (void)state;
+    el_file_sink *s = open_sink("out", 4, 0);
+    put_items(s, 0, 9);
+    el_diag d;
+    uint64_t all[9] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 }, dropped;
+    drop_list l = { all, 9, 0 };
+    assert_int_equal(el_file_sink_drop(s, next_drop, &l, &dropped, &d), EL_OK);
+    assert_int_equal(el_file_sink_finish(s, &d), EL_OK);
+    assert_int_equal(el_file_sink_parts(s), 0);
+    el_file_sink_free(s);
+    assert_int_equal(check_output("out", 0, 0, 0), 0);
+    /* out of order, and past the end: refused, and nothing is finished */
+    uint64_t bad[] = { 5, 2 };
+    s = open_sink("bad1", 4, 0);
+    put_items(s, 0, 9);
+    l = (drop_list){ bad, 2, 0 };
+    assert_int_equal(el_file_sink_drop(s, next_drop, &l, &dropped, &d), EL_EINTERNAL);
+    assert_int_equal(el_file_sink_finish(s, &d), EL_EINTERNAL);
+    el_file_sink_free(s);
+    assert_false(exists("bad1/manifest.json"));
+    uint64_t past[] = { 9 };
+    s = open_sink("bad2", 4, 0);
+    put_items(s, 0, 9);
+    l = (drop_list){ past, 1, 0 };
+    assert_int_equal(el_file_sink_drop(s, next_drop, &l, &dropped, &d), EL_EINTERNAL);
+    assert_non_null(strstr(d.msg, "never put"));
+    el_file_sink_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(parts_by_items, setup, teardown),
+        cmocka_unit_test_setup_teardown(drop_rewrites_only_the_parts_concerned, setup, teardown),
+        cmocka_unit_test_setup_teardown(drop_nothing_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(drop_everything_and_bad_lists, setup, teardown),
         cmocka_unit_test_setup_teardown(exact_multiple_makes_no_empty_part, setup, teardown),
         cmocka_unit_test_setup_teardown(parts_by_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(item_larger_than_byte_limit_gets_its_own_part, setup,

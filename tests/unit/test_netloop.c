@@ -21,7 +21,7 @@
 #include <time.h>       /* clock_gettime, nanosleep */
 #include <unistd.h>     /* close */
 
-#include "pipeline/netloop.h"
+#include "dynamo/netloop.h"
 
 static double now_ms(void)
 {

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "pipeline/ratectl.h"
+#include "dynamo/ratectl.h"
 
 static void test_window_starts_at_max_and_halves_on_throttle(void **state)
 {

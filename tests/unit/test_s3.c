@@ -243,7 +243,8 @@ static void ms_abort(void *obj)
     free(o);
 }
 
-static const el_object_store_ops MS_OPS = { ms_check, ms_open, ms_write, ms_commit, ms_abort };
+static const el_object_store_ops MS_OPS = { ms_check, ms_open, ms_write, ms_commit, ms_abort,
+                                            NULL, NULL };
 
 static void test_file_sink_object_store(void **state)
 {

@@ -8,7 +8,23 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <string.h>  /* strlen, strstr */
+#include <stdlib.h>  /* malloc, free */
+#include <stdio.h>   /* snprintf */
+#include <string.h>  /* strlen, strstr, memcpy */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h> /* __sanitizer_get_current_allocated_bytes */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/allocator_interface.h>
+#define EL_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define EL_TEST_ASAN 1
+#endif
+#ifndef EL_TEST_ASAN
+#include <malloc.h>  /* mallinfo2: bytes in use, glibc */
+#endif
 
 #include "pipeline/template.h"
 
@@ -220,6 +236,113 @@ static void test_render_appends_and_respects_cap(void **state)
     el_template_free(t);
 }
 
+/* Bytes the allocator has handed out and not had back. */
+static size_t heap_in_use(void)
+{
+#ifdef EL_TEST_ASAN
+    return __sanitizer_get_current_allocated_bytes();
+#else
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd; /* small blocks + mmapped ones */
+#endif
+}
+
+/* n bytes of `unit` repeated (a whole number of units), NUL-terminated. */
+static char *repeat(const char *unit, size_t n)
+{
+    size_t ul = strlen(unit), count = n / ul;
+    char *s = malloc(count * ul + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < count; i++)
+        memcpy(s + i * ul, unit, ul);
+    s[count * ul] = '\0';
+    return s;
+}
+
+/* A hostile template's plan costs memory in proportion to its text: 1 MB
+ * of any shape stays under 10 MB parsed and bound (an earlier version took
+ * 50-70 MB; docs/LIMITS.md). */
+static void test_memory_in_proportion_to_text(void **state)
+{
+    (void)state;
+    const char *shapes[] = { "{follower_id}", "{a}", "x{a}", "{{{a}", "{{}}{a}", "{{" };
+    char *names[] = { "a", "follower_id" };
+    el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT };
+    el_schema s = { 2, names, types, NULL };
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        char *text = repeat(shapes[k], 1024 * 1024);
+        size_t before = heap_in_use();
+        el_template *t = NULL;
+        el_diag d;
+        el_diag_clear(&d);
+        el_err err = el_template_parse(text, &t, &d);
+        size_t cost = heap_in_use() - before;
+        if (err == EL_OK) {
+            assert_int_equal(el_template_bind(t, &s, &d), EL_OK);
+            cost = heap_in_use() - before;
+            /* every placeholder is there, in order */
+            assert_string_equal(el_template_ref_name(t, el_template_nrefs(t) - 1),
+                                strcmp(shapes[k], "{follower_id}") ? "a" : "follower_id");
+        } else {
+            /* 1 MB of braces is more literal text than a template may hold */
+            assert_int_equal(err, EL_EUSAGE);
+            assert_non_null(strstr(d.msg, "literal text"));
+        }
+        print_message("  %-14s 1 MB: %s, %zu placeholders, %zu bytes\n", shapes[k],
+                      err ? "refused" : "parsed", t ? el_template_nrefs(t) : 0, cost);
+        assert_true(cost < 10u * 1024 * 1024);
+        el_template_free(t);
+        free(text);
+    }
+}
+
+static void test_limits(void **state)
+{
+    (void)state;
+    /* literal text up to the limit, braces counted unescaped */
+    char *ok = repeat("{{", 2 * EL_TEMPLATE_MAX_LITERAL);
+    el_template *t = parse_ok(ok);
+    assert_true(el_template_is_literal(t));
+    el_template_free(t);
+    free(ok);
+    char *over = repeat("x", EL_TEMPLATE_MAX_LITERAL + 1);
+    el_diag d;
+    el_diag_clear(&d);
+    assert_int_equal(el_template_parse(over, &t, &d), EL_EUSAGE);
+    assert_null(t);
+    assert_non_null(strstr(d.msg, "65537 bytes of literal text"));
+    free(over);
+}
+
+/* Binding many placeholders against a wide schema is linear: 300,000
+ * placeholders against 10,000 columns (a quadratic bind took minutes). */
+static void test_bind_wide_schema(void **state)
+{
+    (void)state;
+    enum { NCOLS = 10000 };
+    char **names = malloc(NCOLS * sizeof *names);
+    el_coltype *types = calloc(NCOLS, sizeof *types);
+    char *store = malloc(NCOLS * 8);
+    assert_non_null(names);
+    assert_non_null(types);
+    assert_non_null(store);
+    for (int i = 0; i < NCOLS; i++) {
+        names[i] = store + i * 8;
+        snprintf(names[i], 8, "c%d", i);
+    }
+    el_schema s = { NCOLS, names, types, NULL };
+    char *text = repeat("{c9999}", 300000 * 7);
+    el_template *t = parse_ok(text);
+    assert_int_equal(el_template_bind(t, &s, NULL), EL_OK);
+    assert_int_equal(el_template_nrefs(t), 300000);
+    assert_int_equal(el_template_ref_index(t, 299999), 9999);
+    el_template_free(t);
+    free(text);
+    free(store);
+    free(types);
+    free(names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +354,9 @@ int main(void)
         cmocka_unit_test(test_list_columns_truncates),
         cmocka_unit_test(test_render_null_and_empty),
         cmocka_unit_test(test_render_appends_and_respects_cap),
+        cmocka_unit_test(test_memory_in_proportion_to_text),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_bind_wide_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
  * curl_multi_assign marks the sockets that are in the set, so a new socket
  * is ADDed and a known one MODified without a lookup of our own.
  */
-#include "pipeline/netloop.h"
+#include "dynamo/netloop.h"
 
 #include <errno.h>       /* EINTR, ENOENT, EEXIST */
 #include <stdint.h>      /* uint64_t: the eventfd counter */

@@ -4,7 +4,7 @@
  * DESIGN: kept free of clocks and I/O so tests can replay a throttle
  * pattern and check the exact window after each step.
  */
-#include "pipeline/ratectl.h"
+#include "dynamo/ratectl.h"
 
 #define CUT_FACTOR 0.7
 #define CUT_SPACING_MS 100.0
@@ -81,4 +81,13 @@ void el_rate_settle(el_rate *r, double estimated, double consumed)
 {
     if (r->wcu_per_s > 0 && consumed > 0)
         r->tokens -= consumed - estimated;
+}
+
+void el_rate_refund(el_rate *r, double units)
+{
+    if (r->wcu_per_s <= 0 || units <= 0)
+        return;
+    r->tokens += units;
+    if (r->tokens > r->capacity)
+        r->tokens = r->capacity;
 }

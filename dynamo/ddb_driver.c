@@ -1,0 +1,551 @@
+/*
+ * ddb_driver.c - the request driver: window, budget, retries, answers.
+ *
+ * DESIGN: every bulk path of edgeload had grown its own copy of this loop
+ * (load on epoll, verify, counters and incremental on curl_multi_perform),
+ * each with its own retry classification, backoff, give-up rule and
+ * ConsumedCapacity parsing; a fix to one was a fix to one. Here the policy
+ * is written once, against a transport interface, so that the same code
+ * runs over libcurl (ddb_transport_curl.c) and over a scripted transport in
+ * the unit tests, where time is the test's and every decision can be
+ * checked exactly.
+ *
+ * Requests wait in two places before they go: a FIFO of fresh ones, and a
+ * min-heap of resends by their due time (under throttling thousands wait;
+ * a list walked per wake-up was up to 30 % of a throttled load's samples).
+ * A due resend goes before a fresh request. Either waits for a free slot of
+ * the window and for the budget to pay its estimate: a request is never
+ * sent on credit the bucket does not have, and a request costing more than
+ * the whole bucket goes when the bucket is full (ratectl.h), so the
+ * consumed rate holds whatever the request sizes.
+ */
+#include "dynamo/ddb_driver.h"
+
+#include <pthread.h>  /* the wake-up guard */
+#include <stdlib.h>   /* calloc, free */
+#include <string.h>   /* memcpy, strlen */
+
+#include "common/backoff.h"
+#include "common/vec.h"        /* el_grow */
+#include "dynamo/ddb_errors.h" /* el_ddb_fail: one line for refused credentials */
+#include "dynamo/ddb_internal.h"
+#include "dynamo/ratectl.h"
+
+#define MAX_OP_NAME 128
+/* Backoff exponents stop growing here (the delay is capped long before). */
+#define MAX_BACKOFF_ATTEMPT 30
+#define DEFAULT_CONCURRENCY 16
+#define DEFAULT_MAX_RETRY_S 900.0
+
+typedef enum op_state { OP_QUEUED, OP_WAITING, OP_INFLIGHT, OP_IDLE } op_state;
+
+struct el_ddb_op {
+    char name[MAX_OP_NAME];
+    el_buf body;               /* until a transport takes it (el_ddb_op_take_body) */
+    const char *body_ptr;      /* the body as sent, wherever it lives */
+    size_t body_len;
+    double units;              /* the budget's estimate */
+    unsigned attempts;         /* sends so far */
+    double not_before;         /* while waiting: due time (ms) */
+    op_state state;
+    el_ddb_done_fn done;
+    void *ctx;
+    void *transport;           /* the transport's handle */
+    el_ddb_op *next;           /* in the FIFO */
+    el_ddb_op *live_prev, *live_next; /* every request not done */
+    size_t user_size;
+    max_align_t user[];        /* the caller's state */
+};
+
+struct el_ddb_driver {
+    el_ddb_transport t;
+    const el_aws_config *cfg;  /* for the one-line explanations; may be NULL */
+    el_rate rate;
+    double max_retry_ms;
+    uint64_t rng;
+    double failing_since;      /* start of failures without a success, 0 = none */
+    el_ddb_op *fifo_head, *fifo_tail;
+    size_t nfifo;
+    el_ddb_op **heap;          /* resends by not_before */
+    size_t nheap, heap_cap;
+    el_ddb_op *live;           /* every request not done */
+    size_t nlive, inflight;
+    el_ddb_driver_stats st;
+    bool held;                 /* el_ddb_driver_hold: send nothing */
+    el_err err;                /* the error that stops the run, EL_OK while going */
+    el_diag diag;
+};
+
+/* ---- requests ---- */
+
+void *el_ddb_op_user(el_ddb_op *op)
+{
+    return op->user_size ? (void *)op->user : NULL;
+}
+
+const char *el_ddb_op_name(const el_ddb_op *op)
+{
+    return op->name;
+}
+
+const char *el_ddb_op_body(const el_ddb_op *op, size_t *len)
+{
+    *len = op->body_len;
+    return op->body_ptr ? op->body_ptr : "";
+}
+
+double el_ddb_op_units(const el_ddb_op *op)
+{
+    return op->units;
+}
+
+void *el_ddb_op_transport(const el_ddb_op *op)
+{
+    return op->transport;
+}
+
+void el_ddb_op_set_transport(el_ddb_op *op, void *handle)
+{
+    op->transport = handle;
+}
+
+el_buf *el_ddb_op_take_body(el_ddb_op *op)
+{
+    return &op->body;
+}
+
+void el_ddb_op_set_body_view(el_ddb_op *op, const char *body, size_t len)
+{
+    op->body_ptr = body;
+    op->body_len = len;
+}
+
+static void op_free(el_ddb_driver *d, el_ddb_op *op)
+{
+    if (op->live_prev)
+        op->live_prev->live_next = op->live_next;
+    else
+        d->live = op->live_next;
+    if (op->live_next)
+        op->live_next->live_prev = op->live_prev;
+    d->nlive--;
+    if (d->t.cancel)
+        d->t.cancel(d->t.self, op);
+    el_buf_free(&op->body);
+    free(op);
+}
+
+/* ---- the resend heap ---- */
+
+static void heap_push(el_ddb_driver *d, el_ddb_op *op)
+{
+    size_t i = d->nheap++;
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (d->heap[up]->not_before <= op->not_before)
+            break;
+        d->heap[i] = d->heap[up];
+        i = up;
+    }
+    d->heap[i] = op;
+}
+
+static el_ddb_op *heap_pop(el_ddb_driver *d)
+{
+    el_ddb_op *top = d->heap[0];
+    el_ddb_op *last = d->heap[--d->nheap];
+    size_t i = 0, len = d->nheap;
+    if (len == 0)
+        return top;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= len)
+            break;
+        if (c + 1 < len && d->heap[c + 1]->not_before < d->heap[c]->not_before)
+            c++;
+        if (last->not_before <= d->heap[c]->not_before)
+            break;
+        d->heap[i] = d->heap[c];
+        i = c;
+    }
+    d->heap[i] = last;
+    return top;
+}
+
+/* ---- the driver ---- */
+
+double el_ddb_driver_now(const el_ddb_driver *d)
+{
+    return d->t.now(d->t.self);
+}
+
+el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opts *o,
+                              const el_aws_config *cfg, el_ddb_driver **out, el_diag *diag)
+{
+    *out = NULL;
+    el_ddb_driver *d = calloc(1, sizeof *d);
+    if (!d) {
+        if (t->free)
+            t->free(t->self);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    d->t = *t;
+    d->cfg = cfg;
+    int window = o && o->concurrency > 0 ? o->concurrency : DEFAULT_CONCURRENCY;
+    double now = el_ddb_driver_now(d);
+    el_rate_init(&d->rate, window, o ? o->units_per_s : 0, now);
+    d->max_retry_ms = (o && o->max_retry_time_s > 0 ? o->max_retry_time_s : DEFAULT_MAX_RETRY_S) *
+                      1000.0;
+    d->rng = (uint64_t)now ^ (uint64_t)(uintptr_t)d ^ 0x5eedULL;
+    *out = d;
+    return EL_OK;
+}
+
+void el_ddb_driver_free(el_ddb_driver *d)
+{
+    if (!d)
+        return;
+    while (d->live)
+        op_free(d, d->live);
+    free(d->heap);
+    if (d->t.free)
+        d->t.free(d->t.self);
+    free(d);
+}
+
+el_err el_ddb_driver_submit(el_ddb_driver *d, const char *name, el_buf *body, double units,
+                            el_ddb_done_fn done, void *ctx, size_t user_size, void **user)
+{
+    if (user)
+        *user = NULL;
+    size_t n = strlen(name);
+    if (n >= MAX_OP_NAME) {
+        el_buf_free(body);
+        return EL_EUSAGE;
+    }
+    /* the heap has room for every live request, so a resend never fails */
+    el_ddb_op **h = el_grow(d->heap, &d->heap_cap, d->nlive + 1, sizeof *h, 64);
+    el_ddb_op *op = h ? calloc(1, sizeof *op + user_size) : NULL;
+    if (h)
+        d->heap = h;
+    if (!op) {
+        el_buf_free(body);
+        return EL_ENOMEM;
+    }
+    memcpy(op->name, name, n + 1);
+    op->body = *body;
+    el_buf_init(body, body->max);
+    op->body_ptr = op->body.data;
+    op->body_len = op->body.len;
+    op->units = units > 0 ? units : 0;
+    op->done = done;
+    op->ctx = ctx;
+    op->user_size = user_size;
+    op->state = OP_QUEUED;
+    op->live_next = d->live;
+    if (d->live)
+        d->live->live_prev = op;
+    d->live = op;
+    d->nlive++;
+    if (d->fifo_tail)
+        d->fifo_tail->next = op;
+    else
+        d->fifo_head = op;
+    d->fifo_tail = op;
+    d->nfifo++;
+    if (user)
+        *user = el_ddb_op_user(op);
+    return EL_OK;
+}
+
+bool el_ddb_driver_wants(const el_ddb_driver *d)
+{
+    return !d->held && d->nfifo == 0 && (int)d->inflight < el_rate_window(&d->rate);
+}
+
+size_t el_ddb_driver_pending(const el_ddb_driver *d)
+{
+    return d->nlive;
+}
+
+size_t el_ddb_driver_inflight(const el_ddb_driver *d)
+{
+    return d->inflight;
+}
+
+int el_ddb_driver_window(const el_ddb_driver *d)
+{
+    return el_rate_window(&d->rate);
+}
+
+const el_ddb_driver_stats *el_ddb_driver_stats_get(const el_ddb_driver *d)
+{
+    return &d->st;
+}
+
+void el_ddb_driver_wakeup(el_ddb_driver *d)
+{
+    if (d->t.wakeup)
+        d->t.wakeup(d->t.self);
+}
+
+void el_ddb_driver_note_throttle(el_ddb_driver *d)
+{
+    el_rate_on_throttle(&d->rate, el_ddb_driver_now(d));
+}
+
+void el_ddb_driver_hold(el_ddb_driver *d, bool hold)
+{
+    d->held = hold;
+}
+
+double el_ddb_driver_max_units(const el_ddb_driver *d)
+{
+    return d->rate.wcu_per_s > 0 ? d->rate.capacity : 0;
+}
+
+void el_ddb_driver_fail(el_ddb_driver *d, el_err err, const el_diag *why)
+{
+    if (d->err)
+        return;
+    d->err = err ? err : EL_EINTERNAL;
+    if (why)
+        d->diag = *why;
+    else
+        el_diag_set(&d->diag, d->err, "%s", el_strerror(d->err));
+}
+
+double el_ddb_driver_backoff_ms(el_ddb_driver *d, unsigned attempts)
+{
+    unsigned a = attempts < MAX_BACKOFF_ATTEMPT ? attempts : MAX_BACKOFF_ATTEMPT;
+    return el_backoff_ms(a, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS, el_rand_unit(&d->rng));
+}
+
+/* Puts op in the resend heap, due after a backoff. */
+static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now)
+{
+    op->state = OP_WAITING;
+    op->not_before = now + el_ddb_driver_backoff_ms(d, op->attempts);
+    heap_push(d, op);
+}
+
+/* ---- sending ---- */
+
+/* The next request to go, if one waits and may go at `now`; *budget_due
+ * gets the time the budget would pay for it when that is what holds it. */
+static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
+{
+    el_ddb_op *op = NULL;
+    bool resend = d->nheap > 0 && d->heap[0]->not_before <= now;
+    if (resend)
+        op = d->heap[0];
+    else if (d->fifo_head)
+        op = d->fifo_head;
+    if (!op)
+        return NULL;
+    if (d->rate.wcu_per_s > 0) {
+        double w = el_rate_wait_ms(&d->rate, op->units, now);
+        if (w > 0) {
+            *budget_due = now + w;
+            return NULL;
+        }
+        (void)el_rate_take(&d->rate, op->units, now);
+    }
+    if (resend) {
+        heap_pop(d);
+    } else {
+        d->fifo_head = op->next;
+        if (!d->fifo_head)
+            d->fifo_tail = NULL;
+        op->next = NULL;
+        d->nfifo--;
+    }
+    return op;
+}
+
+static el_err send_ready(el_ddb_driver *d, double now, double *budget_due)
+{
+    *budget_due = -1;
+    while (!d->held && (int)d->inflight < el_rate_window(&d->rate)) {
+        el_ddb_op *op = next_to_send(d, now, budget_due);
+        if (!op)
+            break;
+        if (op->attempts > 0)
+            d->st.resends++;
+        op->attempts++;
+        op->state = OP_INFLIGHT;
+        d->inflight++;
+        d->st.requests++;
+        el_err err = d->t.send(d->t.self, op);
+        if (err) {
+            d->inflight--;
+            op->state = OP_IDLE;
+            op_free(d, op);
+            el_diag_set(&d->diag, err, "cannot send a %s request: %s", op->name,
+                        el_strerror(err));
+            return d->err = err;
+        }
+    }
+    return EL_OK;
+}
+
+el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag)
+{
+    if (d->err) {
+        *diag = d->diag;
+        return d->err;
+    }
+    double now = el_ddb_driver_now(d);
+    double budget_due;
+    el_err err = send_ready(d, now, &budget_due);
+    if (!err) {
+        /* Sleep until an answer, the caller's wish, or what we wait for
+         * ourselves. A due resend counts only when a slot is free: with the
+         * window full only an answer frees one, and its socket wakes us. */
+        double due = wake_at;
+        bool room = !d->held && (int)d->inflight < el_rate_window(&d->rate);
+        if (room && d->nheap > 0 && (due < 0 || d->heap[0]->not_before < due))
+            due = d->heap[0]->not_before;
+        if (budget_due >= 0 && (due < 0 || budget_due < due))
+            due = budget_due;
+        double timeout = due < 0 ? 1000 : due - now;
+        if (timeout > 1000)
+            timeout = 1000;
+        if (timeout < 0)
+            timeout = 0;
+        /* +1: wake just after the due time, not just before it */
+        err = d->t.wait(d->t.self, d, timeout > 0 ? (int)timeout + 1 : 0);
+        if (err)
+            el_diag_set(&d->diag, err, "waiting for the network failed");
+    }
+    if (err && !d->err)
+        d->err = err;
+    if (d->err)
+        *diag = d->diag;
+    return d->err;
+}
+
+/* ---- one request, waited for ---- */
+
+typedef struct call_state {
+    bool answered;
+    el_err err;
+    el_diag diag;
+    el_buf *response;
+} call_state;
+
+static el_ddb_verdict on_call(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a, void *ctx)
+{
+    (void)d;
+    (void)op;
+    call_state *c = ctx;
+    c->answered = true;
+    if (a->res.outcome == EL_DDB_REJECTED) {
+        c->err = el_diag_set(&c->diag, EL_ESERVICE, "%s refused: %s: %s", el_ddb_op_name(op),
+                             a->res.error_type, a->res.message);
+    } else if (c->response && a->len && el_buf_append(c->response, a->body, a->len)) {
+        c->err = el_diag_set(&c->diag, EL_ENOMEM, "%s answer too large", el_ddb_op_name(op));
+    }
+    return EL_DDB_DONE;
+}
+
+el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double units,
+                          el_buf *response, el_diag *diag)
+{
+    call_state c = { .response = response };
+    el_diag_clear(&c.diag);
+    el_err err = el_ddb_driver_submit(d, op, body, units, on_call, &c, 0, NULL);
+    if (err)
+        return el_diag_set(diag, err, "%s request: %s", op, el_strerror(err));
+    while (!c.answered) {
+        err = el_ddb_driver_step(d, -1, diag);
+        if (err)
+            return err; /* the request is dropped with the driver */
+    }
+    if (c.err)
+        *diag = c.diag;
+    return c.err;
+}
+
+/* ---- answers ---- */
+
+static void give_up(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result *res)
+{
+    el_diag why;
+    el_diag_set(&why, EL_ENET, "giving up after %.0f s of continuous failures; last: %s%s%s",
+                d->max_retry_ms / 1000.0, res->error_type, res->error_type[0] ? ": " : "",
+                res->message);
+    el_ddb_driver_fail(d, EL_ENET, &why);
+    (void)op;
+}
+
+void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result *res,
+                            const char *body, size_t len)
+{
+    double now = el_ddb_driver_now(d);
+    d->inflight--;
+    op->state = OP_IDLE;
+    if (d->err) {
+        op_free(d, op); /* stopping: answers after the error change nothing */
+        return;
+    }
+    double consumed = 0;
+    if (body && len && res->outcome == EL_DDB_SUCCESS)
+        consumed = el_ddb_consumed_units(body, len);
+    d->st.consumed += consumed;
+    el_rate_settle(&d->rate, op->units, consumed);
+    switch (res->outcome) {
+    case EL_DDB_THROTTLED:
+        d->st.throttled++;
+        el_rate_on_throttle(&d->rate, now);
+        el_rate_refund(&d->rate, op->units); /* it consumed nothing; the resend pays */
+        resend_later(d, op, now);
+        return;
+    case EL_DDB_TRANSIENT:
+        d->st.failures++;
+        if (d->failing_since == 0)
+            d->failing_since = now;
+        if (now - d->failing_since > d->max_retry_ms) {
+            give_up(d, op, res);
+            op_free(d, op);
+            return;
+        }
+        resend_later(d, op, now);
+        return;
+    case EL_DDB_FATAL: {
+        el_diag why; /* one line to act on: expired token, wrong region... */
+        el_diag_clear(&why);
+        (void)el_ddb_fail(&why, res, d->cfg, op->name);
+        el_ddb_driver_fail(d, EL_ESERVICE, &why);
+        op_free(d, op);
+        return;
+    }
+    case EL_DDB_SUCCESS:
+        d->failing_since = 0;
+        el_rate_on_success(&d->rate);
+        break;
+    case EL_DDB_REJECTED:
+        d->failing_since = 0;
+        break;
+    }
+    el_ddb_answer a = { .res = *res, .body = body ? body : "", .len = body ? len : 0,
+                        .consumed = consumed, .attempts = op->attempts };
+    el_ddb_verdict v = op->done ? op->done(d, op, &a, op->ctx) : EL_DDB_DONE;
+    switch (v) {
+    case EL_DDB_AGAIN_THROTTLED:
+        d->st.throttled++;
+        el_ddb_driver_note_throttle(d);
+        /* fall through */
+    case EL_DDB_AGAIN:
+        resend_later(d, op, now);
+        return;
+    case EL_DDB_STOP:
+        if (!d->err)
+            el_ddb_driver_fail(d, EL_EINTERNAL, NULL);
+        op_free(d, op);
+        return;
+    case EL_DDB_DONE:
+        op_free(d, op);
+        return;
+    }
+}

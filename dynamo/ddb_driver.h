@@ -1,0 +1,222 @@
+/*
+ * ddb_driver.h - the one request driver: every DynamoDB request edgeload
+ * sends in bulk (BatchWriteItem, BatchGetItem, Query, UpdateItem,
+ * TransactWriteItems) goes through it.
+ *
+ * The caller submits a request (operation, body, estimated capacity units,
+ * a completion callback) and turns the driver's crank with
+ * el_ddb_driver_step. The driver owns everything between the two:
+ *  - the window: at most so many requests in flight, an AIMD window that a
+ *    throttle cuts and successes grow back (ratectl.h);
+ *  - the capacity budget (--max-wcu / --max-rcu): a request goes only when
+ *    the token bucket pays its estimate, and what DynamoDB reports as
+ *    consumed settles the difference;
+ *  - the retry policy: throttling is retried for ever, with backoff; 5xx,
+ *    resets, timeouts and cut-short answers are retried with backoff until
+ *    max_retry_time_s of failure without a single success, then the driver
+ *    gives up (EL_ENET); refusals (ValidationException and other 4xx) go to
+ *    the callback; credentials and a missing table stop the run (the
+ *    message of dynamo/ddb_errors.h);
+ *  - backoff: capped exponential with full jitter (common/backoff.h);
+ *  - the answer: ConsumedCapacity parsed once, here.
+ * The callback sees only answers that are the caller's to judge: success
+ * and refusal. It may submit new requests (a refused batch split in two)
+ * and says what becomes of its own (done, or again after a backoff).
+ *
+ * Threads: one thread drives (submit, step, the callbacks); only
+ * el_ddb_driver_wakeup may be called from another.
+ *
+ * Ownership: the driver owns every submitted request, the body it was
+ * given and the caller's per-request state (user_size bytes it allocates
+ * with the request), until the request is done. el_ddb_driver_free drops
+ * whatever is not done, without callbacks: nothing is claimed finished
+ * that was not answered.
+ */
+#ifndef EL_DDB_DRIVER_H
+#define EL_DDB_DRIVER_H
+
+#include <stdbool.h>  /* bool */
+#include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t */
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "dynamo/ddb_client.h"
+
+typedef struct el_ddb_driver el_ddb_driver;
+typedef struct el_ddb_op el_ddb_op;
+
+/* How the driver paces and retries. */
+typedef struct el_ddb_driver_opts {
+    int concurrency;          /* most requests in flight; <= 0: 16 */
+    double units_per_s;       /* capacity budget; <= 0: none */
+    double max_retry_time_s;  /* failure without a success before giving up; <= 0: 900 */
+} el_ddb_driver_opts;
+
+/* What came back for a request, as its callback sees it (valid during the
+ * callback only). */
+typedef struct el_ddb_answer {
+    el_ddb_result res;        /* EL_DDB_SUCCESS or EL_DDB_REJECTED, status, error, message */
+    const char *body;         /* the response, NUL-terminated */
+    size_t len;
+    double consumed;          /* ConsumedCapacity CapacityUnits (all entries), 0 if absent */
+    unsigned attempts;        /* times this request was sent, this one included */
+} el_ddb_answer;
+
+/* What becomes of a request after its callback. */
+typedef enum el_ddb_verdict {
+    EL_DDB_DONE = 0,          /* finished: the driver frees it */
+    EL_DDB_AGAIN,             /* send the same body again after a backoff */
+    EL_DDB_AGAIN_THROTTLED,   /* the same, and it counts as a throttle (the window shrinks) */
+    EL_DDB_STOP               /* stop: el_ddb_driver_step returns the error the callback set
+                                 with el_ddb_driver_fail; the request is freed */
+} el_ddb_verdict;
+
+/* A request's callback: user is the request's state (el_ddb_op_user). */
+typedef el_ddb_verdict (*el_ddb_done_fn)(el_ddb_driver *d, el_ddb_op *op,
+                                         const el_ddb_answer *a, void *ctx);
+
+/* Figures of everything the driver sent. */
+typedef struct el_ddb_driver_stats {
+    uint64_t requests;        /* sends, resends included */
+    uint64_t resends;         /* sends after a throttle, a failure or AGAIN */
+    uint64_t throttled;       /* throttling answers (and EL_DDB_AGAIN_THROTTLED verdicts) */
+    uint64_t failures;        /* transient failures (5xx, resets, timeouts) */
+    double consumed;          /* ConsumedCapacity units of every answer */
+} el_ddb_driver_stats;
+
+/* ---- the transport: how a request reaches DynamoDB ---- */
+
+/* The real one is libcurl over epoll (el_ddb_driver_new); tests give a
+ * scripted one (el_ddb_driver_new_with). A transport calls
+ * el_ddb_driver_complete for each finished send from inside its wait. */
+typedef struct el_ddb_transport {
+    /* Starts sending op (el_ddb_op_name / el_ddb_op_body say what).
+     * An error fails the step. */
+    el_err (*send)(void *self, el_ddb_op *op);
+    /* Sleeps at most timeout_ms (0: only looks) or until a wake-up, and
+     * reports finished sends with el_ddb_driver_complete. */
+    el_err (*wait)(void *self, el_ddb_driver *d, int timeout_ms);
+    /* Forgets op, whether sent or not (the driver is dropping it). */
+    void (*cancel)(void *self, el_ddb_op *op);
+    /* Makes the current or next wait return; any thread. */
+    void (*wakeup)(void *self);
+    /* Monotonic milliseconds. */
+    double (*now)(void *self);
+    /* Frees the transport (with the driver). */
+    void (*free)(void *self);
+    void *self;
+} el_ddb_transport;
+
+/* A driver on the real transport: ddb's requests over a curl multi handle
+ * driven by epoll. Borrows ddb, which must outlive it. *out NULL on
+ * failure (EL_ENOMEM; EL_EIO when no descriptor is left for epoll). */
+el_err el_ddb_driver_new(el_ddb *ddb, const el_ddb_driver_opts *o, el_ddb_driver **out,
+                         el_diag *diag) EL_MUST_USE;
+
+/* A driver on transport t (taken: freed with the driver, also on failure). */
+el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opts *o,
+                              const el_aws_config *cfg, el_ddb_driver **out,
+                              el_diag *diag) EL_MUST_USE;
+
+/* Drops every request not done (no callbacks), frees the transport. NULL
+ * is a no-op. */
+void el_ddb_driver_free(el_ddb_driver *d);
+
+/*
+ * Queues a request of operation op ("BatchWriteItem") with body (taken: the
+ * el_buf is left empty) estimated at `units` capacity units, to go when the
+ * window and the budget allow. *user gets user_size zeroed bytes that live
+ * as long as the request (NULL when user_size is 0). done is called with
+ * ctx when it is answered. EL_ENOMEM (the body is freed) or EL_EUSAGE for
+ * an operation name of 128 bytes or more.
+ */
+el_err el_ddb_driver_submit(el_ddb_driver *d, const char *op, el_buf *body, double units,
+                            el_ddb_done_fn done, void *ctx, size_t user_size,
+                            void **user) EL_MUST_USE;
+
+/* True when a request submitted now could go at once: a slot of the window
+ * is free, nothing submitted waits for the window or the budget. Callers
+ * that form requests from a backlog (the load's batcher) ask this first. */
+bool el_ddb_driver_wants(const el_ddb_driver *d);
+
+/* Requests submitted and not done (waiting, in flight, or to be resent). */
+size_t el_ddb_driver_pending(const el_ddb_driver *d);
+
+/* Requests on the wire now. */
+size_t el_ddb_driver_inflight(const el_ddb_driver *d);
+
+/*
+ * Sends what may go, then waits until an answer comes, until wake_at (ms on
+ * the driver's clock; < 0: no wish of the caller's), until the driver's own
+ * next resend or budget is due, or until el_ddb_driver_wakeup; answers are
+ * handled (callbacks run) before it returns. EL_OK, or the error that stops
+ * the run (diag says why): EL_ENET after max_retry_time_s of failures,
+ * EL_ESERVICE for refused credentials or a missing table, a callback's
+ * EL_DDB_STOP error, EL_EIO/EL_ENOMEM from the transport.
+ */
+el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag) EL_MUST_USE;
+
+/*
+ * One request, waited for: submits it, steps until it is answered (other
+ * requests in flight go on meanwhile) and appends the answer's body to
+ * response. EL_OK for a success; a refusal is EL_ESERVICE with diag
+ * "<op> refused: <type>: <message>"; otherwise what step returned.
+ */
+el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double units,
+                          el_buf *response, el_diag *diag) EL_MUST_USE;
+
+/* Any thread: makes the current or next step return soon. */
+void el_ddb_driver_wakeup(el_ddb_driver *d);
+
+/* A throttle the caller found inside a successful answer (BatchWriteItem's
+ * UnprocessedItems): the window shrinks as for a throttling answer (the
+ * answer is not counted as throttled: the caller counts what it resends). */
+void el_ddb_driver_note_throttle(el_ddb_driver *d);
+
+/* While held, step sends nothing (no fresh request, no resend) and only
+ * collects the answers of what is in flight: for a run that is stopping
+ * and lets the wire drain. */
+void el_ddb_driver_hold(el_ddb_driver *d, bool hold);
+
+/* The most units one request should cost: the budget's bucket (half a
+ * second of it), so that requests formed from a backlog stay within one
+ * bucket; 0 without a budget. */
+double el_ddb_driver_max_units(const el_ddb_driver *d);
+
+/* For a callback returning EL_DDB_STOP: the error step returns. */
+void el_ddb_driver_fail(el_ddb_driver *d, el_err err, const el_diag *why);
+
+/* The driver's clock (monotonic ms; the transport's). */
+double el_ddb_driver_now(const el_ddb_driver *d);
+
+/* Requests allowed in flight right now (the AIMD window). */
+int el_ddb_driver_window(const el_ddb_driver *d);
+
+/* Backoff before the next send of a request sent `attempts` times (the
+ * jitter drawn from the driver's generator): for callers that hold work
+ * back themselves (items put back into the batcher). */
+double el_ddb_driver_backoff_ms(el_ddb_driver *d, unsigned attempts);
+
+const el_ddb_driver_stats *el_ddb_driver_stats_get(const el_ddb_driver *d);
+
+/* ---- one request ---- */
+
+/* The caller's state of the request (user_size bytes given at submit). */
+void *el_ddb_op_user(el_ddb_op *op);
+const char *el_ddb_op_name(const el_ddb_op *op);
+const char *el_ddb_op_body(const el_ddb_op *op, size_t *len);
+/* The estimate the budget paid for it. */
+double el_ddb_op_units(const el_ddb_op *op);
+
+/* For transports: slots they may use for their own per-request handle. */
+void *el_ddb_op_transport(const el_ddb_op *op);
+void el_ddb_op_set_transport(el_ddb_op *op, void *handle);
+
+/* For transports: send `op` finished with result res and response body
+ * (body NULL when there was none; copied if kept). Called from inside
+ * transport->wait. */
+void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result *res,
+                            const char *body, size_t len);
+
+#endif

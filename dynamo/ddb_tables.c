@@ -1,0 +1,259 @@
+/*
+ * ddb_tables.c - the control plane: DescribeTable and CreateTable, each a
+ * synchronous call retried as the AWS SDKs retry (up to AWS_MAX_ATTEMPTS),
+ * and the wait until a new table and its index are ACTIVE.
+ *
+ * DESIGN: these run once per command, before any bulk request, on the
+ * calling thread; a synchronous call (el_ddb_call) keeps them simple and
+ * their messages precise ("table 'T' does not exist in <region> at
+ * <endpoint>"), which is what a user reads first when the setup is wrong.
+ */
+#include "dynamo/ddb_internal.h"
+
+#include <stdint.h>   /* uintptr_t */
+#include <string.h>   /* strcmp */
+
+#include "common/backoff.h"    /* the one retry delay */
+#include "common/clock.h"      /* el_now_ms, el_sleep_ms */
+#include "dynamo/ddb_errors.h" /* the one-line explanations of refusals */
+
+#define CONTROL_BACKOFF_BASE_MS 200.0
+#define CONTROL_BACKOFF_CAP_MS 6400.0
+
+/* el_ddb_call with the SDKs' retry of throttling and transient failures:
+ * up to max_attempts (AWS_MAX_ATTEMPTS, default 5), the one backoff policy
+ * of edgeload (capped exponential, full jitter: common/backoff.h) with a
+ * 200 ms base, as the control plane is not worth hammering. res holds the
+ * last outcome. */
+static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_t len,
+                            el_buf *response, el_ddb_result *res, el_diag *diag)
+{
+    const el_aws_config *cfg = el_ddb_config(ddb);
+    int attempts = cfg->max_attempts > 0 ? cfg->max_attempts : 5;
+    uint64_t rng = (uint64_t)el_now_ms() ^ (uint64_t)(uintptr_t)ddb;
+    for (int attempt = 1;; attempt++) {
+        if (response)
+            el_buf_reset(response);
+        el_err err = el_ddb_call(ddb, op, body, len, response, res, diag);
+        if (err && err != EL_ENET)
+            return err;
+        bool retry = res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT;
+        if (!retry || attempt >= attempts)
+            return err;
+        el_sleep_ms(el_backoff_ms((unsigned)attempt, CONTROL_BACKOFF_BASE_MS, CONTROL_BACKOFF_CAP_MS,
+                                  el_rand_unit(&rng)));
+    }
+}
+
+static bool is_credentials_error(const el_ddb_result *res)
+{
+    return res->outcome == EL_DDB_FATAL &&
+           strcmp(res->error_type, "ResourceNotFoundException") != 0 &&
+           res->http_status >= 400 && res->http_status < 500;
+}
+
+/* Turns a failed control-plane call into an error with a message. */
+static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result *res,
+                         el_diag *diag)
+{
+    if (is_credentials_error(res))
+        return el_ddb_fail(diag, res, el_ddb_config(ddb), op); /* one line to act on (ddb_errors.h) */
+    if (res->http_status == 0)
+        return el_diag_set(diag, EL_ENET, "%s request to %s failed: %s%s", op,
+                           el_ddb_config(ddb)->endpoint, res->message, el_ddb_network_hint(res->message));
+    /* a refused request (ValidationException: a bad table name, ...) is
+     * the user's to fix, like any other usage error */
+    el_err err = res->outcome == EL_DDB_REJECTED ? EL_EUSAGE : EL_ESERVICE;
+    return el_diag_set(diag, err, "%s failed: %s%s%s%s%s%s", op,
+                       res->error_type[0] ? res->error_type : "",
+                       res->error_type[0] ? ": " : "", res->message,
+                       res->request_id[0] ? " (request id " : "", res->request_id,
+                       res->request_id[0] ? ")" : "");
+}
+
+el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
+                             el_diag *diag)
+{
+    el_buf body, resp;
+    el_ddb_result res;
+    el_buf_init(&body, 4096);
+    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
+    memset(out, 0, sizeof *out);
+    el_err err = el_buf_puts(&body, "{\"TableName\":");
+    if (!err)
+        err = el_ddb_json_put_string(&body, table);
+    if (!err)
+        err = el_buf_putc(&body, '}');
+    if (err) {
+        err = el_diag_set(diag, EL_EUSAGE, "table name too long");
+        goto done;
+    }
+    err = call_retrying(ddb, "DescribeTable", body.data, body.len, &resp, &res, diag);
+    if (err)
+        goto done;
+    if (res.outcome == EL_DDB_SUCCESS) {
+        err = el_ddb_parse_table_desc(resp.data, resp.len, out, diag);
+    } else if (strcmp(res.error_type, "ResourceNotFoundException") == 0) {
+        char line[sizeof diag->msg];
+        el_ddb_explain_missing_table(table, el_ddb_config(ddb), line, sizeof line);
+        err = el_diag_set(diag, EL_ETABLE, "%s", line);
+    } else {
+        err = call_error(ddb, "DescribeTable", &res, diag);
+    }
+done:
+    el_buf_free(&body);
+    el_buf_free(&resp);
+    return err;
+}
+
+static el_err put_attr_def(el_buf *b, const char *name, bool *first)
+{
+    el_err err = el_buf_puts(b, *first ? "{\"AttributeName\":" : ",{\"AttributeName\":");
+    *first = false;
+    if (!err)
+        err = el_ddb_json_put_string(b, name);
+    return err ? err : el_buf_puts(b, ",\"AttributeType\":\"S\"}");
+}
+
+static el_err put_key_schema(el_buf *b, const char *pk, const char *sk)
+{
+    el_err err = el_buf_puts(b, "[{\"AttributeName\":");
+    if (!err)
+        err = el_ddb_json_put_string(b, pk);
+    if (!err)
+        err = el_buf_puts(b, ",\"KeyType\":\"HASH\"}");
+    if (!err && sk && sk[0]) {
+        err = el_buf_puts(b, ",{\"AttributeName\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, sk);
+        if (!err)
+            err = el_buf_puts(b, ",\"KeyType\":\"RANGE\"}");
+    }
+    return err ? err : el_buf_putc(b, ']');
+}
+
+/* The CreateTable body: string keys, on-demand, the optional GSI. Key
+ * attributes shared between table and index are defined once. */
+el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
+{
+    const char *pk = o->pk ? o->pk : "PK";
+    const char *sk = o->sk ? o->sk : "SK";
+    const char *ipk = o->index_pk ? o->index_pk : "GSI1PK";
+    const char *isk = o->index_sk ? o->index_sk : "GSI1SK";
+    const char *proj = o->projection ? o->projection : "ALL";
+    const char *names[4] = {pk, sk, o->index_name ? ipk : "", o->index_name ? isk : ""};
+    bool first = true;
+    el_err err = el_buf_puts(b, "{\"TableName\":");
+    if (!err)
+        err = el_ddb_json_put_string(b, o->table);
+    if (!err)
+        err = el_buf_puts(b, ",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":[");
+    for (size_t i = 0; !err && i < 4; i++) {
+        bool dup = !names[i][0];
+        for (size_t j = 0; !dup && j < i; j++)
+            dup = strcmp(names[i], names[j]) == 0;
+        if (!dup)
+            err = put_attr_def(b, names[i], &first);
+    }
+    if (!err)
+        err = el_buf_puts(b, "],\"KeySchema\":");
+    if (!err)
+        err = put_key_schema(b, pk, sk);
+    if (!err && o->index_name) {
+        err = el_buf_puts(b, ",\"GlobalSecondaryIndexes\":[{\"IndexName\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, o->index_name);
+        if (!err)
+            err = el_buf_puts(b, ",\"KeySchema\":");
+        if (!err)
+            err = put_key_schema(b, ipk, isk);
+        if (!err)
+            err = el_buf_puts(b, ",\"Projection\":{\"ProjectionType\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, proj);
+        if (!err)
+            err = el_buf_puts(b, "}}]");
+    }
+    return err ? err : el_buf_putc(b, '}');
+}
+
+static bool table_ready(const el_table_desc *d, const char *index_name, bool *index_seen)
+{
+    *index_seen = !index_name;
+    if (strcmp(d->status, "ACTIVE") != 0)
+        return false;
+    bool ready = true;
+    for (size_t i = 0; i < d->ngsi; i++) {
+        if (index_name && strcmp(d->gsi[i].name, index_name) == 0)
+            *index_seen = true;
+        if (strcmp(d->gsi[i].status, "ACTIVE") != 0)
+            ready = false;
+    }
+    return ready && *index_seen;
+}
+
+el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_diag *diag)
+{
+    if (!opts->table || !opts->table[0])
+        return el_diag_set(diag, EL_EUSAGE, "no table name");
+    if (opts->projection && strcmp(opts->projection, "ALL") != 0 &&
+        strcmp(opts->projection, "KEYS_ONLY") != 0)
+        return el_diag_set(diag, EL_EUSAGE, "bad projection '%s': expected ALL or KEYS_ONLY",
+                           opts->projection);
+    el_buf body, resp;
+    el_ddb_result res;
+    el_buf_init(&body, 1u << 20);
+    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
+    el_err err = el_ddb_create_table_body(opts, &body);
+    if (err) {
+        err = el_diag_set(diag, EL_EUSAGE, "table or attribute names too long");
+        goto done;
+    }
+    err = call_retrying(ddb, "CreateTable", body.data, body.len, &resp, &res, diag);
+    if (err)
+        goto done;
+    if (res.outcome != EL_DDB_SUCCESS) {
+        if (strcmp(res.error_type, "ResourceInUseException") == 0)
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' already exists in %s at %s",
+                              opts->table, el_ddb_config(ddb)->region, el_ddb_config(ddb)->endpoint);
+        else
+            err = call_error(ddb, "CreateTable", &res, diag);
+        goto done;
+    }
+
+    int wait_s = opts->wait_seconds > 0 ? opts->wait_seconds : EL_DDB_CREATE_WAIT_DEFAULT;
+    double start = el_now_ms();
+    double delay_ms = 200;
+    el_table_desc desc;
+    for (;;) {
+        bool index_seen;
+        err = el_ddb_describe_table(ddb, opts->table, &desc, diag);
+        /* Right after CreateTable, DescribeTable may not see the table yet. */
+        if (err && err != EL_ETABLE)
+            goto done;
+        if (!err && table_ready(&desc, opts->index_name, &index_seen))
+            break;
+        if (!err && desc.status[0] && strcmp(desc.status, "ACTIVE") == 0 && !index_seen) {
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' is ACTIVE but has no index '%s'",
+                              opts->table, opts->index_name);
+            goto done;
+        }
+        if (el_now_ms() - start >= wait_s * 1000.0) {
+            err = el_diag_set(diag, EL_ETABLE, "table '%s' is not ACTIVE after %d s (status %s)",
+                              opts->table, wait_s, err ? "not visible" : desc.status);
+            goto done;
+        }
+        el_sleep_ms(delay_ms);
+        if (delay_ms < 5000)
+            delay_ms *= 2;
+    }
+    el_diag_clear(diag);
+done:
+    el_buf_free(&body);
+    el_buf_free(&resp);
+    return err;
+}
+
+/* ---- multi-driven requests ---- */
+
+/* Frees a request for good (not to the pool). */

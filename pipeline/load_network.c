@@ -1,0 +1,474 @@
+/*
+ * load_network.c - the network stage of a load: items from the queue are
+ * formed into BatchWriteItem requests (batcher.h) and handed to the request
+ * driver (dynamo/ddb_driver.h), which keeps --concurrency of them in
+ * flight, paces them by the --max-wcu budget and resends throttled or
+ * failed ones. Here: unprocessed items go back to the batcher, refused
+ * batches are split to find the bad item, and every item is acknowledged
+ * exactly once.
+ *
+ * DESIGN: the stage runs on the calling thread and is the only owner of the
+ * batcher, the chunks after they are queued, and every request: no locks on
+ * the hot path. An item is acknowledged exactly once: written, refused (to
+ * the rejects file) or superseded by a later row of its key; a chunk's
+ * arena goes when its last item is, and the watermark moves. A batch is
+ * formed only when the driver could send it at once, so items wait in the
+ * batcher (where a later row of their key can still supersede them), not in
+ * a queue of requests.
+ */
+#include "pipeline/load_internal.h"
+
+#include <stdio.h>     /* snprintf */
+#include <stdlib.h>    /* calloc, free */
+#include <string.h>    /* memcpy, strlen, memcmp */
+
+#include "common/buf.h"
+#include "common/vec.h"        /* el_grow */
+#include "dynamo/ddb_driver.h"
+#include "formats/ddb_value.h" /* el_json_put_string */
+#include "pipeline/batcher.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/rejects.h"
+#include "pipeline/watermark.h"
+
+/* A request's items, kept in the driver's request. */
+typedef struct batch {
+    el_item *items[EL_DDB_BATCH_ITEMS];
+    size_t n;
+} batch;
+
+typedef struct net {
+    load_run *r;
+    el_ddb_driver *drv;
+    el_batcher *b;
+    el_chunk **chunks;       /* chunks taken from the queue, not yet freed */
+    size_t nchunks, chunks_cap;
+    el_watermark *tr;        /* one per input, plus the shard directory's */
+    el_load_stats *st;
+    uint64_t item_retries;   /* unprocessed items put back */
+    double next_checkpoint, next_progress;
+    el_checkpoint *cp;       /* reused for every write */
+    el_buf body;
+} net;
+
+static void ack(net *n, el_item *it, bool release)
+{
+    if (release)
+        el_batcher_release(n->b, it);
+    el_chunk *c = it->chunk;
+    if (--c->unacked == 0) {
+        /* every item acknowledged: the arena goes in one call */
+        el_watermark_done(&n->tr[c->input], c->seq);
+        el_chunk *last = n->chunks[--n->nchunks];
+        n->chunks[c->slot] = last;
+        last->slot = c->slot;
+        el_chunk_free(c);
+    }
+}
+
+/* The figures the driver keeps, in the load's terms. */
+static void sync_stats(net *n)
+{
+    const el_ddb_driver_stats *ds = el_ddb_driver_stats_get(n->drv);
+    n->st->requests = ds->requests;
+    n->st->throttled = ds->throttled;
+    n->st->retries = ds->resends + n->item_retries;
+    n->st->wcu_consumed = ds->consumed;
+}
+
+static el_err write_checkpoint(net *n, el_diag *diag)
+{
+    load_run *r = n->r;
+    el_checkpoint *cp = n->cp;
+    uint64_t high[r->ninputs ? r->ninputs : 1];
+    bool has[r->ninputs ? r->ninputs : 1];
+    el_rejects_snapshot(r->o->rejects, &cp->rejects_bytes, &cp->rejected, high, has,
+                        r->ninputs);
+    for (size_t i = 0; i < r->ninputs; i++) {
+        const el_watermark *w = &n->tr[i];
+        el_checkpoint_input *in = &cp->inputs[i];
+        in->done = r->inputs[i].resume_done || el_watermark_complete(w);
+        in->offset = in->done ? 0 /* not used */ : el_watermark_offset(w);
+        in->rejects_high = high[i];
+        in->has_rejects = has[i];
+    }
+    cp->items_written = r->base_written + n->st->items_written;
+    return el_checkpoint_write(r->o->checkpoint_path, cp, diag);
+}
+
+static void report(net *n, bool final)
+{
+    sync_stats(n);
+    /* `edgeload counters` hands over no item: its progress is its reading */
+    load_report(n->r, n->st, n->r->o->counters_only ? NULL : n->tr,
+                el_ddb_driver_window(n->drv), final);
+}
+
+static el_err build_body(net *n, el_item *const *items, size_t count)
+{
+    el_buf *b = &n->body;
+    el_buf_reset(b);
+    el_err err = el_buf_puts(b, "{\"RequestItems\":{");
+    if (!err)
+        err = el_json_put_string(b, n->r->o->mapping->table, strlen(n->r->o->mapping->table));
+    if (!err)
+        err = el_buf_puts(b, ":[");
+    for (size_t i = 0; !err && i < count; i++) {
+        err = el_buf_puts(b, i ? ",{\"PutRequest\":{\"Item\":" : "{\"PutRequest\":{\"Item\":");
+        if (!err)
+            err = el_buf_append(b, el_item_json(items[i]), items[i]->json_len);
+        if (!err)
+            err = el_buf_puts(b, "}}");
+    }
+    if (!err)
+        err = el_buf_puts(b, "]},\"ReturnConsumedCapacity\":\"INDEXES\"}");
+    return err;
+}
+
+static el_ddb_verdict on_answer(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
+                                void *ctx);
+
+/* Hands items[0..count) to the driver as one BatchWriteItem. */
+static el_err send_items(net *n, el_item *const *items, size_t count)
+{
+    double units = 0;
+    for (size_t i = 0; i < count; i++)
+        units += el_item_wcu(items[i]);
+    el_err err = build_body(n, items, count);
+    void *user = NULL;
+    if (!err)
+        err = el_ddb_driver_submit(n->drv, "BatchWriteItem", &n->body, units, on_answer, n,
+                                   sizeof(batch), &user);
+    if (err)
+        return err;
+    batch *bt = user;
+    memcpy(bt->items, items, count * sizeof *items);
+    bt->n = count;
+    return EL_OK;
+}
+
+static bool key_matches(const el_item *it, const el_ddb_key *k)
+{
+    const char *key = el_item_key(it);
+    size_t pklen = strlen(key); /* PK ends at the NUL */
+    if (strlen(k->pk) != pklen || memcmp(key, k->pk, pklen) != 0)
+        return false;
+    const char *sk = key + pklen + 1;
+    size_t sklen = it->key_len - pklen - 1;
+    return k->sk && strlen(k->sk) == sklen && memcmp(sk, k->sk, sklen) == 0;
+}
+
+static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
+{
+    el_ddb_batch_result br;
+    el_diag d;
+    el_diag_clear(&d);
+    const el_mapping *m = n->r->o->mapping;
+    if (el_ddb_parse_batch_write(a->body, a->len, m->pk_attr, m->sk_attr, &br, &d))
+        return EL_DDB_AGAIN; /* an answer we cannot read is a lost reply: resend */
+    if (br.nunprocessed > 0)
+        el_ddb_driver_note_throttle(n->drv); /* unprocessed items are throttling too */
+    double now = el_ddb_driver_now(n->drv);
+    el_err err = EL_OK;
+    for (size_t i = 0; i < bt->n; i++) {
+        el_item *it = bt->items[i];
+        bool unprocessed = false;
+        for (size_t k = 0; k < br.nunprocessed && !unprocessed; k++)
+            unprocessed = key_matches(it, &br.unprocessed[k]);
+        if (unprocessed) {
+            it->attempts++;
+            it->not_before = now + el_ddb_driver_backoff_ms(n->drv, it->attempts);
+            n->item_retries++;
+            err = el_batcher_retry(n->b, it);
+            if (err)
+                break;
+        } else {
+            /* a shard directory item comes from no row: counted apart */
+            if (it->chunk->input < n->r->ninputs)
+                n->st->items_written++;
+            else
+                n->st->directory_items++;
+            ack(n, it, true);
+        }
+    }
+    el_ddb_batch_result_clear(&br);
+    if (err) {
+        el_diag_set(&d, err, "out of memory");
+        el_ddb_driver_fail(n->drv, err, &d);
+        return EL_DDB_STOP;
+    }
+    return EL_DDB_DONE;
+}
+
+/* A refused batch: split it to find the item DynamoDB refuses. */
+static el_ddb_verdict on_refused(net *n, batch *bt, const el_ddb_answer *a)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = EL_OK;
+    if (bt->n > 1) {
+        size_t half = bt->n / 2;
+        err = send_items(n, bt->items, half);
+        if (!err)
+            err = send_items(n, bt->items + half, bt->n - half);
+        if (err)
+            el_diag_set(&d, err, "out of memory");
+    } else {
+        el_item *it = bt->items[0];
+        char reason[700];
+        snprintf(reason, sizeof reason, "DynamoDB refused the item: %s: %s",
+                 a->res.error_type, a->res.message);
+        load_run *r = n->r;
+        size_t idx = it->chunk->input;
+        const char *path = idx < r->ninputs ? r->inputs[idx].path : "<shard directory>";
+        if (idx < r->ninputs)
+            atomic_fetch_add(&r->rows_rejected, 1); /* a row's outcome: rejected */
+        err = el_rejects_item_from(r->o->rejects, idx, it->offset, path, it->line, reason,
+                                   el_item_json(it), it->json_len, &d);
+        if (r->o->on_reject) {
+            el_diag at;
+            el_diag_at(&at, EL_EREJECT, it->line, 0, it->offset, "%s", reason);
+            r->o->on_reject(path, &at, r->o->reject_user);
+        }
+        ack(n, it, true);
+    }
+    if (err) {
+        el_ddb_driver_fail(n->drv, err, &d);
+        return EL_DDB_STOP;
+    }
+    return EL_DDB_DONE;
+}
+
+static el_ddb_verdict on_answer(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
+                                void *ctx)
+{
+    (void)d;
+    net *n = ctx;
+    batch *bt = el_ddb_op_user(op);
+    return a->res.outcome == EL_DDB_SUCCESS ? on_written(n, bt, a) : on_refused(n, bt, a);
+}
+
+/* Takes one chunk from the queue into the window (an end marker only
+ * updates its input's tracker). */
+static el_err take_chunk(net *n, el_chunk *c)
+{
+    el_watermark *w = &n->tr[c->input];
+    el_err err = EL_OK;
+    if (c->eof)
+        el_watermark_eof(w);
+    else
+        err = el_watermark_received(w, c->seq, c->start_offset, c->end_offset);
+    if (err || c->eof) {
+        el_chunk_free(c);
+        return err;
+    }
+    el_chunk **v = el_grow(n->chunks, &n->chunks_cap, n->nchunks + 1, sizeof *v, 64);
+    if (!v) {
+        el_chunk_free(c);
+        return EL_ENOMEM;
+    }
+    n->chunks = v;
+    c->slot = n->nchunks;
+    n->chunks[n->nchunks++] = c;
+    for (size_t i = 0; i < c->nitems; i++) {
+        err = el_batcher_add(n->b, &c->items[i]);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* Takes chunks from the queue while the window has room. block: wait for
+ * one when there is nothing else to do. */
+static el_err pull(net *n, bool block)
+{
+    void *p;
+    while (el_batcher_has_room(n->b)) {
+        bool got = block ? el_queue_pop(n->r->queue, &p) : el_queue_try_pop(n->r->queue, &p);
+        if (!got)
+            break;
+        block = false;
+        el_err err = take_chunk(n, p);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* Forms batches while the driver could send them at once. Batches stay
+ * within one bucket of the capacity budget (el_batcher_form max_units),
+ * so a budget smaller than 25 large items sends fewer items a request
+ * instead of overdrawing the bucket. */
+static el_err fill_window(net *n)
+{
+    el_item *items[EL_DDB_BATCH_ITEMS], *sup[LOAD_MAX_SUPERSEDED];
+    double now = el_ddb_driver_now(n->drv);
+    double max_units = el_ddb_driver_max_units(n->drv);
+    while (el_ddb_driver_wants(n->drv)) {
+        size_t nsup;
+        size_t cnt = el_batcher_form(n->b, now, EL_DDB_BATCH_ITEMS, EL_DDB_MAX_REQUEST_BYTES,
+                                     max_units, items, sup, LOAD_MAX_SUPERSEDED, &nsup);
+        /* the rows a later row of their key replaced before they went: the
+         * run's duplicates, each row once */
+        n->st->duplicates += nsup;
+        for (size_t i = 0; i < nsup; i++)
+            ack(n, sup[i], false);
+        if (cnt == 0)
+            return EL_OK;
+        el_err err = send_items(n, items, cnt);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* How long a stopping run lets what is on the wire finish. */
+#define DRAIN_MS 30000.0
+
+static bool all_done(const net *n)
+{
+    return el_batcher_pending(n->b) == 0 && el_ddb_driver_pending(n->drv) == 0 &&
+           el_queue_done(n->r->queue);
+}
+
+el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
+{
+    net n = { .r = r, .st = st };
+    const el_load_opts *o = r->o;
+    el_buf_init(&n.body, EL_DDB_MAX_REQUEST_BYTES);
+    n.b = el_batcher_new(LOAD_WINDOW_ITEMS);
+    int concurrency = o->concurrency > 0 ? o->concurrency : 16;
+    el_ddb_driver_opts dopts = { .concurrency = concurrency, .units_per_s = o->max_wcu,
+                                 .max_retry_time_s = o->max_retry_time_s };
+    el_err err = el_ddb_driver_new(o->ddb, &dopts, &n.drv, diag);
+    pthread_mutex_lock(&r->mu);
+    r->drv = n.drv;
+    pthread_mutex_unlock(&r->mu);
+    /* one tracker per input, plus one for the shard directory items */
+    n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
+    for (size_t i = 0; n.tr && i <= r->ninputs; i++)
+        el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
+    if (!err && (!n.b || !n.tr))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    double now = n.drv ? el_ddb_driver_now(n.drv) : 0;
+    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
+    n.next_checkpoint = now + interval;
+    n.next_progress = now + 1000.0;
+    if (!err && o->checkpoint_path) {
+        n.cp = el_checkpoint_new(r->ninputs);
+        if (!n.cp)
+            err = EL_ENOMEM;
+        for (size_t i = 0; !err && i < r->ninputs; i++)
+            if (!(n.cp->inputs[i].path = strdup(r->inputs[i].path)))
+                err = EL_ENOMEM;
+        if (!err)
+            n.cp->job_hash = r->job_hash;
+        if (err)
+            el_diag_set(diag, err, "out of memory");
+    }
+    /* a checkpoint from the first moment: a kill before the first interval
+     * still leaves one to resume from */
+    if (!err && n.cp)
+        err = write_checkpoint(&n, diag);
+    double drain_until = 0;
+    while (!err) {
+        now = el_ddb_driver_now(n.drv);
+        bool stop = (o->stop && *o->stop) || atomic_load(&r->abort);
+        if (stop && drain_until == 0) {
+            /* stop taking input and sending; let what is on the wire finish */
+            drain_until = now + DRAIN_MS;
+            atomic_store(&r->abort, true);
+            el_queue_close(r->queue);
+            el_ddb_driver_hold(n.drv, true);
+        }
+        if (drain_until) {
+            if (el_ddb_driver_inflight(n.drv) == 0 || now > drain_until)
+                break;
+        } else {
+            bool idle = el_batcher_pending(n.b) == 0 && el_ddb_driver_pending(n.drv) == 0;
+            if (idle && el_queue_done(r->queue))
+                break;
+            err = pull(&n, idle);
+            if (!err)
+                err = fill_window(&n);
+            if (err) {
+                el_diag_set(diag, err, "out of memory");
+                break;
+            }
+        }
+        now = el_ddb_driver_now(n.drv);
+        if (n.cp && now >= n.next_checkpoint) {
+            n.next_checkpoint = now + interval;
+            err = write_checkpoint(&n, diag);
+            if (err)
+                break;
+        }
+        if (now >= n.next_progress) {
+            n.next_progress = now + 1000.0;
+            report(&n, false);
+        }
+        if (!drain_until && all_done(&n))
+            continue; /* all done: the loop's top ends it */
+        /* Wake for a checkpoint or a progress report, and for an item put
+         * back to the batcher that becomes due while the driver could take
+         * it; the driver adds its own resends and budget. Readers wake us
+         * (el_ddb_driver_wakeup) only when `hungry` says we wait for them. */
+        double wake = n.next_progress;
+        if (n.cp && n.next_checkpoint < wake)
+            wake = n.next_checkpoint;
+        double due = el_batcher_next_due(n.b);
+        if (!drain_until && due >= 0 && due < wake && el_ddb_driver_wants(n.drv))
+            wake = due;
+        bool room = el_ddb_driver_wants(n.drv) && el_batcher_has_room(n.b);
+        if (room && !drain_until && !el_queue_done(r->queue)) {
+            atomic_store(&r->hungry, true);
+            /* a chunk may have come between pull() and now: then don't sleep */
+            void *peek;
+            if (el_queue_try_pop(r->queue, &peek)) {
+                atomic_store(&r->hungry, false);
+                err = take_chunk(&n, peek);
+                if (err) {
+                    el_diag_set(diag, err, "out of memory");
+                    break;
+                }
+                continue;
+            }
+        }
+        err = el_ddb_driver_step(n.drv, wake, diag);
+        atomic_store(&r->hungry, false);
+        /* a failure the driver or a callback stopped on is said in diag */
+    }
+    bool interrupted = !err && o->stop && *o->stop;
+    if (n.drv)
+        sync_stats(&n);
+    if (n.cp) {
+        /* requests still out are dropped below: their items were never
+         * acknowledged, so the watermark stays below them */
+        el_diag cd;
+        el_diag_clear(&cd);
+        el_err cerr = write_checkpoint(&n, &cd);
+        if (cerr && !err) {
+            err = cerr;
+            *diag = cd;
+        }
+    }
+    if (n.drv)
+        report(&n, true);
+    pthread_mutex_lock(&r->mu); /* no reader wakes it from now on (load_wake_network) */
+    r->drv = NULL;
+    pthread_mutex_unlock(&r->mu);
+    el_ddb_driver_free(n.drv);
+    for (size_t i = 0; i < n.nchunks; i++)
+        el_chunk_free(n.chunks[i]);
+    if (n.tr)
+        for (size_t i = 0; i <= r->ninputs; i++)
+            el_watermark_free(&n.tr[i]);
+    free(n.tr);
+    free(n.chunks);
+    el_checkpoint_free(n.cp);
+    el_batcher_free(n.b);
+    el_buf_free(&n.body);
+    if (!err && interrupted)
+        return EL_EINTR;
+    return err;
+}

@@ -1,0 +1,260 @@
+/*
+ * verify_reverse.c - the reverse check: for a sample of the index
+ * partition keys in the input, Query the index and compare the (PK, SK)
+ * pairs it lists with the expected ones.
+ *
+ * DESIGN: a GSI is eventually consistent, so a key that does not match at
+ * first is asked again after reverse_recheck_ms and only the second answer
+ * is reported. The Queries go one at a time through the request driver
+ * (el_ddb_driver_call): a sample is small, and one at a time keeps a hot
+ * index partition from being read in parallel by its own checker.
+ */
+#include "pipeline/verify_internal.h"
+
+#include <stdlib.h>  /* calloc, free, qsort */
+#include <string.h>  /* memcmp, memcpy, strcmp, strndup */
+
+#include "common/clock.h"      /* el_sleep_ms */
+#include "formats/ddb_value.h" /* el_json_put_string */
+
+typedef struct keyref {
+    const char *p;
+    size_t len;
+} keyref;
+
+static int keyref_cmp(const void *a, const void *b)
+{
+    const keyref *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Sorts and removes duplicates; returns the new count. */
+static size_t sort_unique(keyref *k, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(k, n, sizeof *k, keyref_cmp);
+    size_t m = 1;
+    for (size_t i = 1; i < n; i++)
+        if (keyref_cmp(&k[i], &k[m - 1]) != 0)
+            k[m++] = k[i];
+    return m;
+}
+
+static el_err build_query(vrun *v, const char *ipk, const el_buf *start)
+{
+    el_buf *b = &v->req;
+    const el_mapping *m = v->m;
+    el_buf_reset(b);
+    el_err err = el_buf_puts(b, "{\"TableName\":");
+    err = err ? err : el_json_put_string(b, m->table, strlen(m->table));
+    err = err ? err : el_buf_puts(b, ",\"IndexName\":");
+    err = err ? err : el_json_put_string(b, m->index_name, strlen(m->index_name));
+    err = err ? err : el_buf_puts(b, ",\"KeyConditionExpression\":\"#ipk = :v\","
+                                     "\"ProjectionExpression\":\"#pk, #sk\","
+                                     "\"ExpressionAttributeNames\":{\"#ipk\":");
+    err = err ? err : el_json_put_string(b, m->index_pk_attr, strlen(m->index_pk_attr));
+    err = err ? err : el_buf_puts(b, ",\"#pk\":");
+    err = err ? err : el_json_put_string(b, m->pk_attr, strlen(m->pk_attr));
+    err = err ? err : el_buf_puts(b, ",\"#sk\":");
+    err = err ? err : el_json_put_string(b, m->sk_attr, strlen(m->sk_attr));
+    err = err ? err : el_buf_puts(b, "},\"ExpressionAttributeValues\":{\":v\":{\"S\":");
+    err = err ? err : el_json_put_string(b, ipk, strlen(ipk));
+    err = err ? err : el_buf_puts(b, "}},\"ReturnConsumedCapacity\":\"TOTAL\"");
+    if (start->len) {
+        err = err ? err : el_buf_puts(b, ",\"ExclusiveStartKey\":");
+        err = err ? err : el_buf_append(b, start->data, start->len);
+    }
+    return err ? err : el_buf_putc(b, '}');
+}
+
+/* Every (PK, SK) the index lists under ipk, appended to got as [u32][bytes].
+ * A Query of a GSI is an eventually consistent read: its budget estimate
+ * is half a unit (the answer's ConsumedCapacity settles it). */
+static el_err query_index(vrun *v, const char *ipk, el_buf *got, el_diag *diag)
+{
+    el_buf start, key;
+    el_buf_init(&start, 64 * 1024);
+    el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
+    el_err err = EL_OK;
+    do {
+        err = build_query(v, ipk, &start);
+        if (err) {
+            el_diag_set(diag, err, "Query request: %s", el_strerror(err));
+            break;
+        }
+        el_buf_reset(&v->resp);
+        err = el_ddb_driver_call(v->drv, "Query", &v->req, 0.5, &v->resp, diag);
+        if (err)
+            break;
+        el_ddb_query_answer q;
+        err = el_ddb_parse_query(v->resp.data, v->resp.len, &q, diag);
+        if (err) {
+            if (err != EL_ENOMEM)
+                err = EL_ESERVICE;
+            break;
+        }
+        for (size_t i = 0; !err && i < el_ddb_val_count(q.items); i++) {
+            if (!verify_key_of(v, el_ddb_val_at(q.items, i), &key))
+                continue;
+            uint32_t n = (uint32_t)key.len;
+            err = el_buf_append(got, &n, sizeof n);
+            err = err ? err : el_buf_append(got, key.data, key.len);
+        }
+        el_buf_reset(&start);
+        if (!err && q.last_key)
+            err = el_ddb_val_put(&start, q.last_key);
+        el_ddb_doc_free(q.doc);
+        if (err)
+            el_diag_set(diag, err, "Query: %s", el_strerror(err));
+    } while (!err && start.len > 0);
+    el_buf_free(&start);
+    el_buf_free(&key);
+    return err;
+}
+
+/* Splits a [u32 len][bytes]... buffer into refs (malloc'd; *n entries). */
+static keyref *split_set(const el_buf *set, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t off = 0; off + 4 <= set->len;) {
+        uint32_t len;
+        memcpy(&len, set->data + off, sizeof len);
+        off += sizeof len + len;
+        cap++;
+    }
+    keyref *k = calloc(cap ? cap : 1, sizeof *k);
+    *n = 0;
+    if (!k)
+        return NULL;
+    for (size_t off = 0; off + 4 <= set->len;) {
+        uint32_t len;
+        memcpy(&len, set->data + off, sizeof len);
+        k[(*n)++] = (keyref){ set->data + off + sizeof len, len };
+        off += sizeof len + len;
+    }
+    return k;
+}
+
+/* In full mode the final item of a key decides its index key: a key whose
+ * later row moved it to another index partition is not expected here. */
+static bool still_under(const vrun *v, const keyref *k, const char *ipk)
+{
+    if (v->o->sample)
+        return true;
+    size_t slot = el_sample_find(v->items, k->p, k->len);
+    if (slot == (size_t)-1)
+        return false;
+    const el_buf *json = el_sample_value(v->items, slot);
+    el_ddb_doc *doc;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_ddb_doc_parse(json->data, json->len, &doc, &d))
+        return false;
+    const char *now = el_ddb_item_string(el_ddb_doc_root(doc), v->m->index_pk_attr);
+    bool same = now && strcmp(now, ipk) == 0;
+    el_ddb_doc_free(doc);
+    return same;
+}
+
+/* Queries one sampled index key and compares. With `report` false it only
+ * sets *mismatches (a first look, see check_targets); with `report` true it
+ * also counts and reports them. *expected: the items expected under the key. */
+static el_err check_target(vrun *v, size_t slot, bool report, size_t *expected,
+                           size_t *mismatches, el_diag *diag)
+{
+    *mismatches = 0;
+    *expected = 0;
+    size_t ilen;
+    const char *ikey = el_sample_key(v->targets, slot, &ilen);
+    char *ipk = strndup(ikey, ilen);
+    el_buf got;
+    el_buf_init(&got, VERIFY_REVERSE_SET_MAX);
+    size_t ne = 0, na = 0;
+    keyref *exp = NULL, *act = NULL;
+    el_err err = ipk ? EL_OK : EL_ENOMEM;
+    err = err ? err : query_index(v, ipk, &got, diag);
+    if (!err) {
+        exp = split_set(el_sample_value(v->targets, slot), &ne);
+        act = split_set(&got, &na);
+        if (!exp || !act)
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    if (!err) {
+        size_t kept = 0;
+        for (size_t i = 0; i < ne; i++)
+            if (still_under(v, &exp[i], ipk))
+                exp[kept++] = exp[i];
+        ne = sort_unique(exp, kept);
+        na = sort_unique(act, na);
+        *expected = ne;
+        size_t i = 0, j = 0;
+        while (!err && (i < ne || j < na)) {
+            int c = i == ne ? 1 : j == na ? -1 : keyref_cmp(&exp[i], &act[j]);
+            if (c == 0) {
+                i++;
+                j++;
+                continue;
+            }
+            (*mismatches)++;
+            if (!report) {
+                i += c < 0;
+                j += c > 0;
+            } else if (c < 0) {
+                v->st->reverse_missing++;
+                err = verify_report_simple(v, EL_VERIFY_REVERSE_MISSING, exp[i].p, exp[i].len, ipk);
+                i++;
+            } else {
+                v->st->reverse_extra++;
+                err = verify_report_simple(v, EL_VERIFY_REVERSE_EXTRA, act[j].p, act[j].len, ipk);
+                j++;
+            }
+        }
+        if (err)
+            el_diag_set(diag, err, "reporting: %s", el_strerror(err));
+    }
+    free(exp);
+    free(act);
+    el_buf_free(&got);
+    free(ipk);
+    return err;
+}
+
+/* Index keys are only eventually consistent: an item written a moment ago
+ * may not be listed yet. So every sampled key is looked at once, and those
+ * that do not match are queried again after reverse_recheck_ms; only that
+ * second answer is reported. Matching keys are counted from the first. */
+el_err verify_check_targets(vrun *v, el_diag *diag)
+{
+    size_t n = el_sample_count(v->targets), nbad = 0;
+    size_t *bad = calloc(n ? n : 1, sizeof *bad);
+    if (!bad)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_err err = EL_OK;
+    bool recheck = v->o->reverse_recheck_ms > 0;
+    for (size_t i = 0; !err && i < n; i++) {
+        size_t ne, mism;
+        verify_progress(v, "checking-index", i, n, false);
+        err = check_target(v, i, !recheck, &ne, &mism, diag);
+        if (err || (recheck && mism)) {
+            bad[nbad++] = i;
+            continue;
+        }
+        v->st->reverse_keys++;
+        v->st->reverse_expected += ne;
+    }
+    if (!err && nbad)
+        el_sleep_ms(v->o->reverse_recheck_ms);
+    for (size_t i = 0; !err && i < nbad; i++) {
+        size_t ne, mism;
+        err = check_target(v, bad[i], true, &ne, &mism, diag);
+        if (!err) {
+            v->st->reverse_keys++;
+            v->st->reverse_expected += ne;
+        }
+    }
+    free(bad);
+    return err;
+}
+

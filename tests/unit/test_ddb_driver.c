@@ -1,0 +1,489 @@
+/*
+ * test_ddb_driver.c - the request driver's policies against a scripted
+ * transport on a virtual clock: the window, throttling and its backoff,
+ * the give-up after max_retry_time_s, refusals to the callback, verdicts,
+ * the capacity budget and its settling, fatal answers, dropping on free;
+ * and the ConsumedCapacity scan every answer goes through.
+ */
+#include <setjmp.h>  /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>   /* snprintf */
+#include <stdlib.h>  /* calloc, free */
+#include <string.h>  /* strstr, strlen */
+
+#include "dynamo/ddb_driver.h"
+#include "dynamo/ddb_internal.h"
+
+/* ---- the scripted transport ---- */
+
+#define MAX_SENDS 256
+
+typedef struct answer {
+    el_ddb_outcome outcome;
+    long status;
+    const char *type;    /* error type */
+    const char *body;
+    double latency;      /* ms from send to answer */
+} answer;
+
+typedef struct sent {
+    el_ddb_op *op;
+    double at, due;
+    answer a;
+    bool open;
+} sent;
+
+typedef struct fake {
+    double now;
+    answer script[MAX_SENDS];   /* the answer to send number i */
+    size_t nscript;
+    answer dflt;                /* after the script */
+    sent sends[MAX_SENDS];
+    size_t nsends;
+    size_t max_open;            /* most sends open at once */
+    size_t cancels;
+} fake;
+
+static size_t open_count(const fake *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->nsends; i++)
+        n += f->sends[i].open;
+    return n;
+}
+
+static el_err f_send(void *self, el_ddb_op *op)
+{
+    fake *f = self;
+    assert_true(f->nsends < MAX_SENDS);
+    sent *s = &f->sends[f->nsends];
+    s->a = f->nsends < f->nscript ? f->script[f->nsends] : f->dflt;
+    s->op = op;
+    s->at = f->now;
+    s->due = f->now + (s->a.latency > 0 ? s->a.latency : 10);
+    s->open = true;
+    f->nsends++;
+    size_t open = open_count(f);
+    if (open > f->max_open)
+        f->max_open = open;
+    return EL_OK;
+}
+
+static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
+{
+    fake *f = self;
+    double until = f->now + timeout_ms, first = -1;
+    for (size_t i = 0; i < f->nsends; i++)
+        if (f->sends[i].open && (first < 0 || f->sends[i].due < first))
+            first = f->sends[i].due;
+    f->now = first >= 0 && first < until ? first : until;
+    for (size_t i = 0; i < f->nsends; i++) {
+        sent *s = &f->sends[i];
+        if (!s->open || s->due > f->now)
+            continue;
+        s->open = false;
+        el_ddb_result res = { .outcome = s->a.outcome, .http_status = s->a.status };
+        snprintf(res.error_type, sizeof res.error_type, "%s", s->a.type ? s->a.type : "");
+        snprintf(res.message, sizeof res.message, "scripted %s", s->a.type ? s->a.type : "");
+        const char *body = s->a.body ? s->a.body : "{}";
+        el_ddb_driver_complete(d, s->op, &res, body, strlen(body));
+    }
+    return EL_OK;
+}
+
+static void f_cancel(void *self, el_ddb_op *op)
+{
+    fake *f = self;
+    f->cancels++;
+    for (size_t i = 0; i < f->nsends; i++)
+        if (f->sends[i].op == op)
+            f->sends[i].open = false;
+}
+
+static double f_now(void *self)
+{
+    return ((fake *)self)->now;
+}
+
+static el_ddb_driver *driver(fake *f, int concurrency, double units_per_s, double max_retry_s)
+{
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
+                           .self = f };
+    el_ddb_driver_opts o = { .concurrency = concurrency, .units_per_s = units_per_s,
+                             .max_retry_time_s = max_retry_s };
+    el_ddb_driver *d;
+    el_diag diag;
+    el_diag_clear(&diag);
+    assert_int_equal(el_ddb_driver_new_with(&t, &o, NULL, &d, &diag), EL_OK);
+    return d;
+}
+
+static const answer ok = { EL_DDB_SUCCESS, 200, NULL, "{}", 10 };
+static const answer throttle = { EL_DDB_THROTTLED, 400, "ProvisionedThroughputExceededException",
+                                 NULL, 10 };
+static const answer broken = { EL_DDB_TRANSIENT, 500, "InternalServerError", NULL, 10 };
+static const answer refused = { EL_DDB_REJECTED, 400, "ValidationException", NULL, 10 };
+
+/* A callback that counts its calls in the request's state and obeys a verdict. */
+typedef struct req_state {
+    int calls;
+    el_ddb_outcome last;
+} req_state;
+
+typedef struct cb_ctx {
+    el_ddb_verdict verdict;
+    int done;
+    int split;           /* REJECTED answers submit two halves this many times */
+    double last_consumed;
+} cb_ctx;
+
+static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
+                              void *ctx)
+{
+    cb_ctx *c = ctx;
+    req_state *s = el_ddb_op_user(op);
+    s->calls++;
+    s->last = a->res.outcome;
+    c->last_consumed = a->consumed;
+    if (a->res.outcome == EL_DDB_REJECTED && c->split > 0) {
+        c->split--;
+        for (int k = 0; k < 2; k++) {
+            el_buf b;
+            el_buf_init(&b, 1024);
+            assert_int_equal(el_buf_puts(&b, "{\"half\":1}"), EL_OK);
+            assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, 1, on_done, c,
+                                                  sizeof(req_state), NULL), EL_OK);
+        }
+    }
+    if (c->verdict == EL_DDB_DONE)
+        c->done++;
+    return c->verdict;
+}
+
+static req_state *submit(el_ddb_driver *d, cb_ctx *c, double units)
+{
+    el_buf b;
+    el_buf_init(&b, 1024);
+    assert_int_equal(el_buf_puts(&b, "{\"RequestItems\":{}}"), EL_OK);
+    void *user;
+    assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, units, on_done, c,
+                                          sizeof(req_state), &user), EL_OK);
+    assert_null(b.data); /* taken */
+    return user;
+}
+
+/* Steps until nothing is pending (or the driver fails): the result. */
+static el_err run(el_ddb_driver *d, el_diag *diag)
+{
+    el_diag_clear(diag);
+    for (int i = 0; i < 100000 && el_ddb_driver_pending(d) > 0; i++) {
+        el_err err = el_ddb_driver_step(d, -1, diag);
+        if (err)
+            return err;
+    }
+    return el_ddb_driver_pending(d) ? EL_EINTERNAL : EL_OK;
+}
+
+/* ---- tests ---- */
+
+static void test_window_bounds_inflight(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 3, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 10; i++)
+        submit(d, &c, 1);
+    assert_false(el_ddb_driver_wants(d)); /* fresh requests wait */
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 10);
+    assert_int_equal(f.nsends, 10);
+    assert_int_equal(f.max_open, 3);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_int_equal(st->requests, 10);
+    assert_int_equal(st->resends, 0);
+    assert_true(el_ddb_driver_wants(d));
+    el_ddb_driver_free(d);
+    assert_int_equal(f.cancels, 10); /* every request released once */
+}
+
+static void test_throttle_backs_off_and_cuts_window(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.script[1] = throttle;
+    f.nscript = 2;
+    el_ddb_driver *d = driver(&f, 10, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(f.nsends, 3);
+    assert_int_equal(c.done, 1); /* the callback saw only the success */
+    /* full jitter: the n-th resend waits a uniform draw below 25 ms * 2^n */
+    double gap1 = f.sends[1].at - (f.sends[0].at + 10);
+    double gap2 = f.sends[2].at - (f.sends[1].at + 10);
+    assert_true(gap1 >= 0 && gap1 <= 50 + 1);
+    assert_true(gap2 >= 0 && gap2 <= 100 + 1);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_int_equal(st->throttled, 2);
+    assert_int_equal(st->resends, 2);
+    /* two throttles within 100 ms count as one cut: 10 -> 7, then +1/7 a success */
+    assert_int_equal(el_ddb_driver_window(d), 7);
+    el_ddb_driver_free(d);
+}
+
+static void test_transient_failures_give_up(void **state)
+{
+    (void)state;
+    fake f = { .dflt = broken };
+    el_ddb_driver *d = driver(&f, 4, 0, 2.0); /* give up after 2 s */
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_ENET);
+    assert_non_null(strstr(diag.msg, "giving up after 2 s of continuous failures"));
+    assert_non_null(strstr(diag.msg, "InternalServerError"));
+    assert_true(f.now > 2000);
+    assert_true(f.nsends > 3);
+    assert_int_equal(c.done, 0); /* nothing was claimed done */
+    el_ddb_driver_free(d);
+}
+
+static void test_success_resets_failure_clock(void **state)
+{
+    (void)state;
+    /* four failures of 300 ms each (with their backoffs, under 1.7 s), a
+     * success, four more: never 2 s of failure in a row */
+    fake f = { .dflt = ok };
+    for (size_t i = 0; i < 9; i++)
+        f.script[i] = (answer){ EL_DDB_TRANSIENT, 503, "ServiceUnavailable", NULL, 300 };
+    f.script[4] = ok;
+    f.nscript = 9;
+    el_ddb_driver *d = driver(&f, 1, 0, 2.0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 2);
+    el_ddb_driver_free(d);
+}
+
+static void test_refusal_goes_to_callback_which_splits(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = refused;
+    f.nscript = 1;
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE, .split = 1 };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(f.nsends, 3);   /* the refused one, then its two halves */
+    assert_int_equal(c.done, 3);
+    el_ddb_driver_free(d);
+}
+
+static void test_verdict_again(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 10, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_AGAIN_THROTTLED };
+    submit(d, &c, 1);
+    el_diag diag;
+    el_diag_clear(&diag);
+    /* sent, answered, put back; sent again, answered, put back */
+    for (int i = 0; i < 50 && el_ddb_driver_stats_get(d)->throttled < 2; i++)
+        assert_int_equal(el_ddb_driver_step(d, -1, &diag), EL_OK);
+    assert_int_equal(f.nsends, 2);
+    assert_int_equal(el_ddb_driver_stats_get(d)->throttled, 2);
+    assert_int_equal(el_ddb_driver_stats_get(d)->resends, 1);
+    assert_true(el_ddb_driver_window(d) < 10);
+    c.verdict = EL_DDB_DONE;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 1);
+    el_ddb_driver_free(d);
+}
+
+static void test_fatal_stops(void **state)
+{
+    (void)state;
+    fake f = { .dflt = { EL_DDB_FATAL, 400, "UnrecognizedClientException", NULL, 10 } };
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_ESERVICE);
+    assert_non_null(strstr(diag.msg, "BatchWriteItem"));
+    assert_int_equal(c.done, 0);
+    el_ddb_driver_free(d); /* the other request is dropped without a callback */
+    assert_int_equal(c.done, 0);
+}
+
+static void test_stop_verdict(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_STOP };
+    submit(d, &c, 1);
+    el_diag diag;
+    el_err err = run(d, &diag);
+    assert_int_equal(err, EL_EINTERNAL); /* the callback did not say why */
+    el_ddb_driver_free(d);
+}
+
+/* --max-wcu 100: the bucket holds 50 units. Requests of 50 units go one
+ * every half second; over 10 s no more than the budget plus a bucket. */
+static void test_budget_paces_sends(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 16, 100, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 21; i++)
+        submit(d, &c, 50);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(f.nsends, 21);
+    for (size_t i = 1; i < f.nsends; i++) {
+        double gap = f.sends[i].at - f.sends[i - 1].at;
+        assert_true(gap >= 499 && gap <= 503);
+    }
+    /* 21 requests of 50 units: 1,050 units, 50 of them the full bucket at t=0 */
+    assert_true(f.sends[20].at >= 9990 && f.sends[20].at <= 10060);
+    el_ddb_driver_free(d);
+}
+
+/* A request larger than the whole bucket waits for a full bucket, goes,
+ * and the next one waits until its debt is paid. */
+static void test_budget_large_request(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 16, 100, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 10);  /* takes 10 of the 50 */
+    submit(d, &c, 300); /* waits for 50 again, goes, leaves -250 */
+    submit(d, &c, 10);  /* waits until the bucket holds 10: 2.6 s later */
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_true(f.sends[0].at == 0);
+    assert_true(f.sends[1].at >= 99 && f.sends[1].at <= 103);
+    assert_true(f.sends[2].at - f.sends[1].at >= 2599 && f.sends[2].at - f.sends[1].at <= 2603);
+    el_ddb_driver_free(d);
+}
+
+/* What DynamoDB reports as consumed settles the estimate: an answer that
+ * consumed 40 units more than estimated delays the next send 0.4 s more. */
+static void test_budget_settles_consumed(void **state)
+{
+    (void)state;
+    fake f = { .dflt = { EL_DDB_SUCCESS, 200, NULL,
+                         "{\"ConsumedCapacity\":[{\"TableName\":\"T\",\"CapacityUnits\":50}]}",
+                         10 } };
+    el_ddb_driver *d = driver(&f, 1, 100, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 3; i++)
+        submit(d, &c, 10);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_true(c.last_consumed == 50);
+    assert_true(el_ddb_driver_stats_get(d)->consumed == 150);
+    /* t=0 pays 10 (40 left); answer at 10 ms settles 40 more (0 left);
+     * the second goes at 100 ms (10 units refilled), then 500 ms later */
+    assert_true(f.sends[1].at >= 99 && f.sends[1].at <= 104);
+    assert_true(f.sends[2].at - f.sends[1].at >= 499 && f.sends[2].at - f.sends[1].at <= 505);
+    el_ddb_driver_free(d);
+}
+
+/* A throttled request consumed nothing: its units come back. */
+static void test_throttle_refunds_budget(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.nscript = 1;
+    el_ddb_driver *d = driver(&f, 4, 100, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 50);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    /* the resend pays from the refunded bucket at once, not 0.5 s later */
+    assert_true(f.sends[1].at - f.sends[0].at < 10 + 51);
+    el_ddb_driver_free(d);
+}
+
+static void test_free_drops_pending(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 2, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 5; i++)
+        submit(d, &c, 1);
+    el_diag diag;
+    el_diag_clear(&diag);
+    assert_int_equal(el_ddb_driver_step(d, 0, &diag), EL_OK); /* two go out */
+    el_ddb_driver_free(d);
+    assert_int_equal(c.done, 0);
+}
+
+/* ---- ConsumedCapacity ---- */
+
+static void test_consumed_units(void **state)
+{
+    (void)state;
+#define CU(json) el_ddb_consumed_units(json, strlen(json))
+    assert_true(CU("{\"UnprocessedItems\":{},\"ConsumedCapacity\":[{\"TableName\":\"T\","
+                   "\"CapacityUnits\":25.0},{\"TableName\":\"U\",\"CapacityUnits\":2}]}") == 27);
+    assert_true(CU("{\"ConsumedCapacity\":{\"TableName\":\"T\",\"CapacityUnits\":1.5},"
+                   "\"Attributes\":{}}") == 1.5);
+    /* INDEXES detail without a total: the parts */
+    assert_true(CU("{\"ConsumedCapacity\":[{\"TableName\":\"T\",\"Table\":{\"CapacityUnits\":3},"
+                   "\"GlobalSecondaryIndexes\":{\"GSI1\":{\"CapacityUnits\":2},"
+                   "\"GSI2\":{\"CapacityUnits\":1}}}]}") == 6);
+    /* a total with the detail beside it counts once */
+    assert_true(CU("{\"ConsumedCapacity\":[{\"CapacityUnits\":6,\"Table\":{\"CapacityUnits\":3},"
+                   "\"GlobalSecondaryIndexes\":{\"GSI1\":{\"CapacityUnits\":3}}}]}") == 6);
+    assert_true(CU("{\"ConsumedCapacity\":[{\"ReadCapacityUnits\":4}]}") == 4);
+    /* items that hold an attribute called CapacityUnits do not count */
+    assert_true(CU("{\"Responses\":{\"T\":[{\"CapacityUnits\":{\"N\":\"99\"},"
+                   "\"ConsumedCapacity\":{\"N\":\"7\"}}]},\"ConsumedCapacity\":[{\"TableName\":"
+                   "\"T\",\"CapacityUnits\":0.5}]}") == 0.5);
+    assert_true(CU("{\"Items\":[],\"Count\":0}") == 0);
+    assert_true(CU("not json") == 0);
+    assert_true(CU("{\"ConsumedCapacity\":[{\"CapacityUnits\":5}") == 0); /* cut short */
+    assert_true(CU("") == 0);
+#undef CU
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_window_bounds_inflight),
+        cmocka_unit_test(test_throttle_backs_off_and_cuts_window),
+        cmocka_unit_test(test_transient_failures_give_up),
+        cmocka_unit_test(test_success_resets_failure_clock),
+        cmocka_unit_test(test_refusal_goes_to_callback_which_splits),
+        cmocka_unit_test(test_verdict_again),
+        cmocka_unit_test(test_fatal_stops),
+        cmocka_unit_test(test_stop_verdict),
+        cmocka_unit_test(test_budget_paces_sends),
+        cmocka_unit_test(test_budget_large_request),
+        cmocka_unit_test(test_budget_settles_consumed),
+        cmocka_unit_test(test_throttle_refunds_budget),
+        cmocka_unit_test(test_free_drops_pending),
+        cmocka_unit_test(test_consumed_units),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
