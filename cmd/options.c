@@ -54,8 +54,9 @@ const cmd_shared_opt cmd_shared_opts[] = {
       "first)" },
     /* input */
     { { "format", true, OPT_FORMAT }, "FORMAT",
-      "auto (default: from the name and first bytes), csv, tsv, mysql\n"
-      "(mysqldump/mariadb-dump), postgres (pg_dump plain), sqlite (sqlite3 .dump)" },
+      "auto (default: from the name, else a dump's preamble, never its rows),\n"
+      "csv, tsv, mysql (mysqldump/mariadb-dump), postgres (pg_dump plain), sqlite\n"
+      "(sqlite3 .dump)" },
     { { "delimiter", true, OPT_DELIMITER }, "CHAR",
       "field delimiter (default , for csv, tab for tsv)" },
     { { "null", true, OPT_NULL }, "STRING",

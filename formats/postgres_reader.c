@@ -11,6 +11,7 @@
 #include "common/hex.h"  /* el_hex_value */
 #include "formats/reader.h"
 #include "formats/sql_dump.h"
+#include "formats/sql_strings.h"  /* el_sql_unescape: COPY text escapes */
 
 #include <stdint.h>  /* SIZE_MAX */
 
@@ -199,56 +200,38 @@ el_err el_sql_pg_copy_row(el_sql_lex *lex, el_buf *cols, bool *null, const size_
                 return err;
             if (e < 0)
                 return no_end(lex, diag);
-            int v = e;
-            switch (e) {
-            case 'b': v = '\b'; break;
-            case 'f': v = '\f'; break;
-            case 'n': v = '\n'; break;
-            case 'r': v = '\r'; break;
-            case 't': v = '\t'; break;
-            case 'v': v = '\v'; break;
-            case 'N': {
+            if (e == 'N') {
+                /* \N alone in its field is NULL; elsewhere an N */
                 int c1;
                 if ((err = el_sql_lex_peekc(lex, 0, &c1, diag)))
                     return err;
                 if (at == start && (c1 == '\t' || c1 == '\n' || c1 == '\r'))
                     is_null = true;
-                break;
+                else if ((err = put(dst, &over, 'N')))
+                    return err;
+                continue;
             }
-            case 'x': {
-                int val = -1;
-                for (int i = 0; i < 2; i++) {
-                    int d;
-                    if ((err = el_sql_lex_peekc(lex, 0, &d, diag)))
-                        return err;
-                    if (el_hex_value(d) < 0)
-                        break;
-                    val = (val < 0 ? 0 : val * 16) + el_hex_value(d);
-                    if ((err = el_sql_lex_getc(lex, &d, diag)))
-                        return err;
-                }
-                v = val < 0 ? 'x' : val;
-                break;
+            /* the rest of the escape: octal takes up to 2 more digits, \x 2 */
+            unsigned char esc[3] = {(unsigned char)e, 0, 0}, out[4];
+            size_t n = 1, outlen;
+            for (; n < 3; n++) {
+                int d;
+                if ((err = el_sql_lex_peekc(lex, n - 1, &d, diag)))
+                    return err;
+                if (d < 0)
+                    break;
+                esc[n] = (unsigned char)d;
             }
-            default:
-                if (e >= '0' && e <= '7') {
-                    v = e - '0';
-                    for (int i = 0; i < 2; i++) {
-                        int d;
-                        if ((err = el_sql_lex_peekc(lex, 0, &d, diag)))
-                            return err;
-                        if (d < '0' || d > '7')
-                            break;
-                        v = v * 8 + (d - '0');
-                        if ((err = el_sql_lex_getc(lex, &d, diag)))
-                            return err;
-                    }
-                    v &= 0xFF;
-                }
-                break;
+            bool invalid = false;
+            size_t took = el_sql_unescape(EL_SQL_ESC_PG_COPY, esc, n, out, &outlen, &invalid);
+            for (size_t k = 1; k < took; k++) {
+                int d;
+                if ((err = el_sql_lex_getc(lex, &d, diag)))
+                    return err;
             }
-            if (!is_null && (err = put(dst, &over, v)))
-                return err;
+            for (size_t k = 0; k < outlen && !is_null; k++)
+                if ((err = put(dst, &over, out[k])))
+                    return err;
         }
         if (col != SIZE_MAX) {
             null[col] = is_null;

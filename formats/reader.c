@@ -3,16 +3,19 @@
  *
  * DESIGN: el_reader is a thin vtable wrapper so the pipeline sees one type
  * whatever the format. Auto-detection looks at the name first (a name is the
- * user's intent: .csv, .tsv, .sql, under any .zst/.gz suffix) and then at the
- * first decompressed bytes, where every dump tool writes a recognisable
- * banner or first statement.
+ * user's intent: .csv, .tsv, under any .zst/.gz suffix) and then at the
+ * first decompressed bytes: a dump's dialect is decided by its preamble
+ * (formats/dialect.h), never by its data; a dump whose preamble does not
+ * tell is refused with the --format to give rather than read by a guess,
+ * since the dialects decode the same bytes differently (backslashes).
  */
 #include "formats/reader.h"
 
+#include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strcmp, strlen */
 
-#include "formats/sql_lex.h"  /* el_sql_sniff: which dump tool wrote the first bytes */
+#include "formats/dialect.h"  /* el_sql_sniff: which dump tool wrote the preamble */
 
 struct el_reader {
     const el_reader_ops *ops;
@@ -99,12 +102,40 @@ static el_format from_name(const char *name)
     return EL_FMT_AUTO;
 }
 
+/* A dump whose preamble does not say which tool wrote it. */
+static el_err ambiguous(const el_sniff *sn, el_diag *diag)
+{
+    const char *give = "give --format mysql, --format postgres or --format sqlite";
+    if (sn->candidates == 0)
+        return el_diag_at(diag, EL_EUSAGE, sn->line, 0, 0,
+                          "cannot tell which tool wrote this dump: its preamble names none and "
+                          "its statements mix dialects ('%s' at line %llu, '%s' at line %llu); %s",
+                          sn->evidence2, (unsigned long long)sn->line2, sn->evidence,
+                          (unsigned long long)sn->line, give);
+    char list[64], flags[96] = "";
+    el_sql_dialect_list(sn->candidates, " and ", list, sizeof list);
+    size_t len = 0;
+    for (el_format f = EL_FMT_MYSQL; f <= EL_FMT_SQLITE; f++) {
+        if (!(sn->candidates & (1u << f)))
+            continue;
+        int w = snprintf(flags + len, sizeof flags - len, "%s--format %s",
+                         len ? " or " : "", el_format_name(f));
+        if (w > 0 && (size_t)w < sizeof flags - len)
+            len += (size_t)w;
+    }
+    return el_diag_at(diag, EL_EUSAGE, sn->line, 0, 0,
+                      "cannot tell which tool wrote this dump: its preamble names none and its "
+                      "first statements are valid %s, which read strings differently "
+                      "(backslashes); give %s", list, flags);
+}
+
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
                             el_diag *diag)
 {
     *out = NULL;
     el_reader_opts o = *opts;
     el_err err = EL_OK;
+    char why[160];
     if (o.format == EL_FMT_AUTO)
         o.format = from_name(el_input_name(in));
     if (o.format == EL_FMT_AUTO) {
@@ -115,9 +146,20 @@ el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader 
             el_input_free(in);
             return err;
         }
-        o.format = el_sql_sniff(p, got);
-        if (o.format == EL_FMT_AUTO)
+        el_sniff sn;
+        el_sql_sniff(p, got, &sn);
+        if (sn.ambiguous) {
+            el_input_free(in);
+            return ambiguous(&sn, diag);
+        }
+        o.format = sn.format;
+        if (o.format == EL_FMT_AUTO) {
             o.format = EL_FMT_CSV;
+        } else {
+            snprintf(why, sizeof why, "detected from '%s' at line %llu", sn.evidence,
+                     (unsigned long long)sn.line);
+            o.format_why = why;
+        }
     }
     el_reader_open_fn open_fn = NULL;
     switch (o.format) {

@@ -70,7 +70,8 @@ typedef enum el_format {
 } el_format;
 
 typedef struct el_reader_opts {
-    el_format format;          /* EL_FMT_AUTO: from the extension and first bytes */
+    el_format format;          /* EL_FMT_AUTO: from the extension, else the dump's
+                                  preamble (formats/dialect.h), else CSV */
     /* CSV/TSV */
     char delimiter;            /* 0 = ',' for csv, '\t' for tsv */
     char escape;               /* 0 = none; '\\' for SELECT ... INTO OUTFILE files */
@@ -79,6 +80,12 @@ typedef struct el_reader_opts {
     size_t ncolumns;
     /* SQL dumps */
     const char *source_table;  /* "name" or "schema.name"; NULL = the only data table */
+    /* How the dump's dialect was chosen, for the message that stops a dump
+     * holding a statement its dialect cannot have written: set by
+     * el_reader_open_input when it detected the format ("detected from
+     * '-- MySQL dump' at line 1"); NULL = given by the caller (--format).
+     * Borrowed for the open call only. */
+    const char *format_why;
     /* Inputs that are not files (s3://...); NULL = files and stdin only. Borrowed. */
     const el_input_opener *opener;
     /* Tests and fuzzing only: CSV/TSV lines all go through libcsv, the
@@ -90,7 +97,9 @@ typedef struct el_reader_opts {
 typedef struct el_reader el_reader;
 
 /* Opens path ("-" = stdin) and reads far enough to know the schema. On error
- * *out is NULL and diag says what is wrong. Caller frees with el_reader_free. */
+ * *out is NULL and diag says what is wrong: EL_EUSAGE, among others, for a
+ * dump (format auto) whose preamble does not tell which tool wrote it, naming
+ * the candidates and --format. Caller frees with el_reader_free. */
 el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **out,
                       el_diag *diag) EL_MUST_USE;
 

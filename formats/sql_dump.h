@@ -3,7 +3,7 @@
  * dump readers (internal to formats/).
  *
  * el_sql_dump walks a dump statement by statement on top of el_sql_lex: it
- * remembers each CREATE TABLE (names and declared types), skips every
+ * remembers each CREATE TABLE (names and declared types: sql_ddl.h), skips every
  * statement that carries no rows, and turns the tuples of the selected
  * table's INSERTs (and, for postgres, its COPY blocks) into el_rows. The
  * dialect files add what only their dialect has, through the functions
@@ -45,6 +45,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "formats/reader.h"
+#include "formats/sql_ddl.h"  /* el_sql_coltype, the catalog of CREATE TABLEs */
 #include "formats/sql_lex.h"
 
 typedef struct el_sql_dump el_sql_dump;
@@ -60,8 +61,6 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
  * number of tables). For tests of that cost. */
 uint64_t el_sql_dump_name_compares(const el_sql_dump *d);
 
-/* el_coltype for a declared type in a dialect (NULL or "" gives TEXT). */
-el_coltype el_sql_coltype(el_sql_dialect dialect, const char *sql_type);
 
 /* ---- dialect hooks (implemented in the dialect files) ---- */
 

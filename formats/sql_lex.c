@@ -15,7 +15,8 @@
 #include <stdlib.h>  /* calloc, malloc, free */
 #include <string.h>  /* memcmp, memmove, memchr, strlen */
 
-#include "common/hex.h"  /* el_hex_value */
+#include "common/hex.h"           /* el_hex_value */
+#include "formats/sql_strings.h"  /* what quotes open, what escapes mean, per dialect */
 
 #define LEX_BLOCK ((size_t)64 * 1024)
 #define LEX_MAX_LOOKAHEAD 80 /* longest dollar tag / marker we look at */
@@ -34,6 +35,8 @@ struct el_sql_lex {
     size_t delim_len;
     bool stmt_start;         /* no token of the current statement yet */
     bool header, trailer;    /* dump-tool header / trailer comment seen */
+    uint64_t foreign_line;   /* first construct of another dialect (0: none) */
+    char foreign[24];        /* its first bytes */
     bool pg_backslash;       /* standard_conforming_strings = off */
 };
 
@@ -71,6 +74,28 @@ uint64_t el_sql_lex_line(const el_sql_lex *lex) { return lex->line; }
 uint64_t el_sql_lex_offset(const el_sql_lex *lex) { return lex->base + lex->pos; }
 bool el_sql_lex_saw_header(const el_sql_lex *lex) { return lex->header; }
 bool el_sql_lex_saw_trailer(const el_sql_lex *lex) { return lex->trailer; }
+
+static size_t avail(const el_sql_lex *lex);
+
+const char *el_sql_lex_foreign(const el_sql_lex *lex, uint64_t *line)
+{
+    *line = lex->foreign_line;
+    return lex->foreign_line ? lex->foreign : NULL;
+}
+
+/* Notes the first construct of another dialect, from its first bytes. */
+static void note_foreign(el_sql_lex *lex, size_t len)
+{
+    if (lex->foreign_line)
+        return;
+    size_t n = avail(lex), k = 0;
+    while (k < len && k < n && k + 1 < sizeof lex->foreign && lex->buf[lex->pos + k] != '\n') {
+        lex->foreign[k] = (char)lex->buf[lex->pos + k];
+        k++;
+    }
+    lex->foreign[k] = '\0';
+    lex->foreign_line = lex->line;
+}
 
 bool el_sql_word_is(const char *word, const char *keyword)
 {
@@ -179,36 +204,6 @@ static el_err put1(el_buf *dst, el_sql_tok *tok, int c)
 {
     char ch = (char)c;
     return put(dst, tok, &ch, 1);
-}
-
-el_err el_sql_put_utf8(el_buf *dst, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp >= 0xD800 && cp <= 0xDFFF)
-        return EL_EPARSE;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else if (cp <= 0x10FFFF) {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    } else {
-        return EL_EPARSE;
-    }
-    return el_buf_append(dst, u, n);
 }
 
 static bool is_space(int c)
@@ -334,6 +329,15 @@ static el_err skip_space(el_sql_lex *lex, el_diag *diag)
             if (err)
                 return err;
         } else if (c == '/' && c1 == '*') {
+            /* MySQL's conditional comments run statements there; the other
+             * dialects' tools never write one */
+            if (lex->dialect != EL_SQL_MYSQL && lex->stmt_start) {
+                if ((err = fill(lex, 4, diag)))
+                    return err;
+                const unsigned char *q = lex->buf + lex->pos;
+                if (avail(lex) > 3 && (q[2] == '!' || (q[2] == 'M' && q[3] == '!')))
+                    note_foreign(lex, 12);
+            }
             err = skip_block_comment(lex, diag);
             if (err)
                 return err;
@@ -349,101 +353,30 @@ static el_err skip_space(el_sql_lex *lex, el_diag *diag)
 
 /* ---- literals ---- */
 
-/* Decodes one backslash escape whose backslash is already consumed.
- * mysql: \0 \' \" \b \n \r \t \Z \\, \% and \_ keep their backslash, any
- * other byte stands for itself. postgres E'': \b \f \n \r \t \v, octal,
- * \xh[h], \uXXXX, \UXXXXXXXX, any other byte stands for itself. */
-static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, const char *what,
-                     el_diag *diag)
+/* Decodes one backslash escape (its backslash already consumed) by the
+ * literal's rules (sql_strings.h). */
+static el_err escape(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_sql_escapes esc,
+                     const char *what, el_diag *diag)
 {
-    int c;
-    el_err err = peek(lex, 0, &c, diag);
+    el_err err = fill(lex, EL_SQL_ESCAPE_MAX, diag);
     if (err)
         return err;
-    if (c < 0)
+    unsigned char out[4];
+    size_t outlen;
+    bool invalid = false;
+    size_t n = avail(lex) < EL_SQL_ESCAPE_MAX ? avail(lex) : EL_SQL_ESCAPE_MAX;
+    size_t took = el_sql_unescape(esc, lex->buf + lex->pos, n, out, &outlen, &invalid);
+    if (took == 0)
         return unterminated(lex, tok, what, diag);
-    advance(lex, 1);
-    if (lex->dialect == EL_SQL_MYSQL) {
-        switch (c) {
-        case '0': return put1(dst, tok, 0);
-        case 'b': return put1(dst, tok, '\b');
-        case 'n': return put1(dst, tok, '\n');
-        case 'r': return put1(dst, tok, '\r');
-        case 't': return put1(dst, tok, '\t');
-        case 'Z': return put1(dst, tok, 0x1A);
-        case '%': return put(dst, tok, "\\%", 2);
-        case '_': return put(dst, tok, "\\_", 2);
-        default: return put1(dst, tok, c);
-        }
-    }
-    switch (c) {
-    case 'b': return put1(dst, tok, '\b');
-    case 'f': return put1(dst, tok, '\f');
-    case 'n': return put1(dst, tok, '\n');
-    case 'r': return put1(dst, tok, '\r');
-    case 't': return put1(dst, tok, '\t');
-    case 'v': return put1(dst, tok, '\v');
-    default: break;
-    }
-    if (c >= '0' && c <= '7') {
-        int v = c - '0';
-        for (int i = 0; i < 2; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (d < '0' || d > '7')
-                break;
-            v = v * 8 + (d - '0');
-            advance(lex, 1);
-        }
-        return put1(dst, tok, v & 0xFF);
-    }
-    if (c == 'x') {
-        int v = -1;
-        for (int i = 0; i < 2; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (el_hex_value(d) < 0)
-                break;
-            v = (v < 0 ? 0 : v * 16) + el_hex_value(d);
-            advance(lex, 1);
-        }
-        return v < 0 ? put1(dst, tok, 'x') : put1(dst, tok, v);
-    }
-    if (c == 'u' || c == 'U') {
-        int ndig = c == 'u' ? 4 : 8;
-        uint32_t cp = 0;
-        for (int i = 0; i < ndig; i++) {
-            int d;
-            if ((err = peek(lex, 0, &d, diag)))
-                return err;
-            if (el_hex_value(d) < 0) {
-                tok->invalid = true;
-                return EL_OK;
-            }
-            cp = cp * 16 + (uint32_t)el_hex_value(d);
-            advance(lex, 1);
-        }
-        if (!dst || tok->overflow)
-            return EL_OK;
-        err = el_sql_put_utf8(dst, cp);
-        if (err == EL_ELIMIT) {
-            tok->overflow = true;
-            return EL_OK;
-        }
-        if (err == EL_EPARSE) {
-            tok->invalid = true;
-            return EL_OK;
-        }
-        return err;
-    }
-    return put1(dst, tok, c);
+    advance(lex, took);
+    if (invalid)
+        tok->invalid = true;
+    return put(dst, tok, out, outlen);
 }
 
 /* A quoted run ending at an unescaped q ("qq" stands for q). Used for
  * strings and for quoted identifiers alike. */
-static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool esc,
+static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, el_sql_escapes esc,
                      const char *what, el_diag *diag)
 {
     advance(lex, 1); /* opening quote */
@@ -469,7 +402,7 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, bool 
             advance(lex, 1);
         } else if (c == '\\') {
             advance(lex, 1);
-            if ((err = escape(lex, tok, dst, what, diag)))
+            if ((err = escape(lex, tok, dst, esc, what, diag)))
                 return err;
         } else {
             int c1;
@@ -752,17 +685,17 @@ again:
     lex->stmt_start = false;
     bool mysql = lex->dialect == EL_SQL_MYSQL;
 
-    if (c == '\'') {
-        tok->kind = EL_TOK_STRING;
-        return quoted(lex, tok, dst, '\'', mysql || lex->pg_backslash, "string", diag);
-    }
-    if (c == '"') {
-        tok->kind = mysql ? EL_TOK_STRING : EL_TOK_QIDENT;
-        return quoted(lex, tok, dst, '"', mysql, mysql ? "string" : "identifier", diag);
-    }
-    if (c == '`') {
-        tok->kind = EL_TOK_QIDENT;
-        return quoted(lex, tok, dst, '`', false, "identifier", diag);
+    /* a quote, or a prefix letter and a quote (E'', N'', B''): ask the rules */
+    el_sql_quote qt = {.kind = EL_TOK_EOF};
+    if (c == '\'' || c == '"' || c == '`' || c1 == '\'')
+        qt = el_sql_quote_at(lex->dialect, c, c1, !lex->pg_backslash);
+    if (qt.kind != EL_TOK_EOF) {
+        if (c == '`' && lex->dialect == EL_SQL_POSTGRES)
+            note_foreign(lex, 20); /* PostgreSQL has no backtick names */
+        tok->kind = qt.kind;
+        advance(lex, qt.prefix);
+        return quoted(lex, tok, dst, qt.quote, qt.escapes,
+                      qt.kind == EL_TOK_STRING ? "string" : "identifier", diag);
     }
     if (c == '[' && lex->dialect == EL_SQL_SQLITE) {
         tok->kind = EL_TOK_QIDENT;
@@ -786,21 +719,6 @@ again:
     if ((c == 'b' || c == 'B') && c1 == '\'' && mysql) {
         tok->kind = EL_TOK_BITS;
         return bits(lex, tok, dst, true, diag);
-    }
-    if ((c == 'b' || c == 'B') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
-        tok->kind = EL_TOK_STRING; /* a bit string stays the text of its bits */
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', false, "string", diag);
-    }
-    if ((c == 'e' || c == 'E') && c1 == '\'' && lex->dialect == EL_SQL_POSTGRES) {
-        tok->kind = EL_TOK_STRING;
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', true, "string", diag);
-    }
-    if ((c == 'n' || c == 'N') && c1 == '\'' && lex->dialect != EL_SQL_SQLITE) {
-        tok->kind = EL_TOK_STRING;
-        advance(lex, 1);
-        return quoted(lex, tok, dst, '\'', mysql, "string", diag);
     }
     if (mysql && c == '0' && (c1 == 'x' || c1 == 'b')) {
         int c2 = n > 2 ? p[2] : -1;
@@ -908,77 +826,4 @@ el_err el_sql_lex_take_until(el_sql_lex *lex, const char *stops, el_buf *dst, bo
         if (i < n)
             return EL_OK;
     }
-}
-
-/* ---- sniffing ---- */
-
-static bool has(const unsigned char *h, size_t n, const char *needle)
-{
-    size_t k = strlen(needle);
-    if (k > n)
-        return false;
-    for (size_t i = 0; i + k <= n; i++)
-        if (h[i] == (unsigned char)needle[0] && memcmp(h + i, needle, k) == 0)
-            return true;
-    return false;
-}
-
-/* True when the first statement-ish word (after comments) is a SQL keyword. */
-static bool starts_like_sql(const unsigned char *h, size_t n)
-{
-    static const char *const kw[] = {"CREATE ", "INSERT ", "DROP ", "SET ", "BEGIN",
-                                     "PRAGMA ", "LOCK ", "COPY ", "START ", "USE "};
-    size_t i = 0;
-    while (i < n) {
-        if (is_space(h[i])) {
-            i++;
-        } else if (i + 1 < n && h[i] == '-' && h[i + 1] == '-') {
-            while (i < n && h[i] != '\n')
-                i++;
-        } else if (i + 1 < n && h[i] == '/' && h[i + 1] == '*') {
-            i += 2;
-            while (i + 1 < n && !(h[i] == '*' && h[i + 1] == '/'))
-                i++;
-            i += 2;
-        } else {
-            break;
-        }
-    }
-    for (size_t k = 0; k < sizeof kw / sizeof *kw; k++) {
-        size_t len = strlen(kw[k]);
-        if (i + len <= n) {
-            size_t j = 0;
-            while (j < len && (h[i + j] & 0xDF) == (kw[k][j] & 0xDF))
-                j++;
-            if (j == len)
-                return true;
-        }
-    }
-    return false;
-}
-
-el_format el_sql_sniff(const unsigned char *head, size_t n)
-{
-    if (n >= 3 && head[0] == 0xEF && head[1] == 0xBB && head[2] == 0xBF) {
-        head += 3;
-        n -= 3;
-    }
-    if (has(head, n, "-- MySQL dump") || has(head, n, "-- MariaDB dump") ||
-        has(head, n, "/*!40101 SET") || has(head, n, "/*M!999999"))
-        return EL_FMT_MYSQL;
-    if (has(head, n, "-- PostgreSQL database dump") ||
-        has(head, n, "SET standard_conforming_strings") ||
-        has(head, n, "pg_catalog.set_config(") || has(head, n, " FROM stdin;"))
-        return EL_FMT_POSTGRES;
-    if (has(head, n, "BEGIN TRANSACTION;") || has(head, n, "PRAGMA foreign_keys=OFF;"))
-        return EL_FMT_SQLITE;
-    if (!starts_like_sql(head, n))
-        return EL_FMT_AUTO;
-    if (has(head, n, "`") || has(head, n, "ENGINE="))
-        return EL_FMT_MYSQL;
-    if (has(head, n, "::") || has(head, n, "public.") || has(head, n, "OWNER TO"))
-        return EL_FMT_POSTGRES;
-    if (has(head, n, " VALUES("))
-        return EL_FMT_SQLITE;
-    return EL_FMT_MYSQL;
 }

@@ -1,6 +1,6 @@
 /*
  * sql_lex.h - the SQL literal lexer shared by the mysql, postgres and sqlite
- * dump readers, and the dump sniffer behind `--format auto`.
+ * dump readers (which tool wrote a dump is formats/dialect.h's question).
  *
  * The lexer turns a dump into tokens one at a time, straight from an
  * el_input, holding only a fixed read block: strings, quoted identifiers,
@@ -9,7 +9,8 @@
  * skipped, and the end of each statement is a token of its own. Where the
  * dialects disagree (backslash escapes, what "..." means, `#` comments,
  * nested comments, dollar quoting, E'' strings, DELIMITER) the dialect given
- * at creation decides:
+ * at creation decides (what a quote opens and what an escape stands for are
+ * formats/sql_strings.h's rules, in one place):
  *
  *   mysql     '..' and ".." strings with backslash escapes and quote
  *             doubling; `..` identifiers; 0x.. / X'..' hex, 0b.. / b'..'
@@ -124,20 +125,14 @@ uint64_t el_sql_lex_offset(const el_sql_lex *lex);
 bool el_sql_lex_saw_header(const el_sql_lex *lex);
 bool el_sql_lex_saw_trailer(const el_sql_lex *lex);
 
+/* The first construct of another dialect the lexer met, or NULL: a MySQL
+ * conditional comment in place of a statement (postgres, sqlite), a
+ * backtick-quoted name (postgres). *line is where it is. The text (its first
+ * bytes) stays valid for the lexer's lifetime. The readers stop there
+ * (formats/dialect.h: the guard). */
+const char *el_sql_lex_foreign(const el_sql_lex *lex, uint64_t *line);
+
 /* Case-insensitive comparison of a NUL-terminated word with a keyword. */
 bool el_sql_word_is(const char *word, const char *keyword);
-
-/* Appends the UTF-8 encoding of code point cp to dst; EL_EPARSE when cp is
- * not a Unicode scalar value, else el_buf's errors. */
-el_err el_sql_put_utf8(el_buf *dst, uint32_t cp) EL_MUST_USE;
-
-/*
- * Decides from the first bytes of a decompressed stream whether it is a
- * mysqldump/mariadb-dump, pg_dump or sqlite3 .dump script. Returns
- * EL_FMT_MYSQL, EL_FMT_POSTGRES or EL_FMT_SQLITE, or EL_FMT_AUTO when the
- * bytes do not look like any of them (the caller then tries CSV). Pure:
- * looks at head[0..n) only; 4 KB of head is plenty.
- */
-el_format el_sql_sniff(const unsigned char *head, size_t n);
 
 #endif

@@ -5,13 +5,13 @@
  * things are its own. Newer sqlite3 shells write a string with line breaks
  * as an expression, replace('a\nb','\n',char(10)) (nested for \r), and
  * newer still unistr('..'), so the few functions .dump emits are evaluated
- * here on the column's buffer. And .dump writes a REAL with 17 to 20
+ * here on the column's buffer (unistr's escapes are sql_strings.c's). And .dump writes a REAL with 17 to 20
  * significant digits ("1.0000000000000000047e+300"); we yield the shortest
  * text of the same double, which is what the database itself shows.
  */
-#include "common/hex.h"  /* el_hex_value */
 #include "formats/reader.h"
 #include "formats/sql_dump.h"
+#include "formats/sql_strings.h"  /* el_sql_put_utf8, el_sql_sqlite_unistr */
 
 #include <stdio.h>   /* snprintf */
 #include <stdlib.h>  /* strtod, strtoul */
@@ -27,59 +27,6 @@ bool el_sql_sqlite_is_function(const char *fname)
 {
     return el_sql_word_is(fname, "replace") || el_sql_word_is(fname, "char") ||
            el_sql_word_is(fname, "unistr");
-}
-
-/* unistr(): \XXXX, \uXXXX, \+XXXXXX, \UXXXXXXXX and \\ to UTF-8. */
-static el_err unistr(const el_buf *in, el_buf *out, bool *bad)
-{
-    const char *p = el_buf_str(in);
-    size_t n = in->len;
-    for (size_t i = 0; i < n; i++) {
-        el_err err;
-        if (p[i] != '\\') {
-            if ((err = el_buf_putc(out, p[i])))
-                return err;
-            continue;
-        }
-        if (i + 1 < n && p[i + 1] == '\\') {
-            if ((err = el_buf_putc(out, '\\')))
-                return err;
-            i++;
-            continue;
-        }
-        size_t skip = 1, ndig = 4;
-        if (i + 1 < n && p[i + 1] == 'u') {
-            skip = 2;
-        } else if (i + 1 < n && p[i + 1] == '+') {
-            skip = 2;
-            ndig = 6;
-        } else if (i + 1 < n && p[i + 1] == 'U') {
-            skip = 2;
-            ndig = 8;
-        }
-        uint32_t cp = 0;
-        if (i + skip + ndig > n) {
-            *bad = true;
-            return EL_OK;
-        }
-        for (size_t k = 0; k < ndig; k++) {
-            int h = el_hex_value((unsigned char)p[i + skip + k]);
-            if (h < 0) {
-                *bad = true;
-                return EL_OK;
-            }
-            cp = cp * 16 + (uint32_t)h;
-        }
-        err = el_sql_put_utf8(out, cp);
-        if (err == EL_EPARSE) {
-            *bad = true;
-            return EL_OK;
-        }
-        if (err)
-            return err;
-        i += skip + ndig - 1;
-    }
-    return EL_OK;
 }
 
 static el_err expect(el_sql_lex *lex, char punct, el_diag *diag)
@@ -160,7 +107,7 @@ el_err el_sql_sqlite_call(el_sql_dump *d, const char *fname, el_buf *dst, el_sql
         goto out;
     if (!is_replace) {
         bool bad = false;
-        err = unistr(&args[0], dst, &bad);
+        err = el_sql_sqlite_unistr(el_buf_str(&args[0]), args[0].len, dst, &bad);
         v->invalid = bad;
     } else {
         const char *s = el_buf_str(&args[0]);

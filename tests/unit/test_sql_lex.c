@@ -1,7 +1,7 @@
 /*
  * test_sql_lex.c - the shared SQL lexer: every literal and escape rule of
  * each dialect, comments, statement ends, DELIMITER, value overflow,
- * unterminated tokens, and the dump sniffer.
+ * unterminated tokens.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -255,22 +255,6 @@ static void header_trailer(void **state)
     lx_close(&l);
 }
 
-static void sniff(void **state)
-{
-    (void)state;
-#define SNIFF(s) el_sql_sniff((const unsigned char *)(s), strlen(s))
-    assert_int_equal(SNIFF("-- MariaDB dump 10.19\n"), EL_FMT_MYSQL);
-    assert_int_equal(SNIFF("/*M!999999\\- enable the sandbox mode */\n"), EL_FMT_MYSQL);
-    assert_int_equal(SNIFF("--\n-- PostgreSQL database dump\n"), EL_FMT_POSTGRES);
-    assert_int_equal(SNIFF("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n"), EL_FMT_SQLITE);
-    assert_int_equal(SNIFF("CREATE TABLE `t` (a int);"), EL_FMT_MYSQL);
-    assert_int_equal(SNIFF("INSERT INTO public.t VALUES (1);"), EL_FMT_POSTGRES);
-    assert_int_equal(SNIFF("INSERT INTO t VALUES(1);"), EL_FMT_SQLITE);
-    assert_int_equal(SNIFF("id,name\n1,alice\n"), EL_FMT_AUTO);
-    assert_int_equal(SNIFF(""), EL_FMT_AUTO);
-#undef SNIFF
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,7 +268,6 @@ int main(void)
         cmocka_unit_test(unterminated),
         cmocka_unit_test(positions),
         cmocka_unit_test(header_trailer),
-        cmocka_unit_test(sniff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,2 @@
+-- PostgreSQL database dump
+/*!40101 SET NAMES utf8 */;

@@ -1,0 +1,4 @@
+-- MySQL dump
+COPY t (a) FROM stdin;
+x
+\.

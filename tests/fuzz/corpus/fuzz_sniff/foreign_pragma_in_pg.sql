@@ -1,0 +1,2 @@
+SET standard_conforming_strings = on;
+PRAGMA foreign_keys=OFF;

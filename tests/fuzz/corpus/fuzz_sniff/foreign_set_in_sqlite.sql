@@ -1,0 +1,2 @@
+PRAGMA foreign_keys=OFF;
+SET x = 1;

@@ -1,0 +1,67 @@
+/*M!999999\- enable the sandbox mode */ 
+-- MariaDB dump 10.19  Distrib 10.11.19-MariaDB, for debian-linux-gnu (x86_64)
+--
+-- Host: localhost    Database: fx
+-- ------------------------------------------------------
+-- Server version	10.11.19-MariaDB-0+deb12u1
+
+/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;
+/*!40101 SET @OLD_CHARACTER_SET_RESULTS=@@CHARACTER_SET_RESULTS */;
+/*!40101 SET @OLD_COLLATION_CONNECTION=@@COLLATION_CONNECTION */;
+/*!40101 SET NAMES utf8mb4 */;
+/*!40103 SET @OLD_TIME_ZONE=@@TIME_ZONE */;
+/*!40103 SET TIME_ZONE='+00:00' */;
+/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;
+/*!40014 SET @OLD_FOREIGN_KEY_CHECKS=@@FOREIGN_KEY_CHECKS, FOREIGN_KEY_CHECKS=0 */;
+/*!40101 SET @OLD_SQL_MODE=@@SQL_MODE, SQL_MODE='NO_AUTO_VALUE_ON_ZERO' */;
+/*!40111 SET @OLD_SQL_NOTES=@@SQL_NOTES, SQL_NOTES=0 */;
+
+--
+-- Table structure for table `hostile`
+--
+
+DROP TABLE IF EXISTS `hostile`;
+/*!40101 SET @saved_cs_client     = @@character_set_client */;
+/*!40101 SET character_set_client = utf8mb4 */;
+CREATE TABLE `hostile` (
+  `id` int(11) NOT NULL,
+  `note` varchar(200) NOT NULL DEFAULT '-- MySQL dump; /*!40101 SET NAMES latin1 */; PRAGMA foreign_keys=OFF; BEGIN TRANSACTION; COPY t FROM stdin; C:\\dir\\',
+  `v` longtext DEFAULT NULL,
+  `i` bigint(20) DEFAULT NULL,
+  `d` decimal(20,6) DEFAULT NULL,
+  `f` double DEFAULT NULL,
+  `flag` tinyint(1) DEFAULT NULL,
+  `bin` blob DEFAULT NULL,
+  `ts` datetime DEFAULT NULL,
+  PRIMARY KEY (`id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin COMMENT='-- MySQL dump; /*!40101 SET NAMES latin1 */; PRAGMA foreign_keys=OFF; BEGIN TRANSACTION; COPY t FROM stdin; C:\\dir\\';
+/*!40101 SET character_set_client = @saved_cs_client */;
+
+--
+-- Dumping data for table `hostile`
+--
+
+LOCK TABLES `hostile` WRITE;
+/*!40000 ALTER TABLE `hostile` DISABLE KEYS */;
+INSERT INTO `hostile` VALUES (1,'mysql conditional comment','/*!40101 SET NAMES latin1 */',0,0.000000,0.1,1,'\0\'\\\n\r\"ÿ','2024-01-02 03:04:05');
+INSERT INTO `hostile` VALUES (2,'mysql header','-- MySQL dump 10.13  Distrib 8.0.36, for Linux (x86_64)',1,-1.500000,-0.00000000025,0,'','1970-01-01 00:00:00');
+INSERT INTO `hostile` VALUES (3,'mariadb header','-- MariaDB dump 10.19  Distrib 10.11.6-MariaDB',-1,12345678901234.567890,1.5,NULL,NULL,NULL);
+INSERT INTO `hostile` VALUES (4,'mariadb sandbox','/*M!999999\\- enable the sandbox mode */',9223372036854775807,0.000001,0.30000000000000004,1,'\\N','2038-01-19 03:14:07');
+INSERT INTO `hostile` VALUES (5,'mysql preamble lines','/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n/*!40014 SET @OLD_UNIQUE_CHECKS=@@UNIQUE_CHECKS, UNIQUE_CHECKS=0 */;\nLOCK TABLES `t` WRITE;',-9223372036854775808,NULL,NULL,0,'\\x41','9999-12-31 23:59:59');
+INSERT INTO `hostile` VALUES (6,'mysql trailer','-- Dump completed on 2024-01-02  3:04:05',42,99999999999999.999999,1e100,NULL,'\0	\n\r\Z !\"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~€‚ƒ„…†‡ˆ‰Š‹Œ‘’“”•–—˜™š›œŸ ¡¢£¤¥¦§¨©ª«¬­®¯°±²³´µ¶·¸¹º»¼½¾¿ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏĞÑÒÓÔÕÖ×ØÙÚÛÜİŞßàáâãäåæçèéêëìíîïğñòóôõö÷øùúûüışÿ','2000-02-29 12:00:00');
+INSERT INTO `hostile` VALUES (7,'pg header','--\n-- PostgreSQL database dump\n--\n',NULL,7.250000,123456.789,1,'PRAGMA foreign_keys=OFF;\n','2024-01-02 03:04:05');
+INSERT INTO `hostile` VALUES (8,'pg trailer','-- PostgreSQL database dump complete',0,0.000000,0.1,0,'\0\'\\\n\r\"ÿ','1970-01-01 00:00:00');
+INSERT INTO `hostile` VALUES (9,'pg preamble','SET standard_conforming_strings = on;\nSELECT pg_catalog.set_config(\'search_path\', \'\', false);',1,-1.500000,-0.00000000025,NULL,'',NULL);
+INSERT INTO `hostile` VALUES (10,'pg nonstd','SET standard_conforming_strings = off;',-1,12345678901234.567890,1.5,1,NULL,'2038-01-19 03:14:07');
+INSERT INTO `hostile` VALUES (11,'restrict','\\restrict AbC123xyz',9223372036854775807,0.000001,0.30000000000000004,0,'\\N','9999-12-31 23:59:59');
+INSERT INTO `hostile` VALUES (12,'restrict mid line','before\n\\restrict AbC123xyz\nafter',-9223372036854775808,NULL,NULL,NULL,'\\x41','2000-02-29 12:00:00');
+INSERT INTO `hostile` VALUES (13,'copy header','COPY public.t (a, b) FROM stdin;',42,99999999999999.999999,1e100,1,'\0	\n\r\Z !\"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~€‚ƒ„…†‡ˆ‰Š‹Œ‘’“”•–—˜™š›œŸ ¡¢£¤¥¦§¨©ª«¬­®¯°±²³´µ¶·¸¹º»¼½¾¿ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏĞÑÒÓÔÕÖ×ØÙÚÛÜİŞßàáâãäåæçèéêëìíîïğñòóôõö÷øùúûüışÿ','2024-01-02 03:04:05');
+INSERT INTO `hostile` VALUES (14,'copy end alone','\\.',NULL,7.250000,123456.789,0,'PRAGMA foreign_keys=OFF;\n','1970-01-01 00:00:00');
+INSERT INTO `hostile` VALUES (15,'copy end on a line','line1\n\\.\nline3',0,0.000000,0.1,NULL,'\0\'\\\n\r\"ÿ',NULL);
+INSERT INTO `hostile` VALUES (16,'sqlite preamble','PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;',1,-1.500000,-0.00000000025,1,'','2038-01-19 03:14:07');
+INSERT INTO `hostile` VALUES (17,'sqlite begin','BEGIN TRANSACTION;',-1,12345678901234.567890,1.5,0,NULL,'9999-12-31 23:59:59');
+INSERT INTO `hostile` VALUES (18,'sqlite commit','COMMIT;',9223372036854775807,0.000001,0.30000000000000004,NULL,'\\N','2000-02-29 12:00:00');
+INSERT INTO `hostile` VALUES (19,'delimiter','DELIMITER ;;',-9223372036854775808,NULL,NULL,1,'\\x41','2024-01-02 03:04:05');
+INSERT INTO `hostile` VALUES (20,'backslash start','\\starts with a backslash',42,99999999999999.999999,1e100,0,'\0	\n\r\Z !\"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~€‚ƒ„…†‡ˆ‰Š‹Œ‘’“”•–—˜™š›œŸ ¡¢£¤¥¦§¨©ª«¬­®¯°±²³´µ¶·¸¹º»¼½¾¿ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏĞÑÒÓÔÕÖ×ØÙÚÛÜİŞßàáâãäåæçèéêëìíîïğñòóôõö÷øùúûüışÿ','1970-01-01 00:00:00');
+INSERT INTO `hostile` VALUES (21,'backslash end','ends with a backslash\\',NULL,7.250000,123456.789,NULL,'PRAGMA foreign_keys=OFF;\n',NULL);
+INSERT INTO `hostile` VALUES (22,'backslash middle','mid\\dle',0,0.000000,0.1,1,'\0\'\\\n\r\"ÿ','2038-01-19 03:14:07

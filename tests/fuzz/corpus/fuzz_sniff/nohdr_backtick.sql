@@ -1,0 +1,2 @@
+CREATE TABLE `t` (a int);
+INSERT INTO `t` VALUES (1,'a\'b');

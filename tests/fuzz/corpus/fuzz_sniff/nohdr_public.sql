@@ -1,0 +1,1 @@
+INSERT INTO public.t VALUES (1, 'C:\dir\');

@@ -1,0 +1,2 @@
+CREATE TABLE t (v text DEFAULT 'a\');
+CREATE TABLE `u` (a int);

@@ -1,0 +1,4 @@
+BEGIN TRANSACTION;
+CREATE TABLE t(a);
+INSERT INTO t VALUES(replace('a\nb','\n',char(10)));
+COMMIT;
