@@ -6,7 +6,9 @@
 #include <string.h>  /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/progress.h"
 #include "cmd/runner.h"
+#include "common/clock.h"
 #include "pipeline/mapping.h"
 
 enum { O_PROJECTION = OPT_OWN, O_WAIT };
@@ -61,6 +63,45 @@ static const cmd_refusal refuse[] = {
     { 0, NULL }
 };
 
+/* The wait for ACTIVE, shown as the other commands show their phases: a
+ * bar on a terminal, a key=value line every --progress-interval otherwise
+ * (and when a status changes). */
+typedef struct wait_view {
+    progress_mode mode;
+    double interval_ms, last_print_ms;
+    char last[64];
+    bool drew;
+} wait_view;
+
+static void on_wait(void *user, const char *table_status, const char *index_status,
+                    double waited_ms)
+{
+    wait_view *v = user;
+    char now[64];
+    snprintf(now, sizeof now, "%s/%s", table_status, index_status);
+    double t = el_now_ms();
+    bool changed = strcmp(now, v->last) != 0;
+    if (v->mode == PROGRESS_NONE ||
+        (v->mode == PROGRESS_PLAIN && !changed && t - v->last_print_ms < v->interval_ms))
+        return;
+    snprintf(v->last, sizeof v->last, "%s", now);
+    v->last_print_ms = t;
+    const char *ts = table_status[0] ? table_status : "not-visible";
+    if (v->mode == PROGRESS_BAR) {
+        fprintf(stderr, "\r\033[Kwaiting for ACTIVE | table %s", ts);
+        if (index_status[0])
+            fprintf(stderr, " | index %s", index_status);
+        fprintf(stderr, " | %.0f s", waited_ms / 1000.0);
+        v->drew = true;
+    } else {
+        fprintf(stderr, "edgeload: progress elapsed=%.1f phase=waiting-active table_status=%s",
+                waited_ms / 1000.0, ts);
+        if (index_status[0])
+            fprintf(stderr, " index_status=%s", index_status);
+        fputc('\n', stderr);
+    }
+}
+
 static const cmd_spec spec = {
     .name = "create-table",
     .usage = "--table NAME [OPTIONS]",
@@ -70,7 +111,7 @@ static const cmd_spec spec = {
 "(GSI1PK partition, GSI1SK sort), then waits until table and index are ACTIVE.\n"
 "With --mapping, the table, key and index names are the mapping's.",
     .takes = OPT_BIT(OPT_MAPPING) | OPT_BIT(OPT_TABLE) | OPT_BIT(OPT_INDEX_NAME) |
-             OPT_BIT(OPT_NO_INDEX) | OPTS_AWS,
+             OPT_BIT(OPT_NO_INDEX) | OPTS_AWS | OPTS_REPORTS,
     .refuse = refuse,
     .own = own_opts,
     .own_help =
@@ -95,6 +136,11 @@ int cmd_create_table(int argc, char **argv)
     bool no_index = o.map.no_index;
     long wait = ca.wait;
     el_aws_opts aws = o.aws;
+    const char *stats_json = o.stats_json;
+    bool quiet = o.quiet;
+    wait_view view = { .mode = quiet ? PROGRESS_NONE : o.progress,
+                       .interval_ms = (o.progress_interval_s > 0 ? o.progress_interval_s : 10) *
+                                      1000.0 };
     cmd_options_free(&o);
     if (prc >= 0)
         return prc;
@@ -134,7 +180,15 @@ int cmd_create_table(int argc, char **argv)
         .index_sk = isk,
         .projection = projection,
         .wait_seconds = (int)wait,
+        .on_wait = on_wait,
+        .user = &view,
     };
+    if (view.mode == PROGRESS_AUTO) {
+        progress p;
+        progress_init(&p, PROGRESS_AUTO, 1);
+        view.mode = p.mode;
+    }
+    view.last_print_ms = el_now_ms();
     el_aws_config *cfg;
     el_ddb *ddb;
     int rc = EXIT_LOADED;
@@ -142,16 +196,33 @@ int cmd_create_table(int argc, char **argv)
         el_mapping_free(m);
         return EXIT_USAGE;
     }
-    el_err err = el_ddb_create_table(ddb, &ct, &d);
+    el_create_table_figures fig;
+    double t0 = el_now_ms();
+    el_err err = el_ddb_create_table(ddb, &ct, &fig, &d);
+    double elapsed_s = (el_now_ms() - t0) / 1000.0;
+    if (view.drew)
+        fputc('\n', stderr);
     if (err) {
         cli_error("%s", d.msg);
         rc = cmd_exit_code(err);
-    } else {
+    } else if (!quiet) {
         if (ct.index_name)
             fprintf(stderr, "edgeload: created table %s (%s, %s) with index %s (%s, %s), "
                     "projection %s\n", table, ct.pk, ct.sk, ct.index_name, ipk, isk, projection);
         else
             fprintf(stderr, "edgeload: created table %s (%s, %s)\n", table, ct.pk, ct.sk);
+    }
+    if (stats_json) {
+        const cmd_stat stats[] = {
+            CMD_STR("table", table),
+            CMD_U64("created", err == EL_OK),
+            CMD_U64("requests", fig.requests),
+            CMD_U64("retries", fig.retries),
+            CMD_U64("polls", fig.polls),
+            CMD_DBL("wait_s", fig.wait_ms / 1000.0, 3),
+            CMD_DBL("elapsed_s", elapsed_s, 3),
+        };
+        cmd_write_stats(stats_json, stats, sizeof stats / sizeof stats[0]);
     }
     el_ddb_free(ddb);
     el_aws_config_free(cfg);

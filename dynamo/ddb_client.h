@@ -167,7 +167,23 @@ typedef struct el_create_table_opts {
     const char *projection;  /* "ALL" or "KEYS_ONLY" */
     int wait_seconds;        /* how long to wait for ACTIVE (table and index);
                                 <= 0: EL_DDB_CREATE_WAIT_DEFAULT */
+    /* Called (on the calling thread) after every DescribeTable of the wait
+     * that did not find the table ready: the table's status ("" while
+     * DescribeTable does not see it yet), the index's ("" without one or
+     * while not listed) and the milliseconds since CreateTable was
+     * answered. May be NULL. */
+    void (*on_wait)(void *user, const char *table_status, const char *index_status,
+                    double waited_ms);
+    void *user;
 } el_create_table_opts;
+
+/* What el_ddb_create_table did, for --stats-json. */
+typedef struct el_create_table_figures {
+    unsigned long requests;  /* sent, CreateTable and every DescribeTable, retries too */
+    unsigned long retries;   /* of those, the resent ones (throttled, transient) */
+    unsigned long polls;     /* DescribeTable calls of the wait */
+    double wait_ms;          /* from CreateTable's answer to ACTIVE (or giving up) */
+} el_create_table_figures;
 
 #define EL_DDB_CREATE_WAIT_DEFAULT 600
 
@@ -176,9 +192,10 @@ typedef struct el_create_table_opts {
  * EL_ETABLE with a message saying so; not ACTIVE in time is EL_ETABLE too.
  * NULL pk/sk/index_pk/index_sk/projection mean "PK", "SK", "GSI1PK",
  * "GSI1SK", "ALL"; sk "" means no sort key (likewise index_sk ""). Another
- * projection is EL_EUSAGE. Errors as for el_ddb_describe_table. */
+ * projection is EL_EUSAGE. Errors as for el_ddb_describe_table. fig, when
+ * not NULL, is filled whatever the outcome. */
 el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
-                           el_diag *diag) EL_MUST_USE;
+                           el_create_table_figures *fig, el_diag *diag) EL_MUST_USE;
 
 /* ---- BatchGetItem and Query answers ---- */
 

@@ -20,13 +20,20 @@
 #define CONTROL_BACKOFF_BASE_MS 200.0
 #define CONTROL_BACKOFF_CAP_MS 6400.0
 
+/* Requests sent and resent, counted when the caller asks (create-table's
+ * --stats-json). */
+typedef struct sent_counts {
+    unsigned long requests, retries;
+} sent_counts;
+
 /* el_ddb_call with the SDKs' retry of throttling and transient failures:
  * up to max_attempts (AWS_MAX_ATTEMPTS, default 5), the one backoff policy
  * of edgeload (capped exponential, full jitter: common/backoff.h) with a
  * 200 ms base, as the control plane is not worth hammering. res holds the
- * last outcome. */
+ * last outcome; sent, when not NULL, counts the attempts. */
 static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_t len,
-                            el_buf *response, el_ddb_result *res, el_diag *diag)
+                            el_buf *response, el_ddb_result *res, sent_counts *sent,
+                            el_diag *diag)
 {
     const el_aws_config *cfg = el_ddb_config(ddb);
     int attempts = cfg->max_attempts > 0 ? cfg->max_attempts : 5;
@@ -34,6 +41,10 @@ static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_
     for (int attempt = 1;; attempt++) {
         if (response)
             el_buf_reset(response);
+        if (sent) {
+            sent->requests++;
+            sent->retries += attempt > 1;
+        }
         el_err err = el_ddb_call(ddb, op, body, len, response, res, diag);
         if (err && err != EL_ENET)
             return err;
@@ -71,8 +82,8 @@ static el_err call_error(const el_ddb *ddb, const char *op, const el_ddb_result 
                        res->request_id[0] ? ")" : "");
 }
 
-el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
-                             el_diag *diag)
+static el_err describe(el_ddb *ddb, const char *table, el_table_desc *out, sent_counts *sent,
+                       el_diag *diag)
 {
     el_buf body, resp;
     el_ddb_result res;
@@ -88,7 +99,7 @@ el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
         err = el_diag_set(diag, EL_EUSAGE, "table name too long");
         goto done;
     }
-    err = call_retrying(ddb, "DescribeTable", body.data, body.len, &resp, &res, diag);
+    err = call_retrying(ddb, "DescribeTable", body.data, body.len, &resp, &res, sent, diag);
     if (err)
         goto done;
     if (res.outcome == EL_DDB_SUCCESS) {
@@ -104,6 +115,12 @@ done:
     el_buf_free(&body);
     el_buf_free(&resp);
     return err;
+}
+
+el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
+                             el_diag *diag)
+{
+    return describe(ddb, table, out, NULL, diag);
 }
 
 static el_err put_attr_def(el_buf *b, const char *name, bool *first)
@@ -192,8 +209,23 @@ static bool table_ready(const el_table_desc *d, const char *index_name, bool *in
     return ready && *index_seen;
 }
 
-el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_diag *diag)
+/* The status of the index named, "" when the description does not list it. */
+static const char *index_status(const el_table_desc *d, const char *index_name)
 {
+    for (size_t i = 0; index_name && i < d->ngsi; i++)
+        if (strcmp(d->gsi[i].name, index_name) == 0)
+            return d->gsi[i].status;
+    return "";
+}
+
+el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
+                           el_create_table_figures *fig, el_diag *diag)
+{
+    el_create_table_figures unused;
+    if (!fig)
+        fig = &unused;
+    memset(fig, 0, sizeof *fig);
+    sent_counts sent = {0, 0};
     if (!opts->table || !opts->table[0])
         return el_diag_set(diag, EL_EUSAGE, "no table name");
     if (opts->projection && strcmp(opts->projection, "ALL") != 0 &&
@@ -209,7 +241,7 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_dia
         err = el_diag_set(diag, EL_EUSAGE, "table or attribute names too long");
         goto done;
     }
-    err = call_retrying(ddb, "CreateTable", body.data, body.len, &resp, &res, diag);
+    err = call_retrying(ddb, "CreateTable", body.data, body.len, &resp, &res, &sent, diag);
     if (err)
         goto done;
     if (res.outcome != EL_DDB_SUCCESS) {
@@ -227,12 +259,17 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_dia
     el_table_desc desc;
     for (;;) {
         bool index_seen;
-        err = el_ddb_describe_table(ddb, opts->table, &desc, diag);
+        err = describe(ddb, opts->table, &desc, &sent, diag);
+        fig->polls++;
+        fig->wait_ms = el_now_ms() - start;
         /* Right after CreateTable, DescribeTable may not see the table yet. */
         if (err && err != EL_ETABLE)
             goto done;
         if (!err && table_ready(&desc, opts->index_name, &index_seen))
             break;
+        if (opts->on_wait)
+            opts->on_wait(opts->user, err ? "" : desc.status,
+                          err ? "" : index_status(&desc, opts->index_name), fig->wait_ms);
         if (!err && desc.status[0] && strcmp(desc.status, "ACTIVE") == 0 && !index_seen) {
             err = el_diag_set(diag, EL_ETABLE, "table '%s' is ACTIVE but has no index '%s'",
                               opts->table, opts->index_name);
@@ -249,6 +286,8 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts, el_dia
     }
     el_diag_clear(diag);
 done:
+    fig->requests = sent.requests;
+    fig->retries = sent.retries;
     el_buf_free(&body);
     el_buf_free(&resp);
     return err;

@@ -57,7 +57,7 @@ TAKES = {
     "plan": MAPPING_FLAGS + INPUT_FLAGS + AWS_FLAGS + (
         "--hot-threshold", "--max-shards", "--stats-json", "--quiet"),
     "create-table": ("--mapping", "--table", "--index-name", "--no-index", "--endpoint-url")
-                    + AWS_FLAGS,
+                    + AWS_FLAGS + REPORT_FLAGS,
 }
 NOT_TAKEN = {
     "load": ("--max-rcu",),
@@ -75,9 +75,7 @@ NOT_TAKEN = {
 # Shared options a command refuses although shared/ §4 says a command that
 # reads inputs or calls DynamoDB takes them; refused today with no reason.
 # See test_reporting_options_taken_or_refused_with_reason.
-REPORTING_GAPS = {("plan", "--progress"), ("plan", "--progress-interval"),
-                  ("create-table", "--stats-json"), ("create-table", "--progress"),
-                  ("create-table", "--progress-interval"), ("create-table", "--quiet")}
+REPORTING_GAPS = {("plan", "--progress"), ("plan", "--progress-interval")}
 
 OPTION_LINE = re.compile(r"^  (--[a-z0-9][a-z0-9-]*)(?: (\S+))?")
 
@@ -354,6 +352,115 @@ class PlanStatsJson(et.EdgeloadTestCase):
                       p.stdout)
         self.assertIn("distinct targets:  %d " % want["targets"], p.stdout)
         self.assertIn("hot targets:       2 at fan-in >= 100", p.stdout)
+
+
+# ---------------------------------------------------------------- create-table
+
+class SlowTableService:
+    """A DynamoDB stand-in whose new table stays CREATING (then its index)
+    for a few DescribeTable calls: the wait create-table reports on, which
+    DynamoDB Local (ACTIVE at once) never shows. Answers are the service's
+    JSON shapes; requests are not checked for signatures."""
+
+    def __init__(self, creating_polls=2, index_polls=1):
+        import http.server
+        import threading
+        self.calls = []
+        svc = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                op = self.headers.get("X-Amz-Target", "").split(".")[-1]
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                svc.calls.append(op)
+                polls = svc.calls.count("DescribeTable")
+                if op == "CreateTable":
+                    body = {"TableDescription": {"TableName": "T", "TableStatus": "CREATING"}}
+                else:
+                    table = "CREATING" if polls <= creating_polls else "ACTIVE"
+                    index = "CREATING" if polls <= creating_polls + index_polls else "ACTIVE"
+                    body = {"Table": {
+                        "TableName": "T", "TableStatus": table,
+                        "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
+                                      {"AttributeName": "SK", "KeyType": "RANGE"}],
+                        "BillingModeSummary": {"BillingMode": "PAY_PER_REQUEST"},
+                        "GlobalSecondaryIndexes": [{
+                            "IndexName": "GSI1", "IndexStatus": index,
+                            "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                                          {"AttributeName": "GSI1SK", "KeyType": "RANGE"}]}]}}
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-amz-json-1.0")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class CreateTableReports(et.EdgeloadTestCase):
+    """create-table calls DynamoDB, so it takes --progress, --quiet and
+    --stats-json as the other commands do: progress lines while it waits
+    for ACTIVE, its figures as JSON, and no summary line with --quiet."""
+
+    def setUp(self):
+        import tempfile
+        import shutil
+        self.work = tempfile.mkdtemp(prefix="edgeload-it-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+        self.svc = SlowTableService()
+        self.addCleanup(self.svc.close)
+
+    def create(self, *extra):
+        return self.run_edgeload("create-table", "--table", "T", "--endpoint-url", self.svc.url,
+                                 "--region", et.REGION, *extra)
+
+    def test_progress_and_stats_while_waiting(self):
+        st = os.path.join(self.work, "st.json")
+        p = self.create("--progress", "plain", "--progress-interval", "0.1",
+                        "--stats-json", st)
+        self.assertExit(p, 0, "create-table")
+        lines = [line for line in p.stderr.splitlines() if " progress " in line]
+        states = [(re.search(r"table_status=(\S+)", line).group(1),
+                   re.search(r"index_status=(\S+)", line).group(1)) for line in lines]
+        # 2 polls see the table CREATING, 1 more the index; the 4th is ACTIVE
+        self.assertEqual(states, [("CREATING", "CREATING")] * 2 + [("ACTIVE", "CREATING")])
+        waited = [float(re.search(r"elapsed=([0-9.]+)", line).group(1)) for line in lines]
+        self.assertEqual(waited, sorted(waited))
+        self.assertIn("created table T", p.stderr)
+        with open(st) as f:
+            s = json.load(f)
+        self.assertEqual(self.svc.calls, ["CreateTable"] + ["DescribeTable"] * 4)
+        self.assertEqual((s["table"], s["created"], s["requests"], s["retries"], s["polls"]),
+                         ("T", 1, 5, 0, 4))
+        self.assertGreaterEqual(s["elapsed_s"], s["wait_s"])
+
+    def test_quiet_prints_nothing_on_success(self):
+        p = self.create("--quiet", "--progress", "plain", "--progress-interval", "0.1")
+        self.assertExit(p, 0, "create-table --quiet")
+        self.assertEqual(p.stderr, "")
+
+    def test_stats_json_of_a_refused_create(self):
+        """The table exists: exit 2, the reason printed, created 0 in the figures."""
+        st = os.path.join(self.work, "st.json")
+        table = self.unique_table("ctrep")
+        self.create_table_cli(table)
+        p = self.run_edgeload("create-table", "--table", table, *self.endpoint_args(),
+                              "--quiet", "--stats-json", st)
+        self.assertExit(p, 2, "create-table of a table that exists")
+        self.assertIn("already exists", p.stderr)
+        with open(st) as f:
+            s = json.load(f)
+        self.assertEqual((s["created"], s["requests"], s["polls"]), (0, 1, 0))
 
 
 if __name__ == "__main__":

@@ -1120,10 +1120,10 @@ static void test_describe_and_create_errors(void **state)
     char *inuse = fixture("resource_in_use.json", NULL);
     SRV_SET(answer, inuse);
     el_create_table_opts o = {.table = "Graph", .index_name = "GSI1"};
-    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_ETABLE);
+    assert_int_equal(el_ddb_create_table(ddb, &o, NULL, &d), EL_ETABLE);
     assert_non_null(strstr(d.msg, "already exists"));
     o.projection = "INCLUDE";
-    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_EUSAGE);
+    assert_int_equal(el_ddb_create_table(ddb, &o, NULL, &d), EL_EUSAGE);
 
     /* Throttled every time: retried max_attempts (2) times, then an error. */
     char *thr = fixture("throttling.json", NULL);
@@ -1134,6 +1134,14 @@ static void test_describe_and_create_errors(void **state)
     assert_int_equal(el_ddb_describe_table(ddb, "Graph", &t, &d), EL_ESERVICE);
     assert_int_equal(srv_requests(), 2);
     assert_non_null(strstr(d.msg, "ThrottlingException"));
+    /* create-table's figures count the attempts, the failed ones too */
+    el_create_table_figures fig;
+    o.projection = "ALL";
+    assert_int_equal(el_ddb_create_table(ddb, &o, &fig, &d), EL_ESERVICE);
+    assert_int_equal(srv_requests(), 4);
+    assert_int_equal(fig.requests, 2);
+    assert_int_equal(fig.retries, 1);
+    assert_int_equal(fig.polls, 0);
 
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
@@ -1160,8 +1168,12 @@ static void test_dynamodb_local(void **state)
 
     el_create_table_opts o = {.table = table, .index_name = "GSI1", .projection = "ALL",
                               .wait_seconds = 60};
-    if (el_ddb_create_table(ddb, &o, &d) != EL_OK)
+    el_create_table_figures fig;
+    if (el_ddb_create_table(ddb, &o, &fig, &d) != EL_OK)
         fail_msg("create: %s", d.msg);
+    /* CreateTable, then DescribeTable until ACTIVE (DynamoDB Local: at once) */
+    assert_true(fig.polls >= 1);
+    assert_int_equal(fig.requests, 1 + fig.polls + fig.retries);
     el_table_desc t;
     assert_int_equal(el_ddb_describe_table(ddb, table, &t, &d), EL_OK);
     assert_string_equal(t.status, "ACTIVE");
@@ -1172,7 +1184,7 @@ static void test_dynamodb_local(void **state)
     assert_string_equal(t.gsi[0].name, "GSI1");
     assert_string_equal(t.gsi[0].key.pk, "GSI1PK");
     assert_string_equal(t.gsi[0].status, "ACTIVE");
-    assert_int_equal(el_ddb_create_table(ddb, &o, &d), EL_ETABLE);
+    assert_int_equal(el_ddb_create_table(ddb, &o, NULL, &d), EL_ETABLE);
     assert_non_null(strstr(d.msg, "already exists"));
 
     /* 25 edges through the multi interface. */
