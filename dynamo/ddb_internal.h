@@ -58,8 +58,11 @@ CURL *el_ddb_req_handle(el_ddb_req *req);
 
 /* Call before each (re)send: clears the previous response and, when the
  * clock has moved to another second since the last signature, signs the
- * request again (a new X-Amz-Date). Allocates nothing. If signing fails
- * (libcrypto), el_ddb_req_finish reports the transfer EL_DDB_FATAL. */
+ * request again (a new X-Amz-Date) with the credential provider's current
+ * set. Allocates nothing. If signing fails (libcrypto, or credentials that
+ * expired and could not be renewed), el_ddb_req_finish reports the
+ * transfer EL_DDB_FATAL with the signer's reason as its message (so does
+ * a failed signature in el_ddb_req_new). */
 void el_ddb_req_reset(el_ddb_req *req);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
