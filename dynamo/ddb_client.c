@@ -278,8 +278,8 @@ static void sign(el_ddb *ddb, hdrs *h)
 }
 
 /* Hashes the body and signs: the headers are ready to send. A signature
- * that failed is h->sign_failed (el_ddb_req_finish reports it with the
- * signer's reason); only hashing fails here. */
+ * that failed is h->sign_failed (the request is then not sent:
+ * el_ddb_call and el_ddb_req_reset check it); only hashing fails here. */
 static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
 {
     el_err err = el_sigv4_payload_hash(body, len, h->payload_hash);
@@ -695,23 +695,27 @@ CURL *el_ddb_req_handle(el_ddb_req *req)
     return req->h;
 }
 
-void el_ddb_req_reset(el_ddb_req *req)
+bool el_ddb_req_reset(el_ddb_req *req)
 {
     xfer_reset(&req->x);
     sign(req->ddb, &req->hd); /* a fresh date when the second changed */
+    return !req->hd.sign_failed;
+}
+
+void el_ddb_req_unsent(el_ddb_req *req, el_ddb_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->outcome = EL_DDB_FATAL;
+    el_sigv4_failure(req->ddb->signer, res->message, sizeof res->message);
 }
 
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
     finish(req->ddb, req->h, code, &req->x, res);
     if (req->hd.sign_failed) {
-        /* sent without a valid signature (libcrypto failed, or the
-         * credentials expired and could not be renewed): the answer,
-         * whatever it is, cannot be trusted; the failure is the signer's */
-        res->outcome = EL_DDB_FATAL;
-        res->http_status = 0;
-        res->error_type[0] = '\0';
-        el_sigv4_failure(req->ddb->signer, res->message, sizeof res->message);
+        /* only signed requests are sent (el_ddb_req_reset); this keeps
+         * the answer to an unsigned one from ever being believed */
+        el_ddb_req_unsent(req, res);
     }
 }
 

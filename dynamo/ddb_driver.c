@@ -402,9 +402,9 @@ static el_err send_ready(el_ddb_driver *d, double now, double *budget_due)
         if (err) {
             d->inflight--;
             op->state = OP_IDLE;
-            op_free(d, op);
             el_diag_set(&d->diag, err, "cannot send a %s request: %s", op->name,
                         el_strerror(err));
+            op_free(d, op);
             return d->err = err;
         }
     }

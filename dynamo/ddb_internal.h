@@ -59,11 +59,15 @@ CURL *el_ddb_req_handle(el_ddb_req *req);
 /* Call before each (re)send: clears the previous response and, when the
  * clock has moved to another second since the last signature, signs the
  * request again (a new X-Amz-Date) with the credential provider's current
- * set. Allocates nothing. If signing fails (libcrypto, or credentials that
- * expired and could not be renewed), el_ddb_req_finish reports the
- * transfer EL_DDB_FATAL with the signer's reason as its message (so does
- * a failed signature in el_ddb_req_new). */
-void el_ddb_req_reset(el_ddb_req *req);
+ * set. Allocates nothing. Returns false when the request has no valid
+ * signature (libcrypto failed, or the credentials expired and could not be
+ * renewed; a failed signature in el_ddb_req_new too): it must not be sent,
+ * and el_ddb_req_unsent gives its result. */
+bool el_ddb_req_reset(el_ddb_req *req) EL_MUST_USE;
+
+/* The result of a request not sent because it could not be signed:
+ * EL_DDB_FATAL, no HTTP answer, the signer's reason as the message. */
+void el_ddb_req_unsent(el_ddb_req *req, el_ddb_result *res);
 
 /* After curl reports the transfer done (CURLMSG_DONE's result): classify
  * it (fills res; curl's error buffer text is the message of a curl error).

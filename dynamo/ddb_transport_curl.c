@@ -8,11 +8,13 @@
  * its resends (re-signed with a fresh date, its body hashed once); it goes
  * back to the client's pool when the driver is done with the request.
  * Answers are collected with curl_multi_info_read after every wait and
- * handed to the driver one by one.
+ * handed to the driver one by one. A request that cannot be signed
+ * (credentials that expired and could not be renewed) is never sent: it
+ * is answered at the next wait with the signer's reason.
  */
 #include "dynamo/ddb_internal.h"
 
-#include <stdlib.h>  /* calloc, free */
+#include <stdlib.h>  /* calloc, free, realloc */
 
 #include "common/clock.h"     /* el_now_ms */
 #include "dynamo/ddb_driver.h"
@@ -22,6 +24,8 @@ typedef struct curl_transport {
     el_ddb *ddb;
     el_netloop *loop;
     CURLM *multi;
+    el_ddb_op **unsent;        /* not signed, so not sent: answered at the next wait */
+    size_t nunsent, capunsent;
 } curl_transport;
 
 static el_err t_send(void *self, el_ddb_op *op)
@@ -38,18 +42,42 @@ static el_err t_send(void *self, el_ddb_op *op)
         const char *b = el_ddb_req_body(req, &len);
         el_ddb_op_set_body_view(op, b, len);
     }
-    el_ddb_req_reset(req);
+    if (!el_ddb_req_reset(req)) {
+        if (t->nunsent == t->capunsent) {
+            size_t cap = t->capunsent ? 2 * t->capunsent : 16;
+            el_ddb_op **grown = realloc(t->unsent, cap * sizeof *grown);
+            if (!grown)
+                return EL_ENOMEM;
+            t->unsent = grown;
+            t->capunsent = cap;
+        }
+        t->unsent[t->nunsent++] = op;
+        return EL_OK;
+    }
     if (curl_multi_add_handle(t->multi, el_ddb_req_handle(req)) != CURLM_OK)
         return EL_ENET;
     return EL_OK;
 }
 
+/* Answers the requests t_send could not sign; true when there were any. */
+static bool answer_unsent(curl_transport *t, el_ddb_driver *d)
+{
+    bool any = t->nunsent > 0;
+    while (t->nunsent > 0) {
+        el_ddb_op *op = t->unsent[--t->nunsent];
+        el_ddb_result res;
+        el_ddb_req_unsent(el_ddb_op_transport(op), &res);
+        el_ddb_driver_complete(d, op, &res, NULL, 0);
+    }
+    return any;
+}
+
 static el_err t_wait(void *self, el_ddb_driver *d, int timeout_ms)
 {
     curl_transport *t = self;
+    bool answered = answer_unsent(t, d);
     /* start what was added (libcurl sets a 0 ms timer for a new transfer) */
     el_netloop_run_timers(t->loop);
-    bool answered = false;
     for (int round = 0; round < 2; round++) {
         CURLMsg *msg;
         int left;
@@ -86,6 +114,11 @@ static void t_cancel(void *self, el_ddb_op *op)
     el_ddb_req *req = el_ddb_op_transport(op);
     if (!req)
         return;
+    for (size_t i = 0; i < t->nunsent; i++)
+        if (t->unsent[i] == op) {
+            t->unsent[i] = t->unsent[--t->nunsent];
+            break;
+        }
     /* harmless when the handle is not on the multi handle */
     curl_multi_remove_handle(t->multi, el_ddb_req_handle(req));
     el_ddb_req_free(req);
@@ -111,6 +144,7 @@ static void t_free(void *self)
     if (!t)
         return;
     el_netloop_free(t->loop);
+    free(t->unsent);
     free(t);
 }
 

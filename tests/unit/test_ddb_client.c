@@ -888,7 +888,7 @@ static void test_multi_request_resend(void **state)
             struct timespec ts = {1, 100000000L}; /* a new second: a new X-Amz-Date */
             nanosleep(&ts, NULL);
         }
-        el_ddb_req_reset(req);
+        assert_true(el_ddb_req_reset(req));
         assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
         CURLcode code = run_multi(m, req);
         assert_int_equal(code, CURLE_OK);
@@ -919,7 +919,7 @@ static void test_multi_request_resend(void **state)
     char *throttled = fixture("provisioned_throughput_exceeded.json", NULL);
     SRV_SET(status, 400);
     SRV_SET(answer, throttled);
-    el_ddb_req_reset(req);
+    assert_true(el_ddb_req_reset(req));
     assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
     el_ddb_result res;
     el_ddb_req_finish(req, run_multi(m, req), &res);
@@ -970,7 +970,7 @@ static void test_request_pool_reuse(void **state)
             first_handle = el_ddb_req_handle(req);
         else
             assert_ptr_equal(el_ddb_req_handle(req), first_handle);
-        el_ddb_req_reset(req);
+        assert_true(el_ddb_req_reset(req));
         assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
         CURLcode code = run_multi(m, req);
         el_ddb_result res;
@@ -1025,7 +1025,7 @@ static void test_crc32_and_request_id(void **state)
     CURLM *m = curl_multi_init();
     for (int mode = 2; mode >= 1; mode--) {
         SRV_SET(crc, mode);
-        el_ddb_req_reset(req);
+        assert_true(el_ddb_req_reset(req));
         assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
         el_ddb_req_finish(req, run_multi(m, req), &res);
         assert_int_equal(res.outcome, mode == 1 ? EL_DDB_SUCCESS : EL_DDB_TRANSIENT);
@@ -1203,7 +1203,7 @@ static void test_dynamodb_local(void **state)
     el_ddb_req *req;
     assert_int_equal(el_ddb_req_new(ddb, "BatchWriteItem", &body, NULL, &req), EL_OK);
     CURLM *m = curl_multi_init();
-    el_ddb_req_reset(req);
+    assert_true(el_ddb_req_reset(req));
     assert_int_equal(curl_multi_add_handle(m, el_ddb_req_handle(req)), CURLM_OK);
     el_ddb_result res;
     el_ddb_req_finish(req, run_multi(m, req), &res);
