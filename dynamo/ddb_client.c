@@ -63,6 +63,7 @@ typedef struct xfer {
     uint32_t crc;
     char request_id[64];
     double retry_after_ms;     /* a Retry-After header (seconds), 0 when none */
+    unsigned sends;            /* libcurl's sends of the request (prereq_cb) */
 } xfer;
 
 /* Requests kept for reuse by a client; more are freed. */
@@ -204,6 +205,7 @@ static void xfer_init(xfer *x)
     x->have_crc = false;
     x->request_id[0] = '\0';
     x->retry_after_ms = 0;
+    x->sends = 0;
 }
 
 static void xfer_reset(xfer *x)
@@ -213,6 +215,21 @@ static void xfer_reset(xfer *x)
     x->have_crc = false;
     x->request_id[0] = '\0';
     x->retry_after_ms = 0;
+    x->sends = 0;
+}
+
+/* libcurl calls this right before it sends the request on a connection,
+ * again when it resends it on a new one because a reused connection turned
+ * out closed: the only way to count those resends. */
+static int prereq_cb(void *user, char *remote_ip, char *local_ip, int remote_port,
+                     int local_port)
+{
+    (void)remote_ip;
+    (void)local_ip;
+    (void)remote_port;
+    (void)local_port;
+    ((xfer *)user)->sends++;
+    return CURL_PREREQFUNC_OK;
 }
 
 /* Sets the X-Amz-Target line of h for op. EL_EUSAGE when op is too long. */
@@ -312,6 +329,8 @@ static el_err easy_constant_setup(el_ddb *ddb, CURL *h, hdrs *hd, xfer *x, void 
     SET(CURLOPT_HEADERDATA, x);
     SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, priv);
+    SET(CURLOPT_PREREQFUNCTION, prereq_cb);
+    SET(CURLOPT_PREREQDATA, x);
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_EXPECT_100_TIMEOUT_MS, 500L);
     SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -537,6 +556,7 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
         status = 0;
     el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
     snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
+    res->sends = x->sends;
     if (res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT)
         res->retry_after_ms = x->retry_after_ms;
     if (code == CURLE_OK && x->have_crc &&

@@ -115,6 +115,10 @@ typedef struct el_ddb_result {
     char resource[256];     /* the first reason's resource (an ARN: ...:table/T or
                                ...:table/T/index/I), "" when none */
     double retry_after_ms;  /* a Retry-After header of the answer, 0 when none */
+    unsigned sends;         /* how often libcurl sent the request: 1, more when it sent it
+                               again itself on a new connection after a reused one had
+                               closed (a retry no caller sees), 0 when no connection was
+                               made (set by el_ddb_req_finish, not by classify) */
 } el_ddb_result;
 
 /* ---- synchronous calls ---- */

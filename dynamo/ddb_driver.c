@@ -507,6 +507,12 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     double now = el_ddb_driver_now(d);
     d->inflight--;
     op->state = OP_IDLE;
+    if (res->sends > 1) {
+        /* libcurl sent it again itself (a reused connection had closed):
+         * those sends count, as the server saw them */
+        d->st.requests += res->sends - 1;
+        d->st.resends += res->sends - 1;
+    }
     if (d->err) {
         op_free(d, op); /* stopping: answers after the error change nothing */
         return;

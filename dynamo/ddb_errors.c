@@ -251,6 +251,7 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     res->reasons = 0;
     res->resource[0] = '\0';
     res->retry_after_ms = 0;
+    res->sends = 0;
 
     if (curl_code != CURLE_OK) {
         res->outcome = curl_fatal(curl_code) ? EL_DDB_FATAL : EL_DDB_TRANSIENT;

@@ -225,6 +225,9 @@ class CountersThroughFaults(CommandFaultCase):
         # for each fault that was retried
         self.assertGreaterEqual(faults["by_target"]["UpdateItem"],
                                 len(counter_items_in_key_order(exp)))
+        # and edgeload's requests are the ones the proxy saw: libcurl's own
+        # resends on a new connection (after a reset of a reused one) too
+        self.assertEqual(s["requests"], faults["by_target"]["UpdateItem"])
 
     def test_counters_sigkill_while_writing_then_resume(self):
         rnd = random.Random(202)

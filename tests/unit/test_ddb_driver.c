@@ -29,6 +29,7 @@ typedef struct answer {
     double latency;      /* ms from send to answer */
     unsigned reasons;    /* ThrottlingReasons bits */
     double retry_after;  /* ms */
+    unsigned sends;      /* libcurl's own sends of it (0: the usual one) */
 } answer;
 
 typedef struct sent {
@@ -88,7 +89,8 @@ static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
             continue;
         s->open = false;
         el_ddb_result res = { .outcome = s->a.outcome, .http_status = s->a.status,
-                              .reasons = s->a.reasons, .retry_after_ms = s->a.retry_after };
+                              .reasons = s->a.reasons, .retry_after_ms = s->a.retry_after,
+                              .sends = s->a.sends ? s->a.sends : 1 };
         snprintf(res.error_type, sizeof res.error_type, "%s", s->a.type ? s->a.type : "");
         snprintf(res.message, sizeof res.message, "scripted %s", s->a.type ? s->a.type : "");
         const char *body = s->a.body ? s->a.body : "{}";
@@ -571,6 +573,29 @@ static void test_reason_names(void **state)
     assert_int_equal(r.reasons, m);
 }
 
+/* libcurl's own resends (a reused connection found closed) are requests the
+ * server saw: counted as requests and resends, the request answered once. */
+static void test_transport_resends_counted(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[1] = ok;
+    f.script[1].sends = 3;
+    f.nscript = 2;
+    el_ddb_driver *d = driver(&f, 1, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 2);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_int_equal(f.nsends, 2);
+    assert_int_equal(st->requests, 4);
+    assert_int_equal(st->resends, 2);
+    el_ddb_driver_free(d);
+}
+
 /* ---- ConsumedCapacity ---- */
 
 static void test_consumed_units(void **state)
@@ -621,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_throttles_to_caller),
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_consumed_units),
+        cmocka_unit_test(test_transport_resends_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
