@@ -9,13 +9,11 @@
 #include <stdio.h>   /* fprintf */
 
 #include "cmd/cli.h"
+#include "cmd/load_job.h"
 #include "cmd/mapping_opts.h"
-#include "cmd/progress.h"
 #include "cmd/runner.h"
-#include "cmd/s3_cli.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
-#include "pipeline/rejects.h"
 
 static const char not_sharded[] = "counters do not depend on how hot targets are sharded";
 
@@ -69,63 +67,30 @@ int cmd_counters(int argc, char **argv)
 {
     cmd_options o;
     int rc = EXIT_FATAL;
-    el_mapping *m = NULL;
-    el_aws_config *cfg = NULL;
-    el_ddb *ddb = NULL;
-    el_rejects *rej = NULL;
-    cli_s3 s3c = { 0 };
+    cmd_load_job j = { 0 }; /* freed at out: whatever is set by then */
     if (!cmd_options_init(&o, argc)) {
         cli_error("out of memory");
         goto out;
     }
     if ((rc = cmd_parse(&spec, argc, argv, &o, NULL)) >= 0)
         goto out;
-    if (!(m = build_mapping(&o.map, &rc)))
+    el_mapping *m = build_mapping(&o.map, &rc);
+    if (!m)
         goto out;
+    cmd_load_job_init(&j, &o, m, spec.default_concurrency);
     rc = EXIT_USAGE;
     if (!el_mapping_has_counters(m)) {
         cli_error("counters: the mapping has no counters (\"counters\" in a source, or "
                   "--counter PK,SK,ATTRIBUTE)");
         goto out;
     }
-    const char **inputs = o.map.inputs;
-    size_t ninputs = o.map.ninputs;
-    el_load_opts lo = {
-        .reader = o.reader, .threads = o.threads,
-        .concurrency = o.concurrency ? o.concurrency : spec.default_concurrency,
-        .max_retry_time_s = o.max_retry_time_s, .max_wcu = o.max_wcu, .stop = &cmd_stop,
-        .counters_only = true, .checkpoint_path = o.checkpoint,
-        .checkpoint_interval_s = o.checkpoint_interval_s, .resume = o.resume,
-    };
-    s3c.endpoint = o.endpoint_s3;
-    if (!cli_s3_inputs(&s3c, &o.aws, m, &inputs, &ninputs, &lo.reader, &rc))
+    j.lo.counters_only = true;
+    if ((rc = cmd_load_job_prepare(&j, &o, true, EL_TABLE_KEYS)))
         goto out;
-    rc = EXIT_USAGE;
-    if (!cli_connect(&o.aws, &cfg, &ddb))
-        goto out;
-    if ((rc = cmd_check_table(ddb, cfg, m, EL_TABLE_KEYS)))
-        goto out;
-    if (!(rej = el_rejects_new(o.rejects, o.max_rejects))) {
-        rc = EXIT_FATAL;
-        goto out;
-    }
-    lo.mapping = m;
-    lo.inputs = ninputs ? inputs : NULL;
-    lo.ninputs = ninputs;
-    lo.ddb = ddb;
-    lo.rejects = rej;
-    progress prog;
-    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
-    lo.progress = progress_report;
-    lo.progress_user = &prog;
-    cmd_reject_shower shower = { .quiet = o.quiet };
-    lo.on_reject = cmd_show_reject;
-    lo.reject_user = &shower;
-    cmd_catch_signals();
     el_load_stats st;
     el_diag d;
     el_diag_clear(&d);
-    el_err err = el_load_run(&lo, &st, &d);
+    el_err err = el_load_run(&j.lo, &st, &d);
     if (err)
         cli_error("%s", d.msg);
     rc = cmd_exit_code(err);
@@ -167,10 +132,6 @@ int cmd_counters(int argc, char **argv)
     }
 out:
     cmd_options_free(&o);
-    el_rejects_free(rej);
-    el_mapping_free(m);
-    el_ddb_free(ddb);
-    el_aws_config_free(cfg);
-    cli_s3_free(&s3c);
+    cmd_load_job_free(&j);
     return rc;
 }

@@ -7,14 +7,13 @@
 #include <string.h>  /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/load_job.h"
 #include "cmd/mapping_opts.h"
-#include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "pipeline/incremental.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"
-#include "pipeline/rejects.h"
 #include "pipeline/split.h"
 
 enum { O_PART_ITEMS = OPT_OWN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP };
@@ -265,81 +264,50 @@ int cmd_load(int argc, char **argv)
     load_args la = { 0 };
     int rc = EXIT_FATAL;
     char *split_names[4] = { NULL, NULL, NULL, NULL };
-    el_mapping *m = NULL;
-    el_aws_config *cfg = NULL;
-    el_ddb *ddb = NULL;
-    el_rejects *rej = NULL;
-    cli_s3 s3c = { 0 };
+    cmd_load_job j = { 0 }; /* freed at out: whatever is set by then */
     if (!cmd_options_init(&o, argc)) {
         cli_error("out of memory");
         goto out;
     }
     if ((rc = cmd_parse(&spec, argc, argv, &o, &la)) >= 0)
         goto out;
-    if (!(m = build_mapping(&o.map, &rc)))
-        goto out;
-    if ((rc = check_combinations(&o, &la)))
-        goto out;
-    if (o.split.count) {
-        if (!cmd_split_names(&o, NULL, split_names)) {
-            rc = EXIT_FATAL;
-            goto out;
-        }
-        if (el_mapping_has_counters(m) && !o.quiet)
-            fprintf(stderr, "edgeload: --split %u/%u: counters are not set by split workers (a "
-                    "part's counts are not the totals); when every worker has finished, run "
-                    "'edgeload counters' once with the same mapping and inputs\n",
-                    o.split.index + 1, o.split.count);
-    }
-    const char **inputs = o.map.inputs;
-    size_t ninputs = o.map.ninputs;
-    s3c.endpoint = o.endpoint_s3;
-    el_load_opts lo = {
-        .reader = o.reader, .threads = o.threads,
-        .concurrency = o.concurrency ? o.concurrency : spec.default_concurrency,
-        .dry_run = o.dry_run, .dry_out = stdout, .max_retry_time_s = o.max_retry_time_s,
-        .stop = &cmd_stop, .max_wcu = o.max_wcu, .checkpoint_path = o.checkpoint,
-        .checkpoint_interval_s = o.checkpoint_interval_s, .resume = o.resume,
-        .plan_path = o.plan, .output_dir = o.output, .output_part_items = (uint64_t)la.part_items,
-        .split = o.split,
-    };
-    if (!cli_s3_inputs(&s3c, &o.aws, m, &inputs, &ninputs, &lo.reader, &rc))
-        goto out;
-    if (o.output && el_s3_is_url(o.output) &&
-        !cli_s3_output(&s3c, &o.aws, o.output, &lo.output_store, &rc))
-        goto out;
-    if (!o.dry_run && !o.output) {
-        rc = EXIT_USAGE;
-        if (!cli_connect(&o.aws, &cfg, &ddb))
-            goto out;
-        if ((rc = cmd_check_table(ddb, cfg, m, EL_TABLE_KEYS | EL_TABLE_INDEX_IF_WRITTEN)))
-            goto out;
-    }
-    if (!(rej = el_rejects_new(o.rejects, o.max_rejects))) {
+    /* a --split worker's own checkpoint, rejects and stats files */
+    if (o.split.count && !cmd_split_names(&o, NULL, split_names)) {
         rc = EXIT_FATAL;
         goto out;
     }
-    lo.mapping = m;
-    lo.inputs = ninputs ? inputs : NULL;
-    lo.ninputs = ninputs;
-    lo.ddb = ddb;
-    lo.rejects = rej;
-    progress prog;
-    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
-    lo.progress = progress_report;
-    lo.progress_user = &prog;
-    cmd_reject_shower shower = { .quiet = o.quiet };
-    lo.on_reject = cmd_show_reject;
-    lo.reject_user = &shower;
-    cmd_catch_signals();
+    el_mapping *m = build_mapping(&o.map, &rc);
+    if (!m)
+        goto out;
+    cmd_load_job_init(&j, &o, m, spec.default_concurrency);
+    if ((rc = check_combinations(&o, &la)))
+        goto out;
+    if (o.split.count && el_mapping_has_counters(m) && !o.quiet)
+        fprintf(stderr, "edgeload: --split %u/%u: counters are not set by split workers (a "
+                "part's counts are not the totals); when every worker has finished, run "
+                "'edgeload counters' once with the same mapping and inputs\n",
+                o.split.index + 1, o.split.count);
+    el_load_opts *lo = &j.lo;
+    lo->dry_run = o.dry_run;
+    lo->dry_out = stdout;
+    lo->plan_path = o.plan;
+    lo->output_dir = o.output;
+    lo->output_part_items = (uint64_t)la.part_items;
+    lo->split = o.split;
+    if (o.output && el_s3_is_url(o.output) &&
+        !cli_s3_output(&j.s3c, &o.aws, o.output, &lo->output_store, &rc))
+        goto out;
+    if ((rc = cmd_load_job_prepare(&j, &o, !o.dry_run && !o.output,
+                                   EL_TABLE_KEYS | EL_TABLE_INDEX_IF_WRITTEN)))
+        goto out;
     if (la.incremental) {
-        rc = run_incremental(&lo, &la, o.quiet, o.stats_json);
+        rc = run_incremental(lo, &la, o.quiet, o.stats_json);
         goto out;
     }
     el_load_stats st;
     el_diag d;
     el_diag_clear(&d);
-    el_err err = el_load_run(&lo, &st, &d);
+    el_err err = el_load_run(lo, &st, &d);
     if (err)
         cli_error("%s", d.msg);
     rc = cmd_exit_code(err);
@@ -348,11 +316,11 @@ int cmd_load(int argc, char **argv)
     if (!err && st.rejects_in_file > 0)
         rc = EXIT_REJECTS;
     if (!o.quiet)
-        summary(&lo, &st, err);
+        summary(lo, &st, err);
     if (o.stats_json)
         write_stats(o.stats_json, &st);
     if (!err && o.output && !o.quiet) {
-        const char *region = s3c.cfg ? s3c.cfg->region : getenv("AWS_REGION");
+        const char *region = j.s3c.cfg ? j.s3c.cfg->region : getenv("AWS_REGION");
         if (!region || !region[0])
             region = getenv("AWS_DEFAULT_REGION");
         if (o.aws.region)
@@ -364,10 +332,6 @@ int cmd_load(int argc, char **argv)
 out:
     cmd_split_names_free(split_names);
     cmd_options_free(&o);
-    el_rejects_free(rej);
-    el_mapping_free(m);
-    el_ddb_free(ddb);
-    el_aws_config_free(cfg);
-    cli_s3_free(&s3c);
+    cmd_load_job_free(&j);
     return rc;
 }
