@@ -50,6 +50,31 @@ el_err el_aws_http_proxy(CURL *h, const el_aws_config *cfg, const char *url)
                                                                           : EL_EINTERNAL;
 }
 
+el_err el_aws_http_setup(CURL *h, const el_aws_config *cfg, const char *url, char *errbuf)
+{
+    bool verify = !cfg || cfg->verify_ssl;
+    CURLcode rc = CURLE_OK;
+#define SET(opt, val)                                    \
+    do {                                                 \
+        if (rc == CURLE_OK)                              \
+            rc = curl_easy_setopt(h, opt, val);          \
+    } while (0)
+    SET(CURLOPT_URL, url);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
+    SET(CURLOPT_ERRORBUFFER, errbuf);
+    SET(CURLOPT_FOLLOWLOCATION, 0L);
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_SSL_VERIFYPEER, verify ? 1L : 0L);
+    SET(CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
+    if (cfg && cfg->ca_bundle)
+        SET(CURLOPT_CAINFO, cfg->ca_bundle);
+#undef SET
+    if (rc != CURLE_OK)
+        return EL_EINTERNAL;
+    return el_aws_http_proxy(h, cfg, url);
+}
+
 const char *el_aws_http_hint(const char *curl_message)
 {
     if (curl_message && strstr(curl_message, "407") &&
@@ -101,21 +126,14 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
         if (rc == CURLE_OK)                              \
             rc = curl_easy_setopt(h, opt, val);          \
     } while (0)
-    SET(CURLOPT_URL, req->url);
-    SET(CURLOPT_NOSIGNAL, 1L);
+    if (el_aws_http_setup(h, cfg, req->url, errbuf))
+        rc = CURLE_FAILED_INIT;
     SET(CURLOPT_HTTPHEADER, hdrs);
-    SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
     SET(CURLOPT_WRITEFUNCTION, write_cb);
     SET(CURLOPT_WRITEDATA, &resp->body);
-    SET(CURLOPT_ERRORBUFFER, errbuf);
-    SET(CURLOPT_FOLLOWLOCATION, 0L);
     SET(CURLOPT_CONNECTTIMEOUT_MS,
         req->connect_timeout_ms > 0 ? req->connect_timeout_ms : DEFAULT_CONNECT_MS);
     SET(CURLOPT_TIMEOUT_MS, req->timeout_ms > 0 ? req->timeout_ms : DEFAULT_TOTAL_MS);
-    SET(CURLOPT_SSL_VERIFYPEER, !cfg || cfg->verify_ssl ? 1L : 0L);
-    SET(CURLOPT_SSL_VERIFYHOST, !cfg || cfg->verify_ssl ? 2L : 0L);
-    if (cfg && cfg->ca_bundle)
-        SET(CURLOPT_CAINFO, cfg->ca_bundle);
     if (strcmp(req->method, "GET") != 0) {
         SET(CURLOPT_CUSTOMREQUEST, req->method);
         SET(CURLOPT_POSTFIELDS, req->body ? req->body : "");
@@ -123,7 +141,7 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
     }
 #undef SET
     el_err err = EL_OK;
-    if (rc != CURLE_OK || el_aws_http_proxy(h, cfg, req->url)) {
+    if (rc != CURLE_OK) {
         err = el_diag_set(diag, EL_EINTERNAL, "%s: libcurl refused an option", what);
     } else {
         rc = curl_easy_perform(h);

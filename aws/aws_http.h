@@ -59,6 +59,16 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
 void el_http_resp_free(el_http_resp *resp);
 
 /*
+ * What every client of edgeload sets the same way on a handle for url:
+ * the URL, no signals, edgeload's User-Agent, curl's message into errbuf
+ * (CURL_ERROR_SIZE bytes, living as long as the transfer), no redirects,
+ * TCP keep-alive, TLS verified as cfg says (cfg NULL: verified, the
+ * system's CAs) and the proxy rule below. EL_EINTERNAL if libcurl refuses.
+ */
+el_err el_aws_http_setup(CURL *h, const el_aws_config *cfg, const char *url,
+                         char *errbuf) EL_MUST_USE;
+
+/*
  * Applies the proxy rule to h for url: for an http:// URL, when http_proxy
  * is not set and HTTP_PROXY is (cfg->http_proxy), that proxy; otherwise
  * nothing (libcurl's own environment handling). NO_PROXY applies either

@@ -45,12 +45,8 @@
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
-#include "aws/aws_http.h"  /* el_aws_http_proxy, el_aws_http_hint */
+#include "aws/aws_http.h"  /* el_aws_http_setup, el_aws_http_hint */
 #include "aws/sigv4.h"
-
-#ifndef EDGELOAD_VERSION
-#define EDGELOAD_VERSION "0"
-#endif
 
 #define EL_DDB_CONNECT_TIMEOUT_MS 10000L
 #define EL_DDB_TOTAL_TIMEOUT_MS 120000L
@@ -310,39 +306,28 @@ static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
 /* The options that stay the same for every request made on h. */
 static el_err easy_constant_setup(el_ddb *ddb, CURL *h, hdrs *hd, xfer *x, void *priv)
 {
-    const el_aws_config *cfg = ddb->cfg;
     CURLcode rc = CURLE_OK;
 #define SET(opt, val)                                                                   \
     do {                                                                                \
         if (rc == CURLE_OK)                                                             \
             rc = curl_easy_setopt(h, opt, val);                                         \
     } while (0)
-    SET(CURLOPT_URL, ddb->url);
-    SET(CURLOPT_NOSIGNAL, 1L);
+    if (el_aws_http_setup(h, ddb->cfg, ddb->url, x->errbuf))
+        rc = CURLE_FAILED_INIT;
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     SET(CURLOPT_POST, 1L);
     SET(CURLOPT_HTTPHEADER, &hd->node[0]);
-    SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
     SET(CURLOPT_WRITEFUNCTION, write_cb);
     SET(CURLOPT_WRITEDATA, x);
     SET(CURLOPT_HEADERFUNCTION, header_cb);
     SET(CURLOPT_HEADERDATA, x);
-    SET(CURLOPT_ERRORBUFFER, x->errbuf);
     SET(CURLOPT_PRIVATE, priv);
     SET(CURLOPT_PREREQFUNCTION, prereq_cb);
     SET(CURLOPT_PREREQDATA, x);
-    SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_EXPECT_100_TIMEOUT_MS, 500L);
-    SET(CURLOPT_FOLLOWLOCATION, 0L);
-    SET(CURLOPT_SSL_VERIFYPEER, cfg->verify_ssl ? 1L : 0L);
-    SET(CURLOPT_SSL_VERIFYHOST, cfg->verify_ssl ? 2L : 0L);
-    if (cfg->ca_bundle)
-        SET(CURLOPT_CAINFO, cfg->ca_bundle);
     if (ddb->share)
         SET(CURLOPT_SHARE, ddb->share);
 #undef SET
-    if (rc == CURLE_OK && el_aws_http_proxy(h, cfg, ddb->url))
-        rc = CURLE_FAILED_INIT;
     return rc == CURLE_OK ? EL_OK : EL_EINTERNAL;
 }
 

@@ -27,14 +27,10 @@
 #include <strings.h>  /* strncasecmp for header names */
 #include <time.h>     /* time, gmtime_r, nanosleep */
 
-#include "aws/aws_http.h"   /* el_aws_http_proxy, el_aws_http_hint */
+#include "aws/aws_http.h"   /* el_aws_http_setup, el_aws_http_hint */
 #include "aws/sigv4.h"
 #include "common/backoff.h"
 #include "s3/s3_sign.h"
-
-#ifndef EDGELOAD_VERSION
-#define EDGELOAD_VERSION "0"
-#endif
 
 #define LIST_BODY_MAX (32u * 1024u * 1024u)
 #define DEFAULT_ATTEMPTS 5
@@ -415,27 +411,17 @@ el_err s3_call_setup(el_s3 *s3, CURL *h, s3_call *c, el_diag *diag)
         goto out;
     }
     curl_easy_reset(h);
-    SET(CURLOPT_URL, c->url);
-    SET(CURLOPT_NOSIGNAL, 1L);
+    if (el_aws_http_setup(h, cfg, c->url, c->errbuf))
+        goto curl_fail;
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     SET(CURLOPT_HTTPHEADER, c->headers);
-    SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
     SET(CURLOPT_HEADERFUNCTION, header_cb);
     SET(CURLOPT_HEADERDATA, c);
     SET(CURLOPT_WRITEFUNCTION, write_cb);
     SET(CURLOPT_WRITEDATA, c);
-    SET(CURLOPT_ERRORBUFFER, c->errbuf);
     SET(CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
     SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
     SET(CURLOPT_LOW_SPEED_TIME, LOW_SPEED_TIME_S);
-    SET(CURLOPT_TCP_KEEPALIVE, 1L);
-    SET(CURLOPT_FOLLOWLOCATION, 0L);
-    SET(CURLOPT_SSL_VERIFYPEER, cfg->verify_ssl ? 1L : 0L);
-    SET(CURLOPT_SSL_VERIFYHOST, cfg->verify_ssl ? 2L : 0L);
-    if (cfg->ca_bundle)
-        SET(CURLOPT_CAINFO, cfg->ca_bundle);
-    if (el_aws_http_proxy(h, cfg, c->url))
-        goto curl_fail;
     /* the Range header is ours (signed); curl must not add its own */
     if (strcmp(c->method, "HEAD") == 0) {
         SET(CURLOPT_NOBODY, 1L);
