@@ -31,6 +31,7 @@
 #include "dynamo/ddb_driver.h"
 #include "pipeline/plan.h"
 #include "pipeline/queue.h"
+#include "pipeline/transform.h" /* load_keep_item reads the index key it made */
 #include "pipeline/watermark.h"
 
 #define LOAD_QUEUE_CHUNKS 32   /* chunks between the readers and the next stage */
@@ -105,6 +106,19 @@ el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *w
 /* A new chunk for the input with buffers sized like the last one's; NULL
  * when out of memory. The caller owns it. */
 el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len);
+
+/* Keeps the item just transformed into c (its JSON from json_mark, its key
+ * from key_mark: el_chunk_commit) with what the network stage and the
+ * output need of it: whether its source writes the index and the hash of
+ * its index partition key (hot-key pacing, partition estimates). */
+el_err load_keep_item(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
+                      const el_row *row, const el_transform *t, const el_source *src) EL_MUST_USE;
+
+/* True when c is full: a chunk's worth of items, or 4 MB of JSON. */
+static inline bool load_chunk_full(const el_chunk *c)
+{
+    return c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024;
+}
 
 /* Gives a full chunk to the next stage; takes ownership of it, also on
  * failure. EL_EINTR when the queue was closed (the run is stopping:

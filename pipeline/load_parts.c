@@ -14,7 +14,6 @@
 #include <stdlib.h>    /* calloc, free, getenv, strtol */
 #include <string.h>    /* memcpy */
 
-#include "common/hash.h"       /* el_fnv1a64 */
 #include "common/vec.h"        /* el_grow */
 #include "formats/chunker.h"
 #include "formats/input.h"
@@ -217,15 +216,8 @@ static void parse_part(load_run *r, size_t idx, el_transform *t, el_buf *cscratc
             el_buf_truncate(&c->keys, km);
             continue;
         }
-        err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
-        if (!err) {
-            el_item *it = &c->items[c->nitems - 1];
-            size_t ipk_len;
-            const char *ipk = el_transform_last_index_pk(t, &ipk_len);
-            it->indexed = in->src->index;
-            it->ipk_hash = ipk ? el_fnv1a64(ipk, ipk_len) : 0;
-        }
-        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
+        err = load_keep_item(c, jm, km, size, &row, t, in->src);
+        if (!err && load_chunk_full(c)) {
             err = keep_chunk(res, c);
             c = err ? c : load_chunk_like(idx, c->json.len, c->keys.len);
             if (!c)

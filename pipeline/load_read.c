@@ -94,6 +94,20 @@ el_chunk *load_chunk_like(size_t input, size_t json_len, size_t keys_len)
     return c;
 }
 
+el_err load_keep_item(el_chunk *c, size_t json_mark, size_t key_mark, size_t size,
+                      const el_row *row, const el_transform *t, const el_source *src)
+{
+    el_err err = el_chunk_commit(c, json_mark, key_mark, size, row->line, row->offset);
+    if (!err) {
+        el_item *it = &c->items[c->nitems - 1];
+        size_t ipk_len;
+        const char *ipk = el_transform_last_index_pk(t, &ipk_len);
+        it->indexed = src->index;
+        it->ipk_hash = ipk ? el_fnv1a64(ipk, ipk_len) : 0;
+    }
+    return err;
+}
+
 /* Gives a chunk to the next stage (the network stage, or the output stage
  * of --output and --dry-run). */
 el_err load_deliver_chunk(load_run *r, el_chunk *full)
@@ -209,17 +223,9 @@ static void read_one(load_run *r, size_t idx)
             el_buf_truncate(&c->keys, km);
             continue;
         }
-        if (!err) {
-            err = el_chunk_commit(c, jm, km, size, row.line, row.offset);
-            if (!err) {
-                el_item *it = &c->items[c->nitems - 1];
-                size_t ipk_len;
-                const char *ipk = el_transform_last_index_pk(t, &ipk_len);
-                it->indexed = in->src->index;
-                it->ipk_hash = ipk ? el_fnv1a64(ipk, ipk_len) : 0;
-            }
-        }
-        if (!err && (c->nitems >= EL_CHUNK_ITEMS || c->json.len > 4u * 1024 * 1024)) {
+        if (!err)
+            err = load_keep_item(c, jm, km, size, &row, t, in->src);
+        if (!err && load_chunk_full(c)) {
             atomic_store(&in->raw_read, el_input_raw_consumed(raw));
             err = hand_over(r, &c, idx, false);
         }
