@@ -572,10 +572,13 @@ static el_err sign_with(el_sigv4 *s, const el_cred *c, bool with_token, time_t n
     return EL_OK;
 }
 
-el_err el_sigv4_sign_request(el_sigv4 *s, time_t now, const char *method, const char *path,
-                             const char *query, const el_sigv4_header *headers, size_t n,
-                             const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE],
-                             char *auth, size_t auth_cap, el_cred **cred)
+/* Both signing entry points: the provider's current credentials, then the
+ * signature; *cred (when cred is not NULL) keeps a reference to them. */
+static el_err sign_current(el_sigv4 *s, bool with_token, time_t now, const char *method,
+                           const char *path, const char *query, const el_sigv4_header *headers,
+                           size_t n, const char *payload_hash,
+                           char amz_date[EL_SIGV4_DATE_SIZE], char *auth, size_t auth_cap,
+                           el_cred **cred)
 {
     amz_date[0] = '\0';
     if (auth_cap)
@@ -590,8 +593,8 @@ el_err el_sigv4_sign_request(el_sigv4 *s, time_t now, const char *method, const 
         set_failure(s, d.msg);
         return err;
     }
-    err = sign_with(s, c, true, now, method, path, query, headers, n, payload_hash, amz_date,
-                    auth, auth_cap);
+    err = sign_with(s, c, with_token, now, method, path, query, headers, n, payload_hash,
+                    amz_date, auth, auth_cap);
     if (err || !cred)
         el_cred_release(c);
     else
@@ -599,26 +602,22 @@ el_err el_sigv4_sign_request(el_sigv4 *s, time_t now, const char *method, const 
     return err;
 }
 
+el_err el_sigv4_sign_request(el_sigv4 *s, time_t now, const char *method, const char *path,
+                             const char *query, const el_sigv4_header *headers, size_t n,
+                             const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE],
+                             char *auth, size_t auth_cap, el_cred **cred)
+{
+    return sign_current(s, true, now, method, path, query, headers, n, payload_hash, amz_date,
+                        auth, auth_cap, cred);
+}
+
 el_err el_sigv4_sign(el_sigv4 *s, time_t now, const char *method, const char *path,
                      const char *query, const el_sigv4_header *headers, size_t n,
                      const char *payload_hash, char amz_date[EL_SIGV4_DATE_SIZE], char *auth,
                      size_t auth_cap)
 {
-    amz_date[0] = '\0';
-    if (auth_cap)
-        auth[0] = '\0';
-    el_cred *c;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_creds_get(s->creds, now, &c, &d);
-    if (err) {
-        set_failure(s, d.msg);
-        return err;
-    }
-    err = sign_with(s, c, false, now, method, path, query, headers, n, payload_hash, amz_date,
-                    auth, auth_cap);
-    el_cred_release(c);
-    return err;
+    return sign_current(s, false, now, method, path, query, headers, n, payload_hash, amz_date,
+                        auth, auth_cap, NULL);
 }
 
 void el_sigv4_failure(el_sigv4 *s, char *out, size_t cap)

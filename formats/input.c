@@ -289,6 +289,18 @@ static el_err input_new(const char *name, el_input **out, el_diag *diag)
     return EL_OK;
 }
 
+/* Opens path (NULL: a copy of standard input) as in's descriptor; frees in
+ * and says why when it cannot. */
+static el_err open_fd(el_input *in, const char *path, el_diag *diag)
+{
+    in->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(0);
+    if (in->fd >= 0)
+        return EL_OK;
+    el_err err = el_diag_set(diag, EL_EIO, "cannot open %s: %s", in->name, strerror(errno));
+    el_input_free(in);
+    return err;
+}
+
 el_err el_input_open(const char *path, el_input **out, el_diag *diag)
 {
     *out = NULL;
@@ -297,16 +309,8 @@ el_err el_input_open(const char *path, el_input **out, el_diag *diag)
     el_err err = input_new(is_stdin ? "<stdin>" : path, &in, diag);
     if (err)
         return err;
-    if (is_stdin) {
-        in->fd = dup(0);
-    } else {
-        in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    }
-    if (in->fd < 0) {
-        err = el_diag_set(diag, EL_EIO, "cannot open %s: %s", in->name, strerror(errno));
-        el_input_free(in);
+    if ((err = open_fd(in, is_stdin ? NULL : path, diag)))
         return err;
-    }
     struct stat st;
     if (fstat(in->fd, &st) == 0 && S_ISREG(st.st_mode)) {
         in->raw_size = (uint64_t)st.st_size;
@@ -323,12 +327,8 @@ el_err el_input_open_range(const char *path, uint64_t head, uint64_t start, uint
     el_err err = input_new(path, &in, diag);
     if (err)
         return err;
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (in->fd < 0) {
-        err = el_diag_set(diag, EL_EIO, "cannot open %s: %s", in->name, strerror(errno));
-        el_input_free(in);
+    if ((err = open_fd(in, path, diag)))
         return err;
-    }
     struct stat st;
     if (fstat(in->fd, &st) != 0 || !S_ISREG(st.st_mode) || head > start || start > end ||
         end > (uint64_t)st.st_size) {
