@@ -54,11 +54,7 @@ el_err el_aws_http_setup(CURL *h, const el_aws_config *cfg, const char *url, cha
 {
     bool verify = !cfg || cfg->verify_ssl;
     CURLcode rc = CURLE_OK;
-#define SET(opt, val)                                    \
-    do {                                                 \
-        if (rc == CURLE_OK)                              \
-            rc = curl_easy_setopt(h, opt, val);          \
-    } while (0)
+#define SET(opt, val) EL_CURL_SET(rc, h, opt, val)
     SET(CURLOPT_URL, url);
     SET(CURLOPT_NOSIGNAL, 1L);
     SET(CURLOPT_USERAGENT, "edgeload/" EDGELOAD_VERSION);
@@ -121,11 +117,7 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
         hdrs = n;
     char errbuf[CURL_ERROR_SIZE] = "";
     CURLcode rc = CURLE_OK;
-#define SET(opt, val)                                    \
-    do {                                                 \
-        if (rc == CURLE_OK)                              \
-            rc = curl_easy_setopt(h, opt, val);          \
-    } while (0)
+#define SET(opt, val) EL_CURL_SET(rc, h, opt, val)
     if (el_aws_http_setup(h, cfg, req->url, errbuf))
         rc = CURLE_FAILED_INIT;
     SET(CURLOPT_HTTPHEADER, hdrs);

@@ -58,6 +58,14 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
 /* Wipes and frees the answer. */
 void el_http_resp_free(el_http_resp *resp);
 
+/* Sets a libcurl option on h unless an earlier one failed: rc (a CURLcode
+ * variable) keeps the first failure, checked once after the last option. */
+#define EL_CURL_SET(rc, h, opt, val)                                            \
+    do {                                                                        \
+        if ((rc) == CURLE_OK)                                                   \
+            (rc) = curl_easy_setopt((h), (opt), (val));                         \
+    } while (0)
+
 /*
  * What every client of edgeload sets the same way on a handle for url:
  * the URL, no signals, edgeload's User-Agent, curl's message into errbuf

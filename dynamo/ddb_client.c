@@ -307,11 +307,7 @@ static el_err sign_body(el_ddb *ddb, hdrs *h, const char *body, size_t len)
 static el_err easy_constant_setup(el_ddb *ddb, CURL *h, hdrs *hd, xfer *x, void *priv)
 {
     CURLcode rc = CURLE_OK;
-#define SET(opt, val)                                                                   \
-    do {                                                                                \
-        if (rc == CURLE_OK)                                                             \
-            rc = curl_easy_setopt(h, opt, val);                                         \
-    } while (0)
+#define SET(opt, val) EL_CURL_SET(rc, h, opt, val)
     if (el_aws_http_setup(h, ddb->cfg, ddb->url, x->errbuf))
         rc = CURLE_FAILED_INIT;
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
