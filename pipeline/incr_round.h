@@ -1,5 +1,5 @@
 /*
- * round.h - the planning half of `load --incremental`: a round of
+ * incr_round.h - the planning half of `load --incremental`: a round of
  * rows, the counter items they touch, the transactions they are grouped
  * into, and each transaction's TransactWriteItems body. Pure: no network,
  * no threads; pipeline/incremental.c reads the rows and drives the
