@@ -30,6 +30,7 @@ struct el_transform {
     const el_plan *plan;     /* hot keys to shard, or NULL */
     size_t plan_source;      /* this source's index in the plan */
     const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
+    const el_buf *last_isk;  /* and its index sk (either may be the pk's or sk's buffer) */
     size_t last_key_size;    /* DynamoDB size of its table key attributes */
     size_t last_index_key_size; /* and of its index key attributes, 0 without */
     /* pre-encoded fragments, in `pre` */
@@ -407,6 +408,16 @@ const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
     return t->last_ipk->data;
 }
 
+const char *el_transform_last_index_sk(const el_transform *t, size_t *len)
+{
+    if (!t->last_isk) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->last_isk->len;
+    return t->last_isk->data;
+}
+
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,
                                el_diag *diag)
@@ -463,6 +474,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         }
     }
     t->last_ipk = src->index ? ipk : NULL;
+    t->last_isk = src->index ? isk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
     size_t total = 0, sz = 0;

@@ -68,6 +68,9 @@ void el_transform_last_key_sizes(const el_transform *t, size_t *keys, size_t *in
  * NULL when the source writes no index. Valid until the next row. */
 const char *el_transform_last_index_pk(const el_transform *t, size_t *len);
 
+/* The index sort key written into the last item, or NULL as above. */
+const char *el_transform_last_index_sk(const el_transform *t, size_t *len);
+
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,
                                el_diag *diag) EL_MUST_USE;
