@@ -17,6 +17,7 @@
  * table's own write limits are asked (DescribeTable, DescribeLimits).
  */
 #include <inttypes.h>  /* PRIu64 */
+#include <math.h>      /* ceil, log10: how many decimals a small cost needs */
 #include <stdio.h>     /* printf */
 #include <stdlib.h>    /* calloc, free, getenv */
 #include <string.h>    /* strcmp */
@@ -492,10 +493,12 @@ static el_err finish_estimate(plan_run *r, el_estimate_writes *total, el_import_
     return EL_OK;
 }
 
-/* "2.5 s", "3m20s", "1h02m", "2d03h". */
+/* "0.3 ms", "2.5 s", "3m20s", "1h02m", "2d03h". */
 static void duration(char *out, size_t cap, double s)
 {
-    if (s < 60)
+    if (s < 1)
+        snprintf(out, cap, "%.1f ms", s * 1000);
+    else if (s < 60)
         snprintf(out, cap, "%.1f s", s);
     else if (s < 3600)
         snprintf(out, cap, "%dm%02ds", (int)(s / 60), (int)s % 60);
@@ -503,6 +506,31 @@ static void duration(char *out, size_t cap, double s)
         snprintf(out, cap, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
     else
         snprintf(out, cap, "%dd%02dh", (int)(s / 86400), (int)(s / 3600) % 24);
+}
+
+/* "512 B", "3.4 KiB", "1.2 MiB", "7.5 GiB". */
+static void byte_size(char *out, size_t cap, uint64_t b)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, cap, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* "$12.34", or two significant digits below a cent: "$0.0000094". */
+static void dollars(char *out, size_t cap, double usd)
+{
+    int decimals = 2;
+    if (usd > 0 && usd < 0.01) {
+        decimals = (int)ceil(-log10(usd)) + 1;
+        if (decimals > 12)
+            decimals = 12;
+    }
+    snprintf(out, cap, "$%.*f", decimals, usd);
 }
 
 static void print_row(const char *name, const el_estimate_writes *w, const el_write_limits *l)
@@ -547,26 +575,32 @@ static void print_estimate(const plan_run *r, const el_estimate_writes *total,
            hot ? "the hottest partition" : "the write limits",
            hot && t.floor_s >= 1 && total->hot_index.wcu >= total->hot_table.wcu
                ? " (an index target is spread over shards by --hot-threshold N)" : "");
+    char size[32], part[32];
+    byte_size(size, sizeof size, imp->bytes);
+    byte_size(part, sizeof part, imp->part_bytes);
     printf("  Import from S3 (--output: each key once): %" PRIu64 " items (%" PRIu64
-           " duplicates merged), %.1f MiB uncompressed (the billing basis), %" PRIu64
-           " object%s of at most %u (parts of %" PRIu64 " items or %.0f MiB)%s\n",
-           imp->items, total->rows - imp->items, (double)imp->bytes / (1 << 20), imp->objects,
-           imp->objects == 1 ? "" : "s", EL_IMPORT_MAX_OBJECTS, imp->part_items,
-           (double)imp->part_bytes / (1 << 20),
+           " duplicates merged), %s uncompressed (the billing basis),\n    %" PRIu64
+           " object%s of at most %u (parts of %" PRIu64 " items or %s)%s\n",
+           imp->items, total->rows - imp->items, size, imp->objects,
+           imp->objects == 1 ? "" : "s", EL_IMPORT_MAX_OBJECTS, imp->part_items, part,
            imp->objects > EL_IMPORT_MAX_OBJECTS ? ": OVER the import's limit" : "");
     double api = el_estimate_api_usd(total, pa->price_wru);
     double im = el_estimate_import_usd(imp, pa->price_import_gb);
     if (api >= 0 || im >= 0) {
+        char usd[32];
         printf("  cost:");
-        if (api >= 0)
-            printf(" API $%.2f (%" PRIu64 " write request units at $%g a million)", api,
+        if (api >= 0) {
+            dollars(usd, sizeof usd, api);
+            printf(" API %s (%" PRIu64 " write request units at $%g a million)", usd,
                    total->table_wcu + total->index_wcu, pa->price_wru);
+        }
         if (api >= 0 && im >= 0)
-            printf(" |");
-        if (im >= 0)
-            printf(" Import from S3 $%.2f (%.3f GiB at $%g a GiB; no write units, indexes "
-                   "included)", im, (double)imp->bytes / (double)(UINT64_C(1) << 30),
+            printf(";");
+        if (im >= 0) {
+            dollars(usd, sizeof usd, im);
+            printf(" Import from S3 %s (%s at $%g a GiB, no write units)", usd, size,
                    pa->price_import_gb);
+        }
         printf("\n");
     } else {
         printf("  cost: give --price-wru USD_PER_MILLION and --price-import-gb USD to compare "

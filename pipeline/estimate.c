@@ -126,8 +126,8 @@ void el_estimate_default_limits(double table_wcu_flag, el_write_limits *out)
     out->projection = EL_PROJECT_ALL;
     snprintf(out->basis, sizeof out->basis, "%s",
              table_wcu_flag > 0 ? "--table-wcu"
-                                : "the default of an on-demand table (the table was not asked: "
-                                  "give --endpoint-url, or --table-wcu N)");
+                                : "the default of an on-demand table; the table itself was "
+                                  "not asked (--endpoint-url), no --table-wcu N");
 }
 
 void el_estimate_limits(const el_table_desc *t, const el_ddb_limits *limits,
