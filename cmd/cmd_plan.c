@@ -1,18 +1,25 @@
 /*
- * cmd_plan.c - `edgeload plan`: read the inputs (no AWS), count the fan-in
- * of every unsharded index partition key, print the report and optionally
- * write the shard plan.
+ * cmd_plan.c - `edgeload plan`: read the inputs, count the fan-in of every
+ * unsharded index partition key, estimate the job (write units, time,
+ * import size and cost), print the report and optionally write the shard
+ * plan with the estimate.
  *
- * DESIGN: the keys are rendered by the transform itself
- * (el_transform_index_keys), so what is counted is exactly the index key
- * `load` would write; rows whose keys `load` would reject are counted as
- * rejected here too. Reading is single-threaded, one input after another:
- * counting is a hash probe per row and the readers dominate. Sources with
- * "index": false have no index partition to shard and are not read.
+ * DESIGN: every row is transformed into its item by the transform itself
+ * (el_transform_row), so what is counted and sized is exactly what `load`
+ * would write: the fan-in of the index key (counted for every row whose
+ * keys are valid, as load's own counting pass does), and each item's
+ * DynamoDB size, from which pipeline/estimate.h reckons its write units,
+ * its index entry, its partition's share and its line in an import. Rows
+ * load would reject are counted as rejected. Keys repeated across the
+ * input are found with the same dedup --output uses, so the import figures
+ * are those of each key once. Reading is single-threaded, one input after
+ * another. Nothing is sent to AWS unless --endpoint-url is given: then the
+ * table's own write limits are asked (DescribeTable, DescribeLimits).
  */
 #include <inttypes.h>  /* PRIu64 */
+#include <math.h>      /* ceil, log10: how many decimals a small cost needs */
 #include <stdio.h>     /* printf */
-#include <stdlib.h>    /* calloc, free */
+#include <stdlib.h>    /* calloc, free, getenv */
 #include <string.h>    /* strcmp */
 
 #include "cmd/cli.h"
@@ -20,16 +27,21 @@
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "common/buf.h"
+#include "pipeline/dedup.h"
+#include "pipeline/estimate.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
 #include "pipeline/shard.h"
 #include "pipeline/transform.h"
 
-enum { O_PLAN_OUT = OPT_OWN, O_TOP };
+enum { O_PLAN_OUT = OPT_OWN, O_TOP, O_TABLE_WCU, O_PRICE_WRU, O_PRICE_IMPORT_GB };
 
 static const cli_opt own_opts[] = {
     { "plan-out", true, O_PLAN_OUT },
     { "top", true, O_TOP },
+    { "table-wcu", true, O_TABLE_WCU },
+    { "price-wru", true, O_PRICE_WRU },
+    { "price-import-gb", true, O_PRICE_IMPORT_GB },
     { NULL, false, 0 }
 };
 
@@ -39,6 +51,9 @@ static const cli_opt own_opts[] = {
 typedef struct plan_args {
     const char *plan_out;
     long top;
+    double table_wcu;          /* --table-wcu: 0 = the table's, else the default */
+    double price_wru;          /* USD per million write request units; 0: none */
+    double price_import_gb;    /* USD per GiB of import source; 0: none */
 } plan_args;
 
 static int own_opt(void *ctx, int id, const char *arg)
@@ -46,6 +61,10 @@ static int own_opt(void *ctx, int id, const char *arg)
     plan_args *a = ctx;
     switch (id) {
     case O_PLAN_OUT: a->plan_out = arg; return 0;
+    case O_TABLE_WCU: return cli_parse_double("table-wcu", arg, 1, &a->table_wcu) ? 0 : EXIT_USAGE;
+    case O_PRICE_WRU: return cli_parse_double("price-wru", arg, 0, &a->price_wru) ? 0 : EXIT_USAGE;
+    case O_PRICE_IMPORT_GB:
+        return cli_parse_double("price-import-gb", arg, 0, &a->price_import_gb) ? 0 : EXIT_USAGE;
     case O_TOP:
         if (!cli_parse_long("top", arg, 0, &a->top))
             return EXIT_USAGE;
@@ -58,11 +77,10 @@ static int own_opt(void *ctx, int id, const char *arg)
     return EXIT_FATAL;
 }
 
-static const char reads_only[] = "plan only reads its inputs; nothing is sent to DynamoDB";
+static const char reads_only[] = "plan only reads its inputs; it writes nothing to DynamoDB";
 
 static const cmd_refusal refuse[] = {
     { OPT_PLAN, "plan makes the plan: write it with --plan-out FILE" },
-    { OPT_ENDPOINT_URL, reads_only },
     { OPT_DRY_RUN, reads_only },
     { OPT_OUTPUT, reads_only },
     { OPT_CONCURRENCY, reads_only },
@@ -86,29 +104,50 @@ static const cmd_spec spec = {
     .name = "plan",
     .usage = "--mapping FILE [OPTIONS] [INPUT...]",
     .about =
-"Reads every input of every source that writes the index (nothing is sent to\n"
-"AWS) and counts, exactly, the fan-in of each unsharded index partition key:\n"
-"the rendered index_pk (default: the rendered sk, e.g. TARGET#bob). Prints,\n"
-"per source: rows, distinct sources (index sort keys) and targets (index\n"
-"partition keys), a log-scale fan-in histogram and the top targets with the\n"
-"shard count each gets (a key whose fan-in reaches the threshold gets\n"
-"N = min(max_shards, ceil(fan_in / threshold)) shards, at least 2).\n"
+"Reads every input of every source, writes nothing, and reports:\n"
+"\n"
+"  fan-in: for each source that writes the index, exactly, the fan-in of each\n"
+"  unsharded index partition key (the rendered index_pk; default the rendered\n"
+"  sk, e.g. TARGET#bob): rows, distinct sources and targets, a log-scale\n"
+"  histogram and the top targets with the shard count each gets (a key whose\n"
+"  fan-in reaches the threshold gets N = min(max_shards, ceil(fan_in /\n"
+"  threshold)) shards, at least 2);\n"
+"\n"
+"  the estimate, for each source and in total, from every item as load makes\n"
+"  it: write units by DynamoDB's rules (one per started KB of the item's\n"
+"  attribute names and values, at least one, in the table and again in the\n"
+"  index for an item with the index keys, by the size of its index entry);\n"
+"  the time at the table's write limits (an on-demand table's default is\n"
+"  40,000 units a second; --table-wcu N, or with --endpoint-url the table's\n"
+"  own, from DescribeTable and DescribeLimits); the floor the hottest\n"
+"  partition sets after sharding (1,000 units a second a partition key, in\n"
+"  the table and in the index); and the Import-from-S3 path that --output\n"
+"  prepares: each key once, its uncompressed bytes (what an import bills)\n"
+"  and its objects against the import's limit of 50,000, in parts of\n"
+"  4,000,000 items or 1 GiB. With prices, the cost of each path.\n"
+"\n"
 "INPUTs override the mapping's \"input\" (one per source, in order).",
-    .takes = (OPTS_MAPPING & ~OPT_BIT(OPT_PLAN)) | OPTS_INPUT | OPT_BIT(OPT_REGION) |
-             OPT_BIT(OPT_PROFILE) | OPT_BIT(OPT_NO_VERIFY_SSL) | OPT_BIT(OPT_QUIET) |
-             OPT_BIT(OPT_STATS_JSON),
+    .takes = (OPTS_MAPPING & ~OPT_BIT(OPT_PLAN)) | OPTS_INPUT | OPT_BIT(OPT_ENDPOINT_URL) |
+             OPT_BIT(OPT_REGION) | OPT_BIT(OPT_PROFILE) | OPT_BIT(OPT_NO_VERIFY_SSL) |
+             OPT_BIT(OPT_QUIET) | OPT_BIT(OPT_STATS_JSON),
     .refuse = refuse,
     .own = own_opts,
     .own_help =
 "Plan:\n"
-"  --plan-out FILE          write the plan as JSON (atomically), for load --plan\n"
+"  --plan-out FILE          write the plan as JSON (atomically), for load --plan,\n"
+"                           with the estimate under \"estimate\" (load ignores it)\n"
 "  --top N                  targets listed in the report (default " STR(DEFAULT_TOP) ")\n"
-"  (--max-shards is 2.." STR(EL_MAX_MAX_SHARDS) "; --region, --profile and --no-verify-ssl are for\n"
-"  s3:// inputs)\n",
+"  --table-wcu N            the table's write limit in units a second (and its\n"
+"                           index's), instead of the default or the table's own\n"
+"  --price-wru USD          the price of a million write request units: the\n"
+"                           API path's cost (table and index writes)\n"
+"  --price-import-gb USD    the price of a GiB of import source (uncompressed):\n"
+"                           the Import-from-S3 path's cost\n"
+"  (--max-shards is 2.." STR(EL_MAX_MAX_SHARDS) "; --endpoint-url, --region and --profile ask the\n"
+"  table's limits (optional; only with --endpoint-url) and read s3:// inputs)\n",
     .epilogue =
-"Exit status: 0 counted, 3 counted with rejected rows (rows load would reject\n"
-"for their keys, or that the reader rejects), 2 usage or mapping error,\n"
-"1 an input or the plan file could not be read or written.\n",
+"Exit status: 0 counted, 3 counted with rows load would reject, 2 usage or\n"
+"mapping error, 1 an input or the plan file could not be read or written.\n",
     .inputs = true,
     .own_opt = own_opt,
 };
@@ -117,8 +156,13 @@ typedef struct src_count {
     el_source *src;
     el_plan_counter *targets;  /* fan-in per index partition key */
     el_plan_counter *sources;  /* rows per index sort key */
+    el_plan_counter *table_units; /* write units per table partition key */
+    el_plan_counter *index_units; /* write units per index partition key; NULL while they
+                                     are the fan-in (every entry one unit, no key counted
+                                     that wrote nothing) */
+    el_estimate_writes est;    /* what its items cost */
     el_transform *t;
-    uint64_t rows, rejected;
+    uint64_t rows, rejected;   /* rows counted for the fan-in; rows load would reject */
     size_t ninputs;
 } src_count;
 
@@ -127,6 +171,10 @@ typedef struct plan_run {
     src_count *sc;             /* one per mapping source */
     uint64_t warnings;
     el_reader_opts cli_ro;     /* reader options from the command line */
+    el_write_limits limits;
+    el_dedup *dedup;           /* every item's key: the import writes each once */
+    el_part_count parts;       /* the parts --output would cut */
+    el_buf json, keys;         /* the current row's item */
 } plan_run;
 
 static void warn_reject(plan_run *r, const char *path, const el_diag *d)
@@ -137,6 +185,85 @@ static void warn_reject(plan_run *r, const char *path, const el_diag *d)
         cli_warn("%s:%llu: row not counted: %s", path, (unsigned long long)d->line, d->msg);
     else
         cli_warn("%s: row not counted: %s", path, d->msg);
+}
+
+/* Counts one row's fan-in (keys valid, as load's own counting pass counts
+ * them). EL_EREJECT when load would reject it for its keys. */
+static el_err count_fanin(src_count *sc, const char *ipk, size_t ipk_len, const char *isk,
+                          size_t isk_len)
+{
+    el_err err = el_plan_counter_add(sc->targets, ipk, ipk_len);
+    if (!err)
+        err = el_plan_counter_add(sc->sources, isk, isk_len);
+    if (!err)
+        sc->rows++;
+    return err;
+}
+
+/* The index units start being counted apart from the fan-in. */
+static el_err split_index_units(src_count *sc)
+{
+    if (sc->index_units)
+        return EL_OK;
+    sc->index_units = el_plan_counter_new();
+    if (!sc->index_units)
+        return EL_ENOMEM;
+    return el_plan_counter_merge(sc->index_units, sc->targets);
+}
+
+/* Transforms one row into its item and counts what it costs. */
+static el_err count_row(plan_run *r, src_count *sc, const el_row *row, el_diag *d)
+{
+    const el_source *s = sc->src;
+    el_buf_reset(&r->json);
+    el_buf_reset(&r->keys);
+    size_t size;
+    el_err err = el_transform_row(sc->t, row, &r->json, &r->keys, &size, d);
+    if (err == EL_EREJECT) {
+        sc->rejected++;
+        if (!s->index)
+            return EL_EREJECT;
+        /* load would reject the row, and its own fan-in pass still counts
+         * it when its keys are valid: so does plan */
+        el_diag kd;
+        el_diag_clear(&kd);
+        const char *ipk, *isk;
+        size_t ipk_len, isk_len;
+        if (el_transform_index_keys(sc->t, row, &ipk, &ipk_len, &isk, &isk_len, &kd))
+            return EL_EREJECT;
+        err = split_index_units(sc); /* a key counted that writes nothing */
+        if (!err)
+            err = count_fanin(sc, ipk, ipk_len, isk, isk_len);
+        return err ? err : EL_EREJECT;
+    }
+    if (err)
+        return err;
+    size_t key_size, index_key_size;
+    el_transform_last_key_sizes(sc->t, &key_size, &index_key_size);
+    uint64_t entry = s->index ? el_estimate_index_entry(r->limits.projection, size, key_size,
+                                                        index_key_size)
+                              : 0;
+    el_estimate_add_item(&sc->est, size, entry, r->json.len);
+    el_part_count_add(&r->parts, r->json.len);
+    const char *key = el_buf_str(&r->keys); /* "PK\0SK": the partition key ends at the NUL */
+    err = el_plan_counter_add_n(sc->table_units, key, strlen(key), el_estimate_wcu(size));
+    if (!err)
+        err = el_dedup_add(r->dedup, r->keys.data, r->keys.len,
+                           r->json.len + EL_FILE_SINK_LINE_OVERHEAD, d);
+    if (!err && s->index) {
+        const char *ipk, *isk;
+        size_t ipk_len, isk_len;
+        ipk = el_transform_last_index_pk(sc->t, &ipk_len);
+        isk = el_transform_last_index_sk(sc->t, &isk_len);
+        uint64_t units = el_estimate_wcu(entry);
+        if (units > 1)
+            err = split_index_units(sc);
+        if (!err)
+            err = count_fanin(sc, ipk, ipk_len, isk, isk_len);
+        if (!err && sc->index_units)
+            err = el_plan_counter_add_n(sc->index_units, ipk, ipk_len, units);
+    }
+    return err;
 }
 
 /* Reads one input of sc's source and counts its rows. Returns an exit code. */
@@ -175,18 +302,11 @@ static int count_input(plan_run *r, src_count *sc, const char *path)
             warn_reject(r, path, &d);
             continue;
         }
-        const char *ipk, *isk;
-        size_t ipk_len, isk_len;
-        err = el_transform_index_keys(sc->t, &row, &ipk, &ipk_len, &isk, &isk_len, &d);
+        err = count_row(r, sc, &row, &d);
         if (err == EL_EREJECT) {
-            sc->rejected++;
             warn_reject(r, path, &d);
             continue;
         }
-        if (!err)
-            err = el_plan_counter_add(sc->targets, ipk, ipk_len);
-        if (!err)
-            err = el_plan_counter_add(sc->sources, isk, isk_len);
         if (err) {
             if (err == EL_ENOMEM)
                 cli_error("%s: out of memory counting %zu distinct targets", path,
@@ -197,7 +317,6 @@ static int count_input(plan_run *r, src_count *sc, const char *path)
             el_reader_free(rd);
             return EXIT_FATAL;
         }
-        sc->rows++;
     }
     el_reader_free(rd);
     s->bound = NULL; /* the schema went with the reader */
@@ -226,7 +345,7 @@ static int count_all(plan_run *r, const char *const *inputs, size_t ninputs)
     /* check every path before reading anything */
     for (size_t i = 0; i < n; i++) {
         el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        if (src->index && !ninputs && !src->input) {
+        if (!ninputs && !src->input) {
             cli_error("source '%s' has no input: give it \"input\" in the mapping or name the "
                       "file on the command line", src->name);
             return EXIT_USAGE;
@@ -235,8 +354,6 @@ static int count_all(plan_run *r, const char *const *inputs, size_t ninputs)
     for (size_t i = 0; i < n; i++) {
         size_t si = m->nsources == 1 ? 0 : i;
         src_count *sc = &r->sc[si];
-        if (!sc->src->index)
-            continue;
         char *path = ninputs ? strdup(inputs[i]) : el_mapping_input_path(m, sc->src->input);
         if (!path) {
             cli_error("out of memory");
@@ -260,7 +377,8 @@ static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
         const src_count *sc = &r->sc[i];
         const el_source *s = sc->src;
         if (!s->index) {
-            printf("source '%s': writes no index, not counted\n\n", s->name);
+            printf("source '%s': writes no index, no fan-in to count (%" PRIu64 " items, %"
+                   PRIu64 " rejected)\n\n", s->name, sc->est.rows, sc->rejected);
             continue;
         }
         printf("source '%s' (index %s: %s = %s%s, %s = %s%s)\n", s->name, m->index_name,
@@ -334,12 +452,191 @@ static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
     }
 }
 
-static int write_plan(const plan_run *r, const char *path)
+/* ---- the estimate ---- */
+
+/* Everything counted, summed: each source's hottest partitions, the total
+ * (whose table partitions are those of every source together: entities and
+ * edges share partition keys), and the import of each key once. */
+static el_err finish_estimate(plan_run *r, el_estimate_writes *total, el_import_estimate *imp,
+                              el_diag *d)
+{
+    el_err err = EL_OK;
+    memset(total, 0, sizeof *total);
+    el_plan_counter *all = r->m->nsources > 1 ? el_plan_counter_new() : NULL;
+    if (r->m->nsources > 1 && !all)
+        return el_diag_set(d, EL_ENOMEM, "out of memory");
+    for (size_t i = 0; !err && i < r->m->nsources; i++) {
+        src_count *sc = &r->sc[i];
+        const el_source *s = sc->src;
+        err = el_estimate_hottest(sc->table_units, NULL, 0, 0, &sc->est.hot_table);
+        if (!err && s->index)
+            err = el_estimate_hottest(sc->index_units ? sc->index_units : sc->targets,
+                                      sc->targets, s->hot_threshold, s->max_shards,
+                                      &sc->est.hot_index);
+        if (!err && all)
+            err = el_plan_counter_merge(all, sc->table_units);
+        el_estimate_add(total, &sc->est);
+    }
+    if (!err && all)
+        err = el_estimate_hottest(all, NULL, 0, 0, &total->hot_table);
+    el_plan_counter_free(all);
+    if (err)
+        return el_diag_set(d, err, "out of memory finding the hottest partition");
+    err = el_dedup_finish(r->dedup, d);
+    if (err)
+        return err;
+    imp->items = el_dedup_rows(r->dedup) - el_dedup_duplicates(r->dedup);
+    imp->bytes = el_dedup_kept_payload(r->dedup);
+    imp->objects = r->parts.parts;
+    imp->part_items = r->parts.max_items;
+    imp->part_bytes = r->parts.max_bytes;
+    return EL_OK;
+}
+
+/* "0.3 ms", "2.5 s", "3m20s", "1h02m", "2d03h". */
+static void duration(char *out, size_t cap, double s)
+{
+    if (s < 1)
+        snprintf(out, cap, "%.1f ms", s * 1000);
+    else if (s < 60)
+        snprintf(out, cap, "%.1f s", s);
+    else if (s < 3600)
+        snprintf(out, cap, "%dm%02ds", (int)(s / 60), (int)s % 60);
+    else if (s < 86400 * 2)
+        snprintf(out, cap, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+    else
+        snprintf(out, cap, "%dd%02dh", (int)(s / 86400), (int)(s / 3600) % 24);
+}
+
+/* "512 B", "3.4 KiB", "1.2 MiB", "7.5 GiB". */
+static void byte_size(char *out, size_t cap, uint64_t b)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, cap, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* "$12.34", or two significant digits below a cent: "$0.0000094". */
+static void dollars(char *out, size_t cap, double usd)
+{
+    int decimals = 2;
+    if (usd > 0 && usd < 0.01) {
+        decimals = (int)ceil(-log10(usd)) + 1;
+        if (decimals > 12)
+            decimals = 12;
+    }
+    snprintf(out, cap, "$%.*f", decimals, usd);
+}
+
+static void print_row(const char *name, const el_estimate_writes *w, const el_write_limits *l)
+{
+    el_estimate_time t;
+    el_estimate_time_of(w, l, &t);
+    char at[32], fl[32], hot[EL_ESTIMATE_KEY_MAX + 48];
+    duration(at, sizeof at, t.at_limit_s);
+    duration(fl, sizeof fl, t.floor_s);
+    const el_hot_partition *h = w->hot_index.wcu > w->hot_table.wcu ? &w->hot_index
+                                                                      : &w->hot_table;
+    if (!h->key[0])
+        snprintf(hot, sizeof hot, "-");
+    else if (h->shards > 1)
+        snprintf(hot, sizeof hot, "%.40s (%.0f a shard of %zu)", h->key, h->wcu, h->shards);
+    else
+        snprintf(hot, sizeof hot, "%.40s (%.0f)", h->key, h->wcu);
+    printf("  %-14.14s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10s  %-34s %10s\n", name,
+           w->rows, w->table_wcu, w->index_wcu, at, hot, fl);
+}
+
+static void print_estimate(const plan_run *r, const el_estimate_writes *total,
+                           const el_import_estimate *imp, const plan_args *pa)
+{
+    const el_write_limits *l = &r->limits;
+    printf("estimate, from every item as load writes it:\n"
+           "  write limits: %.0f WCU/s the table, %.0f WCU/s the index %s; 1000 WCU/s a "
+           "partition key\n  (%s)\n", l->table_wcu, l->index_wcu, r->m->index_name,
+           l->basis);
+    printf("  %-14s %12s %12s %12s %10s  %-34s %10s\n", "source", "items", "table WCU",
+           "index WCU", "at limit", "hottest partition (WCU)", "floor");
+    for (size_t i = 0; i < r->m->nsources; i++)
+        print_row(r->sc[i].src->name, &r->sc[i].est, l);
+    if (r->m->nsources > 1)
+        print_row("total", total, l);
+    el_estimate_time t;
+    el_estimate_time_of(total, l, &t);
+    char least[32];
+    duration(least, sizeof least, t.least_s);
+    bool hot = t.floor_s > t.at_limit_s;
+    printf("  through the API: at least %s, set by %s%s\n", least,
+           hot ? "the hottest partition" : "the write limits",
+           hot && t.floor_s >= 1 && total->hot_index.wcu >= total->hot_table.wcu
+               ? " (an index target is spread over shards by --hot-threshold N)" : "");
+    char size[32], part[32];
+    byte_size(size, sizeof size, imp->bytes);
+    byte_size(part, sizeof part, imp->part_bytes);
+    printf("  Import from S3 (--output: each key once): %" PRIu64 " items (%" PRIu64
+           " duplicates merged), %s uncompressed (the billing basis),\n    %" PRIu64
+           " object%s of at most %u (parts of %" PRIu64 " items or %s)%s\n",
+           imp->items, total->rows - imp->items, size, imp->objects,
+           imp->objects == 1 ? "" : "s", EL_IMPORT_MAX_OBJECTS, imp->part_items, part,
+           imp->objects > EL_IMPORT_MAX_OBJECTS ? ": OVER the import's limit" : "");
+    double api = el_estimate_api_usd(total, pa->price_wru);
+    double im = el_estimate_import_usd(imp, pa->price_import_gb);
+    if (api >= 0 || im >= 0) {
+        char usd[32];
+        printf("  cost:");
+        if (api >= 0) {
+            dollars(usd, sizeof usd, api);
+            printf(" API %s (%" PRIu64 " write request units at $%g a million)", usd,
+                   total->table_wcu + total->index_wcu, pa->price_wru);
+        }
+        if (api >= 0 && im >= 0)
+            printf(";");
+        if (im >= 0) {
+            dollars(usd, sizeof usd, im);
+            printf(" Import from S3 %s (%s at $%g a GiB, no write units)", usd, size,
+                   pa->price_import_gb);
+        }
+        printf("\n");
+    } else {
+        printf("  cost: give --price-wru USD_PER_MILLION and --price-import-gb USD to compare "
+               "the two paths\n");
+    }
+    printf("\n");
+}
+
+static char *estimate_json(const plan_run *r, const el_estimate_writes *total,
+                           const el_import_estimate *imp, const plan_args *pa)
+{
+    el_estimate_named *named = calloc(r->m->nsources ? r->m->nsources : 1, sizeof *named);
+    if (!named)
+        return NULL;
+    for (size_t i = 0; i < r->m->nsources; i++)
+        named[i] = (el_estimate_named){ r->sc[i].src->name, &r->sc[i].est };
+    el_buf b;
+    el_buf_init(&b, 1u << 24);
+    el_err err = el_estimate_json(&b, &r->limits, named, r->m->nsources, total, imp,
+                                  pa->price_wru, pa->price_import_gb);
+    free(named);
+    if (err) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
+}
+
+static int write_plan(const plan_run *r, const char *path, const char *estimate)
 {
     el_plan *p = el_plan_new();
     el_diag d;
     el_diag_clear(&d);
     el_err err = p ? EL_OK : el_diag_set(&d, EL_ENOMEM, "out of memory");
+    if (!err && estimate && el_plan_set_estimate(p, estimate))
+        err = el_diag_set(&d, EL_ENOMEM, "out of memory");
     for (size_t i = 0; !err && i < r->m->nsources; i++) {
         const src_count *sc = &r->sc[i];
         if (!sc->src->index)
@@ -364,12 +661,14 @@ static int write_plan(const plan_run *r, const char *path)
     return EXIT_LOADED;
 }
 
-static void write_stats(const char *path, const plan_run *r)
+static void write_stats(const char *path, const plan_run *r, const el_estimate_writes *total,
+                        const el_import_estimate *imp)
 {
     uint64_t rows = 0, rejected = 0, targets = 0, hot = 0;
     for (size_t i = 0; i < r->m->nsources; i++) {
         const src_count *sc = &r->sc[i];
-        rows += sc->rows;
+        rows += sc->est.rows + sc->rejected; /* every row read: an item, or rejected,
+                                                as load and verify count them */
         rejected += sc->rejected;
         if (!sc->src->index)
             continue;
@@ -381,13 +680,65 @@ static void write_stats(const char *path, const plan_run *r)
             hot += n;
         free(e);
     }
+    el_estimate_time t;
+    el_estimate_time_of(total, &r->limits, &t);
     const cmd_stat v[] = {
-        CMD_U64("rows_read", rows + rejected), /* every row read, as load and verify count */
+        CMD_U64("rows_read", rows),
         CMD_U64("rejected", rejected),
         CMD_U64("targets", targets),
         CMD_U64("hot_targets", hot),
+        CMD_U64("items", total->rows),
+        CMD_U64("table_wcu", total->table_wcu),
+        CMD_U64("index_wcu", total->index_wcu),
+        CMD_DBL("least_seconds", t.least_s, 3),
+        CMD_U64("import_items", imp->items),
+        CMD_U64("import_bytes", imp->bytes),
+        CMD_U64("import_objects", imp->objects),
     };
     cmd_write_stats(path, v, sizeof v / sizeof v[0]);
+}
+
+/* The budget of key fingerprints in memory (EDGELOAD_DEDUP_MEMORY bytes, a
+ * test knob, as for --output). */
+static size_t dedup_memory(void)
+{
+    const char *env = getenv("EDGELOAD_DEDUP_MEMORY");
+    unsigned long long v = env ? strtoull(env, NULL, 10) : 0;
+    return v > 0 ? (size_t)v : EL_DEDUP_DEFAULT_MEMORY;
+}
+
+/* The write limits: the table's own when --endpoint-url is given and
+ * DescribeTable answers (and DescribeLimits, for an on-demand table without
+ * a maximum of its own), else --table-wcu or the default. A table that
+ * cannot be asked is a warning: the estimate goes on with the default. */
+static void table_limits(plan_run *r, const cmd_options *o, const plan_args *pa)
+{
+    el_estimate_default_limits(pa->table_wcu, &r->limits);
+    if (!o->aws.endpoint_url)
+        return;
+    el_aws_config *cfg = NULL;
+    el_ddb *ddb = NULL;
+    if (!cli_connect(&o->aws, &cfg, &ddb)) {
+        cli_warn("the table's write limits could not be asked; the estimate takes %s",
+                 r->limits.basis);
+        return;
+    }
+    el_table_desc t;
+    el_ddb_limits lim;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = el_ddb_describe_table(ddb, r->m->table, &t, &d);
+    if (err) {
+        cli_warn("%s; the estimate takes the default write limits", d.msg);
+    } else {
+        el_diag ld;
+        el_diag_clear(&ld);
+        bool have_limits = el_ddb_describe_limits(ddb, &lim, &ld) == EL_OK;
+        el_estimate_limits(&t, have_limits ? &lim : NULL, r->m->index_name, pa->table_wcu,
+                           &r->limits);
+    }
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
 }
 
 int cmd_plan(int argc, char **argv)
@@ -396,6 +747,7 @@ int cmd_plan(int argc, char **argv)
     plan_args pa = { .top = DEFAULT_TOP };
     plan_run r = { 0 };
     el_plan_entry *top = NULL;
+    char *estimate = NULL;
     int rc = EXIT_FATAL;
     cli_s3 s3c = { 0 };
     if (!cmd_options_init(&o, argc)) {
@@ -429,34 +781,71 @@ int cmd_plan(int argc, char **argv)
         r.sc[i].src = r.m->sources[i];
         r.sc[i].targets = el_plan_counter_new();
         r.sc[i].sources = el_plan_counter_new();
-        if (!r.sc[i].targets || !r.sc[i].sources) {
+        r.sc[i].table_units = el_plan_counter_new();
+        if (!r.sc[i].targets || !r.sc[i].sources || !r.sc[i].table_units) {
             cli_error("out of memory");
             goto out;
         }
     }
+    table_limits(&r, &o, &pa);
+    el_part_count_init(&r.parts, 0, 0);
+    el_buf_init(&r.json, 2 * EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&r.keys, EL_DDB_MAX_ITEM_BYTES);
+    const char *tmp = getenv("TMPDIR");
+    el_dedup_opts dopts = { .mem_max = dedup_memory(), .dir = tmp && tmp[0] ? tmp : "/tmp",
+                            .with_payload = true };
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_dedup_new(&dopts, &r.dedup, &d)) {
+        cli_error("%s", d.msg);
+        goto out;
+    }
     rc = count_all(&r, use_inputs, ninputs);
     if (rc != EXIT_LOADED)
         goto out;
-    if (!quiet)
-        print_report(&r, (size_t)top_n, top);
-    fflush(stdout);
-    if (plan_out && (rc = write_plan(&r, plan_out)) != EXIT_LOADED)
+    el_estimate_writes total;
+    el_import_estimate imp;
+    if (finish_estimate(&r, &total, &imp, &d)) {
+        cli_error("%s", d.msg);
+        rc = EXIT_FATAL;
         goto out;
+    }
+    if (!quiet) {
+        print_report(&r, (size_t)top_n, top);
+        print_estimate(&r, &total, &imp, &pa);
+    }
+    fflush(stdout);
+    if (plan_out) {
+        estimate = estimate_json(&r, &total, &imp, &pa);
+        if (!estimate) {
+            cli_error("out of memory rendering the estimate");
+            rc = EXIT_FATAL;
+            goto out;
+        }
+        if ((rc = write_plan(&r, plan_out, estimate)) != EXIT_LOADED)
+            goto out;
+    }
     rc = EXIT_LOADED;
     for (size_t i = 0; i < r.m->nsources; i++)
         if (r.sc[i].rejected)
             rc = EXIT_REJECTS;
     if (o.stats_json)
-        write_stats(o.stats_json, &r);
+        write_stats(o.stats_json, &r, &total, &imp);
 out:
     if (r.sc) {
         for (size_t i = 0; i < r.m->nsources; i++) {
             el_plan_counter_free(r.sc[i].targets);
             el_plan_counter_free(r.sc[i].sources);
+            el_plan_counter_free(r.sc[i].table_units);
+            el_plan_counter_free(r.sc[i].index_units);
             el_transform_free(r.sc[i].t);
         }
         free(r.sc);
     }
+    free(estimate);
+    el_dedup_free(r.dedup);
+    el_buf_free(&r.json);
+    el_buf_free(&r.keys);
     free(top);
     el_mapping_free(r.m);
     cmd_options_free(&o);

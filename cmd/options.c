@@ -80,15 +80,18 @@ const cmd_shared_opt cmd_shared_opts[] = {
       "AWS_ENDPOINT_URL), e.g. an S3-compatible store; addressed path-style" },
     /* the run */
     { { "dry-run", false, OPT_DRY_RUN }, NULL,
-      "print the items as DynamoDB JSON lines, write nothing" },
+      "print the items as DynamoDB JSON lines, write nothing; each key once,\n"
+      "the last row of a key winning, printed at the end of the input" },
     { { "output", true, OPT_OUTPUT }, "DIR|s3://BUCKET/PREFIX/",
       "write the items to files for DynamoDB's import from S3 instead of\n"
       "calling DynamoDB: DIR/data/part-NNNNN.json.zst (DynamoDB JSON lines,\n"
       "zstd) and DIR/manifest.json, written last; DIR must not hold the output\n"
       "of another run. Import with the S3 prefix of DIR/data/ (format\n"
       "DYNAMODB_JSON, compression ZSTD); an s3:// prefix gets the same objects\n"
-      "by multipart upload, manifest last. The 'aws dynamodb import-table'\n"
-      "command for a new table is printed" },
+      "by multipart upload, manifest last. Each key is written once, the last\n"
+      "row of a key winning as a load leaves it (an import would keep any one);\n"
+      "the rows merged are counted as duplicates. The 'aws dynamodb\n"
+      "import-table' command for a new table is printed" },
     { { "concurrency", true, OPT_CONCURRENCY }, "N", "requests in flight (default %d)" },
     { { "threads", true, OPT_THREADS }, "N",
       "reader threads (default: the number of cores): several inputs are read\n"

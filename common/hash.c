@@ -9,6 +9,8 @@
  */
 #include "common/hash.h"
 
+#include <string.h>  /* memcpy: unaligned loads */
+
 uint64_t el_fnv1a64(const void *data, size_t len)
 {
     const unsigned char *p = data;
@@ -23,11 +25,15 @@ static inline uint64_t rotl(uint64_t x, unsigned b)
     return (x << b) | (x >> (64 - b));
 }
 
+/* Eight bytes as a little-endian word: one load on a little-endian
+ * machine (the memcpy is how C says an unaligned load). */
 static inline uint64_t load_le64(const unsigned char *p)
 {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
     return v;
 }
 
@@ -55,8 +61,10 @@ void el_siphash128(const uint64_t key[2], const void *data, size_t len, uint64_t
         v0 ^= m;
     }
     uint64_t b = (uint64_t)len << 56;
-    for (size_t i = len % 8; i > 0; i--)
-        b |= (uint64_t)p[whole + i - 1] << (8 * (i - 1));
+    unsigned char tail[8] = { 0 };
+    if (len % 8)
+        memcpy(tail, p + whole, len % 8); /* the last 1..7 bytes, zero-padded */
+    b |= load_le64(tail);
     v3 ^= b;
     SIPROUND;
     SIPROUND;

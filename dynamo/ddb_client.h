@@ -149,9 +149,26 @@ typedef struct el_table_desc {
         el_key_schema key;
         char status[32];
         char projection[16];         /* "ALL", "KEYS_ONLY" or "INCLUDE" */
+        double write_units;          /* as the table's, below */
+        double max_write_units;
     } gsi[EL_DDB_MAX_GSI];
     char billing_mode[32];           /* "PAY_PER_REQUEST" or "PROVISIONED" */
+    double write_units;              /* ProvisionedThroughput.WriteCapacityUnits, 0 if none */
+    double max_write_units;          /* OnDemandThroughput.MaxWriteRequestUnits when set
+                                        (> 0), else 0 */
 } el_table_desc;
+
+/* What DescribeLimits says of the account in the region: the most write
+ * units a second a table (and each of its indexes) may take, and all
+ * tables together; 0 when not said. */
+typedef struct el_ddb_limits {
+    double table_max_wcu;            /* TableMaxWriteCapacityUnits */
+    double account_max_wcu;          /* AccountMaxWriteCapacityUnits */
+} el_ddb_limits;
+
+/* DescribeLimits, retrying as DescribeTable does. Errors as for
+ * el_ddb_describe_table (no table to miss). */
+el_err el_ddb_describe_limits(el_ddb *ddb, el_ddb_limits *out, el_diag *diag) EL_MUST_USE;
 
 /* DescribeTable, retrying throttling and transient failures (up to
  * cfg->max_attempts, default 5). A missing table returns EL_ETABLE with diag

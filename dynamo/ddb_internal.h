@@ -98,6 +98,11 @@ el_err el_ddb_json_put_string(el_buf *b, const char *s) EL_MUST_USE;
 el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
                                el_diag *diag) EL_MUST_USE;
 
+/* Parses a DescribeLimits response into out (zeroed first; a figure it
+ * does not hold stays 0). EL_EPARSE when the body is not a JSON object. */
+el_err el_ddb_parse_limits(const char *body, size_t len, el_ddb_limits *out,
+                           el_diag *diag) EL_MUST_USE;
+
 /* The BatchWriteItem answer "everything written": true when body is
  * exactly {"UnprocessedItems":{}} and/or a ConsumedCapacity list whose
  * entries each give CapacityUnits (any order, whitespace, other fields of

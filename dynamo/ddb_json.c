@@ -513,10 +513,33 @@ el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
         copy_field(out->gsi[i].projection, sizeof out->gsi[i].projection,
                    get(get(g, "Projection"), "ProjectionType"));
         read_key_schema(get(g, "KeySchema"), defs, &out->gsi[i].key);
+        out->gsi[i].write_units =
+            number(get(get(g, "ProvisionedThroughput"), "WriteCapacityUnits"));
+        out->gsi[i].max_write_units =
+            number(get(get(g, "OnDemandThroughput"), "MaxWriteRequestUnits"));
+        if (out->gsi[i].max_write_units < 0) /* -1: no maximum set */
+            out->gsi[i].max_write_units = 0;
         out->ngsi++;
     }
+    out->write_units = number(get(get(t, "ProvisionedThroughput"), "WriteCapacityUnits"));
+    out->max_write_units = number(get(get(t, "OnDemandThroughput"), "MaxWriteRequestUnits"));
+    if (out->max_write_units < 0)
+        out->max_write_units = 0;
     yajl_tree_free(root);
     if (!out->key.pk[0])
         return el_diag_set(diag, EL_EPARSE, "the DescribeTable response has no key schema");
+    return EL_OK;
+}
+
+el_err el_ddb_parse_limits(const char *body, size_t len, el_ddb_limits *out, el_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    yajl_val root;
+    el_err err = parse_tree(body, len, "DescribeLimits", &root, diag);
+    if (err)
+        return err;
+    out->table_max_wcu = number(get(root, "TableMaxWriteCapacityUnits"));
+    out->account_max_wcu = number(get(root, "AccountMaxWriteCapacityUnits"));
+    yajl_tree_free(root);
     return EL_OK;
 }

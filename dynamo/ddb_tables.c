@@ -123,6 +123,20 @@ el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
     return describe(ddb, table, out, NULL, diag);
 }
 
+el_err el_ddb_describe_limits(el_ddb *ddb, el_ddb_limits *out, el_diag *diag)
+{
+    el_buf resp;
+    el_ddb_result res;
+    el_buf_init(&resp, EL_DDB_MAX_RESPONSE);
+    memset(out, 0, sizeof *out);
+    el_err err = call_retrying(ddb, "DescribeLimits", "{}", 2, &resp, &res, NULL, diag);
+    if (!err)
+        err = res.outcome == EL_DDB_SUCCESS ? el_ddb_parse_limits(resp.data, resp.len, out, diag)
+                                            : call_error(ddb, "DescribeLimits", &res, diag);
+    el_buf_free(&resp);
+    return err;
+}
+
 static el_err put_attr_def(el_buf *b, const char *name, bool *first)
 {
     el_err err = el_buf_puts(b, *first ? "{\"AttributeName\":" : ",{\"AttributeName\":");

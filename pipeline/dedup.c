@@ -7,7 +7,7 @@
  * whatever writes items for an import must itself keep only the last row
  * of each key, and an input may be far larger than memory and read only
  * once (standard input). Keys are therefore reduced to fingerprints
- * (SipHash-2-4-128 under a key drawn per run: a keyed pseudo-random
+ * (88 bits of SipHash-2-4-128 under a key drawn per run: a keyed pseudo-random
  * function, so a hostile input cannot make two keys collide, as it could
  * with FNV or an unkeyed fast hash) and handed with the row number to an
  * external sort. Sorted by (fingerprint, row), the rows of one key are
@@ -24,11 +24,20 @@
 #include "common/hash.h"      /* el_siphash128 */
 #include "pipeline/extsort.h"
 
+/* A record: the fingerprint's first 64 bits; its next 24 bits above the
+ * row's number (40 bits: a trillion rows); the payload when kept. Sorted
+ * word by word, the rows of one fingerprint are adjacent and in row order.
+ * 88 bits of fingerprint: two of 10^9 distinct keys share one with
+ * probability ~2 x 10^-9 (10^18 pairs / 2^89); 16-byte records sort and
+ * spill a third faster than 24-byte ones. */
+#define ROW_BITS 40
+#define ROW_MASK ((UINT64_C(1) << ROW_BITS) - 1)
+
 struct el_dedup {
     uint64_t key[2];
     bool keep_drops, with_payload, finished;
-    size_t words;            /* 3 (fingerprint, row) or 4 (+ payload) */
-    el_extsort *fps;         /* (fp0, fp1, row[, payload]) */
+    size_t words;            /* 2 (fingerprint, row) or 3 (+ payload) */
+    el_extsort *fps;         /* (fp0, fp1 << 40 | row[, payload]) */
     el_extsort *drops;       /* (row) of the superseded */
     uint64_t rows, duplicates, kept_payload;
     uint64_t runs, spilled;  /* of both sorts */
@@ -50,7 +59,7 @@ el_err el_dedup_new(const el_dedup_opts *o, el_dedup **out, el_diag *diag)
     }
     d->keep_drops = o->keep_drops;
     d->with_payload = o->with_payload;
-    d->words = o->with_payload ? 4 : 3;
+    d->words = o->with_payload ? 3 : 2;
     size_t mem = o->mem_max ? o->mem_max : EL_DEDUP_DEFAULT_MEMORY;
     size_t share = o->keep_drops ? mem / 2 : mem;
     el_err err = el_extsort_new(d->words, share, o->dir, &d->fps, diag);
@@ -70,10 +79,13 @@ el_err el_dedup_add(el_dedup *d, const void *key, size_t len, uint64_t payload,
     if (d->broken)
         return el_diag_set(diag, d->broken, "duplicate detection stopped after an earlier "
                            "error");
-    uint64_t rec[4];
-    el_siphash128(d->key, key, len, rec);
-    rec[2] = d->rows;
-    rec[3] = payload;
+    if (d->rows > ROW_MASK)
+        return el_diag_set(diag, EL_ELIMIT, "more than 2^40 rows to tell duplicates apart");
+    uint64_t fp[2], rec[3];
+    el_siphash128(d->key, key, len, fp);
+    rec[0] = fp[0];
+    rec[1] = (fp[1] << ROW_BITS) | d->rows;
+    rec[2] = payload;
     el_err err = el_extsort_add(d->fps, rec, diag);
     if (err) {
         d->broken = err;
@@ -87,25 +99,29 @@ el_err el_dedup_add(el_dedup *d, const void *key, size_t len, uint64_t payload,
  * each key to the drops. */
 static el_err find_duplicates(el_dedup *d, el_diag *diag)
 {
-    uint64_t prev[4], cur[4];
+    uint64_t prev[3] = { 0, 0, 0 }, cur[3] = { 0, 0, 0 };
     bool have = false, got = true;
     el_err err = EL_OK;
     while (!err) {
         err = el_extsort_next(d->fps, cur, &got, diag);
         if (err)
             break;
-        bool same = got && have && cur[0] == prev[0] && cur[1] == prev[1];
+        bool same = got && have && cur[0] == prev[0] &&
+                    (cur[1] >> ROW_BITS) == (prev[1] >> ROW_BITS);
         if (same) {
             d->duplicates++;
-            if (d->drops)
-                err = el_extsort_add(d->drops, &prev[2], diag);
+            if (d->drops) {
+                uint64_t row = prev[1] & ROW_MASK;
+                err = el_extsort_add(d->drops, &row, diag);
+            }
         } else if (have) {
-            d->kept_payload += prev[3];
+            d->kept_payload += prev[2];
         }
         if (!got)
             break;
-        for (size_t i = 0; i < 4; i++)
-            prev[i] = i < d->words ? cur[i] : 0;
+        prev[0] = cur[0];
+        prev[1] = cur[1];
+        prev[2] = d->with_payload ? cur[2] : 0;
         have = true;
     }
     return err;

@@ -3,10 +3,11 @@
  * stream of rows too long to hold: which rows were superseded by a later
  * row of the same key, with memory bounded whatever the input.
  *
- * Rows are numbered in the order they are added (0, 1, 2, ...). Each row's
- * key is kept only as a 128-bit fingerprint (SipHash-2-4 under a random key
- * drawn for the run: no input can be made to collide, and two of 10^9
- * distinct keys collide with probability ~10^-21), with the row's number
+ * Rows are numbered in the order they are added (0, 1, 2, ..., up to 2^40).
+ * Each row's key is kept only as an 88-bit fingerprint (of SipHash-2-4-128
+ * under a random key drawn for the run: no input can be made to collide,
+ * and two of 10^9 distinct keys collide with probability ~2 x 10^-9), with
+ * the row's number
  * and optionally a figure of the row's (its payload: the output bytes of
  * the item, say). el_dedup_finish sorts them by fingerprint
  * (pipeline/extsort.h: sorted runs on disk past the budget, merged), and
@@ -21,7 +22,7 @@
  *   el_dedup_finish(d, &diag);
  *   while (el_dedup_next_drop(d, &row, &got, &diag) == EL_OK && got) ...skip row
  *
- * Cost: 24 bytes a row (32 with payload) through the sort, in memory up to
+ * Cost: 16 bytes a row (24 with payload) through the sort, in memory up to
  * mem_max and on disk beyond (the spilled runs are anonymous files in dir,
  * gone when the dedup is freed or the process ends), plus 8 bytes a
  * duplicate through the second sort. Single-threaded; the caller owns it.
@@ -35,8 +36,9 @@
 
 #include "common/error.h"
 
-/* The default budget of fingerprints held in memory: 2.8 M rows. */
-#define EL_DEDUP_DEFAULT_MEMORY ((size_t)64 << 20)
+/* The default budget of the two sorts in memory (half each when the
+ * duplicates' numbers are kept): 1 M rows a run of 16 MB. */
+#define EL_DEDUP_DEFAULT_MEMORY ((size_t)32 << 20)
 
 typedef struct el_dedup_opts {
     size_t mem_max;          /* bytes for records in memory; 0 = EL_DEDUP_DEFAULT_MEMORY */
@@ -53,7 +55,8 @@ el_err el_dedup_new(const el_dedup_opts *opts, el_dedup **out, el_diag *diag) EL
 
 /* Adds the next row: its key's bytes (any, len may be 0) and its payload
  * (ignored without with_payload). EL_EIO when a run cannot be spilled (diag
- * names the directory), EL_ENOMEM; the dedup refuses everything after. */
+ * names the directory), EL_ENOMEM, EL_ELIMIT past 2^40 rows; the dedup
+ * refuses everything after a failure. */
 el_err el_dedup_add(el_dedup *d, const void *key, size_t len, uint64_t payload,
                     el_diag *diag) EL_MUST_USE;
 

@@ -55,12 +55,12 @@
 #include "formats/ddb_value.h"
 #include "common/vec.h"  /* el_grow */
 
-#define DEFAULT_PART_ITEMS 4000000u
-#define DEFAULT_PART_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_LEVEL 1  /* as small as 3 on DynamoDB JSON lines, 1.5x less CPU */
 #define LINE_PREFIX "{\"Item\":"
 #define LINE_SUFFIX "}\n"
-#define LINE_OVERHEAD (sizeof LINE_PREFIX - 1 + sizeof LINE_SUFFIX - 1)
+#define LINE_OVERHEAD EL_FILE_SINK_LINE_OVERHEAD
+_Static_assert(EL_FILE_SINK_LINE_OVERHEAD == sizeof LINE_PREFIX - 1 + sizeof LINE_SUFFIX - 1,
+               "the line overhead is what the prefix and suffix add");
 #define PATH_MAX_BYTES 4096
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
 
@@ -651,8 +651,8 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     s->fd = -1;
     s->store = opts->store;
-    s->max_items = opts->part_max_items ? opts->part_max_items : DEFAULT_PART_ITEMS;
-    s->max_bytes = opts->part_max_bytes ? opts->part_max_bytes : DEFAULT_PART_BYTES;
+    s->max_items = opts->part_max_items ? opts->part_max_items : EL_FILE_SINK_PART_ITEMS;
+    s->max_bytes = opts->part_max_bytes ? opts->part_max_bytes : EL_FILE_SINK_PART_BYTES;
     s->level = opts->zstd_level ? opts->zstd_level : DEFAULT_LEVEL;
     size_t dlen = strlen(opts->dir);
     while (dlen > 1 && opts->dir[dlen - 1] == '/')
@@ -714,8 +714,8 @@ el_err el_file_sink_put(el_file_sink *s, const char *item_json, size_t len, el_d
     uint64_t line = (uint64_t)len + LINE_OVERHEAD;
     el_err err = EL_OK;
     /* a part holds at least one item, however large */
-    if (s->fd != -1 && s->cur.items > 0 &&
-        (s->cur.items + 1 > s->max_items || s->cur.uncompressed_bytes + line > s->max_bytes))
+    if (s->fd != -1 && el_file_sink_part_full(s->cur.items, s->cur.uncompressed_bytes, line,
+                                              s->max_items, s->max_bytes))
         err = close_part(s, diag);
     if (!err && s->fd == -1)
         err = open_part(s, s->next_id, diag);

@@ -22,12 +22,29 @@
 
 typedef struct el_file_sink el_file_sink;
 
+/* A part's default bounds (DynamoDB's import guidance: about 4,000,000
+ * items of under 1 KB an object, proportionally fewer for larger items;
+ * an import reads at most 50,000 objects), and the bytes a line adds to an
+ * item's JSON: {"Item": before, }\n after. */
+#define EL_FILE_SINK_PART_ITEMS 4000000u
+#define EL_FILE_SINK_PART_BYTES ((uint64_t)1 << 30)
+#define EL_FILE_SINK_LINE_OVERHEAD 10u
+
+/* The sink's rule: whether a part holding `items` lines of `bytes` so far
+ * is closed before a line of `line` bytes (a part always takes at least one
+ * line). Pure; plan's estimate counts parts with it. */
+static inline bool el_file_sink_part_full(uint64_t items, uint64_t bytes, uint64_t line,
+                                          uint64_t max_items, uint64_t max_bytes)
+{
+    return items > 0 && (items + 1 > max_items || bytes + line > max_bytes);
+}
+
 typedef struct el_file_sink_opts {
     const char *dir;            /* created if missing; with store: the location's
                                    name for messages (s3://bucket/prefix/) */
     const el_object_store *store; /* NULL = files under dir; borrowed */
-    uint64_t part_max_items;    /* 0 = default (4,000,000) */
-    uint64_t part_max_bytes;    /* uncompressed; 0 = default (1 GiB) */
+    uint64_t part_max_items;    /* 0 = EL_FILE_SINK_PART_ITEMS */
+    uint64_t part_max_bytes;    /* uncompressed; 0 = EL_FILE_SINK_PART_BYTES */
     int zstd_level;             /* 0 = default (1) */
     const char *table;          /* recorded in the manifest */
 } el_file_sink_opts;

@@ -17,6 +17,7 @@
  */
 #include "pipeline/incremental.h"
 
+#include <assert.h>     /* the figures add up, in debug builds */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* strcmp, strlen */
@@ -537,5 +538,10 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
     el_plan_free(c.plan);
     el_buf_free(&c.body);
     st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    /* every row read ended one way (pipeline/stats.h), in debug builds */
+    el_load_stats ls;
+    el_incr_load_stats(st, &ls);
+    assert(err || stopped(&c) || el_load_stats_add_up(&ls));
+    (void)ls;
     return err;
 }

@@ -419,6 +419,7 @@ typedef struct plan_source {
 struct el_plan {
     plan_source *src;
     size_t n, cap;
+    char *estimate;            /* JSON object written as "estimate", or NULL */
 };
 
 el_plan *el_plan_new(void)
@@ -438,6 +439,7 @@ void el_plan_free(el_plan *p)
         free(s->hot);
         keytab_free(&s->index);
     }
+    free(p->estimate);
     free(p->src);
     free(p);
 }
@@ -585,6 +587,16 @@ size_t el_plan_shards(const el_plan *p, size_t source, const char *key, size_t l
 
 /* ---- the file ---- */
 
+el_err el_plan_set_estimate(el_plan *p, const char *json)
+{
+    char *copy = strdup(json);
+    if (!copy)
+        return EL_ENOMEM;
+    free(p->estimate);
+    p->estimate = copy;
+    return EL_OK;
+}
+
 char *el_plan_to_json(const el_plan *p)
 {
     el_buf b;
@@ -612,7 +624,14 @@ char *el_plan_to_json(const el_plan *p)
             err = el_buf_puts(&b, "]}");
     }
     if (!err)
-        err = el_buf_puts(&b, "\n]}\n");
+        err = el_buf_puts(&b, "\n]");
+    if (!err && p->estimate) {
+        err = el_buf_puts(&b, ",\n\"estimate\":");
+        if (!err)
+            err = el_buf_puts(&b, p->estimate);
+    }
+    if (!err)
+        err = el_buf_puts(&b, "}\n");
     if (err) {
         el_buf_free(&b);
         return NULL;
@@ -847,9 +866,13 @@ el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag)
             have_sources = true;
             for (size_t j = 0; !err && j < v->u.array.len; j++)
                 err = parse_source(p, v->u.array.values[j], j, diag);
+        } else if (strcmp(k, "estimate") == 0) {
+            /* what plan estimated, for people and scripts: not read back */
+            if (!YAJL_IS_OBJECT(v))
+                err = el_diag_set(diag, EL_EUSAGE, "\"estimate\" must be an object");
         } else {
             err = el_diag_set(diag, EL_EUSAGE, "unknown key \"%s\" (expected version, "
-                              "sources)", k);
+                              "sources, estimate)", k);
         }
     }
     if (!err && !have_version)

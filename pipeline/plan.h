@@ -26,7 +26,11 @@
  *
  *   {"version":1,"sources":[{"name":"follows","rows":2000000,
  *     "threshold":10000,"max_shards":32,
- *     "hot":[{"key":"TARGET#bob","fan_in":35000,"shards":4}, ...]}]}
+ *     "hot":[{"key":"TARGET#bob","fan_in":35000,"shards":4}, ...]}],
+ *    "estimate":{...}}
+ *
+ * ("estimate": what `edgeload plan` estimated, pipeline/estimate.h; kept
+ * for people and scripts, not read back.)
  *
  * Lookups (el_plan_shards) are a hash probe, cheap enough for every row.
  */
@@ -172,6 +176,12 @@ const el_plan_hot *el_plan_lookup(const el_plan *p, size_t source, const char *k
 
 /* Shard count of key in source: its hot entry's shards, else 1. */
 size_t el_plan_shards(const el_plan *p, size_t source, const char *key, size_t len);
+
+/* Keeps a copy of json (one JSON object: `edgeload plan`'s estimate,
+ * pipeline/estimate.h) to be written as the plan file's "estimate" member.
+ * el_plan_load accepts the member and does not read it: a plan decides
+ * where items go, an estimate decides nothing. EL_ENOMEM. */
+el_err el_plan_set_estimate(el_plan *p, const char *json) EL_MUST_USE;
 
 /*
  * Writes the plan as JSON to path atomically: a temporary file in the same

@@ -30,6 +30,9 @@ struct el_transform {
     const el_plan *plan;     /* hot keys to shard, or NULL */
     size_t plan_source;      /* this source's index in the plan */
     const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
+    const el_buf *last_isk;  /* and its index sk (either may be the pk's or sk's buffer) */
+    size_t last_key_size;    /* DynamoDB size of its table key attributes */
+    size_t last_index_key_size; /* and of its index key attributes, 0 without */
     /* pre-encoded fragments, in `pre` */
     el_buf pre;
     size_t key_off[4], key_len[4];  /* openers of PK, SK, index PK, index SK */
@@ -38,6 +41,7 @@ struct el_transform {
     size_t *const_size;             /* its DynamoDB size */
     size_t *name_len;               /* strlen of each src->attrs[i].name */
     size_t key_names_size;          /* DynamoDB size of the key attributes' names */
+    size_t table_key_names, index_key_names; /* its two parts */
 };
 
 /* Appends name as a JSON string between `before` and `after`, into t->pre,
@@ -78,9 +82,9 @@ static el_err prepare_fragments(el_transform *t)
     if (!t->attr_off || !t->attr_len || !t->const_off || !t->const_len || !t->const_size ||
         !t->name_len)
         return EL_ENOMEM;
-    t->key_names_size = strlen(m->pk_attr) + strlen(m->sk_attr);
-    if (src->index)
-        t->key_names_size += strlen(m->index_pk_attr) + strlen(m->index_sk_attr);
+    t->table_key_names = strlen(m->pk_attr) + strlen(m->sk_attr);
+    t->index_key_names = src->index ? strlen(m->index_pk_attr) + strlen(m->index_sk_attr) : 0;
+    t->key_names_size = t->table_key_names + t->index_key_names;
     for (size_t i = 0; !err && i < src->nattrs; i++) {
         const el_attr_spec *a = &src->attrs[i];
         t->name_len[i] = strlen(a->name);
@@ -232,6 +236,22 @@ static el_err put_int64(el_buf *json, int64_t v)
     return el_buf_append(json, digits + n, sizeof digits - n);
 }
 
+/* DynamoDB's size of an integer as a number: a byte per two significant
+ * digits (trailing zeros are not significant), plus one, as
+ * el_ddb_number_put sizes a number's text. (An epoch was taken as 21 bytes,
+ * the most an int64 can need: an item of epochs looked up to 15 bytes an
+ * attribute larger than DynamoDB makes it.) */
+static size_t epoch_size(int64_t v)
+{
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    while (u && u % 10 == 0)
+        u /= 10;
+    size_t sig = 0;
+    for (; u; u /= 10)
+        sig++;
+    return (sig + 1) / 2 + 1;
+}
+
 static el_attr_type auto_type(el_coltype c)
 {
     switch (c) {
@@ -294,7 +314,7 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
                     return reject(row, col, diag, "%s '%s': %s", where, cname, why);
                 }
                 err = put_int64(json, secs);
-                vsize = 21;
+                vsize = epoch_size(secs);
             } else if (!err) {
                 err = el_ddb_number_put(json, data, len, &vsize, &why);
                 if (err == EL_EREJECT) {
@@ -372,6 +392,12 @@ void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_sou
     t->plan_source = plan_source;
 }
 
+void el_transform_last_key_sizes(const el_transform *t, size_t *keys, size_t *index_keys)
+{
+    *keys = t->last_key_size;
+    *index_keys = t->last_index_key_size;
+}
+
 const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
 {
     if (!t->last_ipk) {
@@ -380,6 +406,16 @@ const char *el_transform_last_index_pk(const el_transform *t, size_t *len)
     }
     *len = t->last_ipk->len;
     return t->last_ipk->data;
+}
+
+const char *el_transform_last_index_sk(const el_transform *t, size_t *len)
+{
+    if (!t->last_isk) {
+        *len = 0;
+        return NULL;
+    }
+    *len = t->last_isk->len;
+    return t->last_isk->data;
 }
 
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
@@ -438,6 +474,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         }
     }
     t->last_ipk = src->index ? ipk : NULL;
+    t->last_isk = src->index ? isk : NULL;
 
     size_t json_mark = json->len, key_mark = key->len;
     size_t total = 0, sz = 0;
@@ -451,6 +488,8 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
     if (!err)
         err = el_json_put_string(json, t->sk.data, t->sk.len);
     total += t->key_names_size + t->pk.len + t->sk.len;
+    t->last_key_size = t->table_key_names + t->pk.len + t->sk.len;
+    t->last_index_key_size = 0;
     if (!err && src->index) {
         err = el_buf_append(json, pre + t->key_off[2], t->key_len[2]);
         if (!err)
@@ -460,6 +499,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         if (!err)
             err = el_json_put_string(json, isk->data, isk->len);
         total += ipk->len + isk->len;
+        t->last_index_key_size = t->index_key_names + ipk->len + isk->len;
     }
     if (!err)
         err = el_buf_putc(json, '}');

@@ -58,9 +58,18 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
  * borrowed. */
 void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source);
 
+/* Of the last item el_transform_row made: the DynamoDB size (names and
+ * values) of its table key attributes, and of its index key attributes (0
+ * when the source writes no index): what an index that projects KEYS_ONLY
+ * holds of it (pipeline/estimate.h). */
+void el_transform_last_key_sizes(const el_transform *t, size_t *keys, size_t *index_keys);
+
 /* The index partition key written into the last item (sharded if hot), or
  * NULL when the source writes no index. Valid until the next row. */
 const char *el_transform_last_index_pk(const el_transform *t, size_t *len);
+
+/* The index sort key written into the last item, or NULL as above. */
+const char *el_transform_last_index_sk(const el_transform *t, size_t *len);
 
 el_err el_transform_index_keys(el_transform *t, const el_row *row, const char **ipk,
                                size_t *ipk_len, const char **isk, size_t *isk_len,

@@ -184,6 +184,36 @@ class Accounting(EdgeloadTestCase):
         self.assertEqual(st["rejects_in_file"], bad)
         self.check_table(table, expected)
 
+    def test_incremental(self):
+        d = self.tmpdir()
+        base = self.write_file(d, "base.csv", "a,b,w,op\n" + "".join(
+            "u%d,t%d,%d,\n" % (i % 9, i, i) for i in range(300)))
+        # new edges, edges already there (duplicates), deletes of edges there
+        # and of edges never there (absent), and bad rows
+        delta = self.write_file(d, "delta.csv", "a,b,w,op\n" +
+                                "".join("u%d,n%d,%d,\n" % (i % 5, i, i) for i in range(200)) +
+                                "".join("u%d,t%d,%d,\n" % (i % 9, i, i) for i in range(50)) +
+                                "".join("u%d,t%d,0,D\n" % (i % 9, i) for i in range(50, 80)) +
+                                "".join("u1,gone%d,0,D\n" % i for i in range(20)) +
+                                "".join("u2,bad%d,oops,\n" % i for i in range(7)))
+        table = self.unique_table("accinc")
+        self.create_table_boto(table)
+        keys = ["--table", table, *KEYS]
+        self.assertExit(self.load(*keys, "--quiet", base), 0, "base load")
+        sj = os.path.join(d, "s.json")
+        proc = self.load(*keys, "--incremental", "--op-column", "op", "--progress", "none",
+                         "--stats-json", sj, "--rejects", os.path.join(d, "rej.jsonl"), delta)
+        self.assertExit(proc, 3)
+        st = self.stats(sj)
+        self.assertEqual(st["rows_read"], 307)
+        self.assertEqual((st["added"], st["deleted"], st["duplicates"], st["absent"],
+                          st["rejected"]), (200, 30, 50, 20, 7))
+        # each row one way (--stats-json keeps the absent apart from the duplicates)
+        self.assertEqual(st["rows_read"], st["items_written"] + st["duplicates"] +
+                         st["absent"] + st["rejected"])
+        self.assertIn("307 rows read, 230 items written, 70 duplicates, 7 rejected",
+                      proc.stderr)
+
     def test_split_workers(self):
         text, expected, bad = make_rows(8000, seed=17, bad_every=173)
         d = self.tmpdir()

@@ -55,7 +55,8 @@ TAKES = {
         "--endpoint-url", "--hot-threshold", "--max-shards", "--plan", "--concurrency",
         "--max-rcu", "--max-retry-time", "--split"),
     "plan": MAPPING_FLAGS + INPUT_FLAGS + AWS_FLAGS + (
-        "--hot-threshold", "--max-shards", "--stats-json", "--quiet"),
+        "--hot-threshold", "--max-shards", "--stats-json", "--quiet",
+        "--endpoint-url"),  # to ask the table's write limits for the estimate
     "create-table": ("--mapping", "--table", "--index-name", "--no-index", "--endpoint-url")
                     + AWS_FLAGS + REPORT_FLAGS,
 }
@@ -65,7 +66,7 @@ NOT_TAKEN = {
                  "--max-shards"),
     "verify": ("--max-wcu", "--dry-run", "--output", "--checkpoint", "--checkpoint-interval",
                "--resume", "--rejects", "--max-rejects", "--threads"),
-    "plan": ("--plan", "--endpoint-url", "--dry-run", "--output", "--concurrency", "--threads",
+    "plan": ("--plan", "--dry-run", "--output", "--concurrency", "--threads",
              "--max-wcu", "--max-rcu", "--max-retry-time", "--checkpoint", "--resume",
              "--rejects", "--split"),
     "create-table": ("--pk", "--sk", "--attr", "--counter", "--format", "--dry-run",

@@ -157,7 +157,11 @@ class PlanTest(unittest.TestCase):
         cls.edges = generate(cls.csv, 300000, HOT)
         cls.counts = collections.Counter(t for _, t in cls.edges)
         cls.sources = collections.Counter(s for s, _ in cls.edges)
-        # a second indexed source without "hot", and one without index
+        # a second indexed source without "hot", and one without index (read
+        # for the estimate: it writes items too)
+        cls.users = os.path.join(cls.dir, "users.csv")
+        with open(cls.users, "w", encoding="utf-8") as f:
+            f.write("id,name\n" + "".join("u%d,name %d\n" % (i, i) for i in range(500)))
         cls.likes = os.path.join(cls.dir, "likes.tsv")
         with open(cls.likes, "w", encoding="utf-8") as f:
             f.write("user\tpost\n")
@@ -172,7 +176,7 @@ class PlanTest(unittest.TestCase):
                      "pk": "ACTOR#{follower_id}", "sk": "TARGET#{followee_id}",
                      "attributes": {"createdAt": {"column": "created_at", "type": "N"}},
                      "hot": {"threshold": 10000, "max_shards": 32}},
-                    {"name": "users", "input": "users-not-there.csv",
+                    {"name": "users", "input": "users.csv",
                      "pk": "USER#{id}", "sk": "PROFILE", "index": False,
                      "attributes": "*"},
                     {"name": "likes", "input": "likes.tsv", "format": "tsv",
@@ -208,7 +212,8 @@ class PlanTest(unittest.TestCase):
         self.assertEqual([t[2] for t in want_top[:6]], [4, 3, 2, 2, 1, 1])
         # the tail has ties inside the top 20, broken by key
         self.assertTrue(any(a[1] == b[1] for a, b in zip(want_top[6:], want_top[7:])))
-        self.assertIn("source 'users': writes no index, not counted", p.stdout)
+        self.assertIn("source 'users': writes no index, no fan-in to count (500 items, 0 "
+                      "rejected)", p.stdout)
         lk = rep["likes"]
         self.assertEqual(lk["rows"], 3000)
         self.assertEqual(lk["targets"], 7)
@@ -216,6 +221,9 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(len(lk["top"]), 7)
 
         likes_counts = collections.Counter("POST#p%d" % (i % 7) for i in range(3000))
+        # the estimate rides along (test_estimate.py checks its figures)
+        estimate = plan.pop("estimate")
+        self.assertEqual([x["name"] for x in estimate["sources"]], ["follows", "users", "likes"])
         self.assertEqual(plan, {"version": 1, "sources": [
             {"name": "follows", "rows": len(self.edges), "threshold": 10000,
              "max_shards": 32, "hot": expected_hot(self.counts, 10000, 32)},
@@ -226,7 +234,7 @@ class PlanTest(unittest.TestCase):
                          ["TARGET#star0", "TARGET#star1", "TARGET#star2", "TARGET#star3"])
         # no temporary file left next to the plan
         self.assertEqual(sorted(os.listdir(self.dir)),
-                         ["follows.csv", "graph.json", "likes.tsv", "p.json"])
+                         ["follows.csv", "graph.json", "likes.tsv", "p.json", "users.csv"])
 
     def test_overrides(self):
         p, plan = self.plan("--hot-threshold", "300", "--max-shards", "4", "--top", "30")
@@ -252,7 +260,7 @@ class PlanTest(unittest.TestCase):
         subprocess.run(["zstd", "-q", "-f", self.csv, "-o", zst], check=True)
         try:
             for path in (gz, zst):
-                _, got = self.plan(inputs=(path, os.path.join(self.dir, "users-not-there.csv"),
+                _, got = self.plan(inputs=(path, self.users,
                                            self.likes))
                 self.assertEqual(got, want, path)
         finally:

@@ -303,6 +303,51 @@ class S3Test(et.EdgeloadTestCase):
         self.assertExit(again, 2)
         self.assertIn("already holds the output of a run", again.stderr)
 
+    def test_8_output_to_s3_with_duplicates(self):
+        # keys repeated near and far apart: the parts already uploaded that
+        # hold a superseded item are read back from S3 and written again
+        # without it, a part left empty is deleted, and the prefix holds
+        # exactly the manifest's parts, each key once with its last row
+        lines, last = ["follower_id,followee_id,created_at"], {}
+        for i in range(2000):
+            k = i % 700 if i < 1400 else (i * 7) % 300   # rows 0..299 again, late
+            if 400 <= i < 500:
+                k = 1000 + i // 2                          # near: pairs of rows
+            a, b = "d%d" % k, "e%d" % (k % 13)
+            lines.append("%s,%s,%d" % (a, b, i))
+            last[("ACTOR#" + a, "TARGET#" + b)] = i
+        self.s3.put_object(Bucket="dumps", Key="dups/a.csv",
+                           Body=("\n".join(lines) + "\n").encode())
+        env = self.s3_env(self.proxy_port, EDGELOAD_S3_UPLOAD_PART_SIZE="65536")
+        proc = self.run_edgeload("load", "--table", "T", "--pk", "ACTOR#{follower_id}",
+                                 "--sk", "TARGET#{followee_id}", "--attr",
+                                 "createdAt=created_at:N", "s3://dumps/dups/a.csv",
+                                 "--output", "s3://dumps/out/dups/", "--part-items", "150",
+                                 "--progress", "none", env=env)
+        self.assertExit(proc, 0)
+        self.assertIn("%d duplicates" % (2000 - len(last)), proc.stderr)
+        manifest = json.loads(self.s3.get_object(Bucket="dumps",
+                                                 Key="out/dups/manifest.json")["Body"].read())
+        listing = self.s3.list_objects_v2(Bucket="dumps", Prefix="out/dups/")["Contents"]
+        self.assertEqual(sorted(o["Key"] for o in listing),
+                         sorted(["out/dups/manifest.json"] +
+                                ["out/dups/" + p["path"] for p in manifest["parts"]]))
+        self.assertLess(len(manifest["parts"]), (2000 + 149) // 150)  # some parts emptied
+        got = {}
+        import hashlib
+        for p in manifest["parts"]:
+            body = self.s3.get_object(Bucket="dumps", Key="out/dups/" + p["path"])["Body"].read()
+            self.assertEqual(hashlib.sha256(body).hexdigest(), p["sha256"])
+            plain = subprocess.run(["zstd", "-dc"], input=body, check=True,
+                                   capture_output=True).stdout
+            for line in plain.decode().splitlines():
+                item = json.loads(line)["Item"]
+                key = (item["PK"]["S"], item["SK"]["S"])
+                self.assertNotIn(key, got)
+                got[key] = int(item["createdAt"]["N"])
+        self.assertEqual(got, last)
+        self.assertEqual(manifest["item_count"], len(last))
+
     def test_6_checkpoint_names_urls_and_resumes(self):
         import signal
         table = self.unique_table("s3cp")

@@ -176,7 +176,8 @@ static size_t hidden_files(const char *rel)
     size_t n = 0;
     struct dirent *e;
     while ((e = readdir(dir)))
-        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, ".edgeload.lock") != 0) /* the run's lock: stays, by design */
             n++;
     closedir(dir);
     return n;

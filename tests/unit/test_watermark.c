@@ -14,9 +14,11 @@ static void test_in_order(void **state)
     el_watermark w;
     el_watermark_init(&w, 0);
     assert_int_equal(el_watermark_offset(&w), 0);
+    assert_int_equal(el_watermark_read_to(&w), 0);
     assert_int_equal(el_watermark_received(&w, 0, 10, 100), EL_OK);
     assert_int_equal(el_watermark_received(&w, 1, 100, 200), EL_OK);
     assert_int_equal(el_watermark_offset(&w), 10);
+    assert_int_equal(el_watermark_read_to(&w), 200); /* read that far, done to 10 */
     el_watermark_done(&w, 0);
     assert_int_equal(el_watermark_offset(&w), 100);
     el_watermark_done(&w, 1);
