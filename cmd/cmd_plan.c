@@ -1,20 +1,11 @@
 /*
- * cmd_plan.c - `edgeload plan`: read the inputs, count the fan-in of every
- * unsharded index partition key, estimate the job (write units, time,
- * import size and cost), print the report and optionally write the shard
- * plan with the estimate.
+ * cmd_plan.c - `edgeload plan`: the counting pass (pipeline/plan_count.h:
+ * every row transformed as load makes its item, the fan-in of every
+ * unsharded index partition key counted, the job estimated), then the
+ * report, the shard plan with the estimate (--plan-out) and the figures.
  *
- * DESIGN: every row is transformed into its item by the transform itself
- * (el_transform_row), so what is counted and sized is exactly what `load`
- * would write: the fan-in of the index key (counted for every row whose
- * keys are valid, as load's own counting pass does), and each item's
- * DynamoDB size, from which pipeline/estimate.h reckons its write units,
- * its index entry, its partition's share and its line in an import. Rows
- * load would reject are counted as rejected. Keys repeated across the
- * input are found with the same dedup --output uses, so the import figures
- * are those of each key once. Reading is single-threaded, one input after
- * another. Nothing is sent to AWS unless --endpoint-url is given: then the
- * table's own write limits are asked (DescribeTable, DescribeLimits).
+ * Nothing is sent to AWS unless --endpoint-url is given: then the table's
+ * own write limits are asked (DescribeTable, DescribeLimits).
  */
 #include <inttypes.h>  /* PRIu64 */
 #include <math.h>      /* ceil, log10: how many decimals a small cost needs */
@@ -24,15 +15,16 @@
 
 #include "cmd/cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "common/buf.h"
-#include "pipeline/dedup.h"
+#include "pipeline/dedup.h"    /* EL_DEDUP_DEFAULT_MEMORY */
 #include "pipeline/estimate.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
+#include "pipeline/plan_count.h"
 #include "pipeline/shard.h"
-#include "pipeline/transform.h"
 
 enum { O_PLAN_OUT = OPT_OWN, O_TOP, O_TABLE_WCU, O_PRICE_WRU, O_PRICE_IMPORT_GB };
 
@@ -129,7 +121,7 @@ static const cmd_spec spec = {
 "INPUTs override the mapping's \"input\" (one per source, in order).",
     .takes = (OPTS_MAPPING & ~OPT_BIT(OPT_PLAN)) | OPTS_INPUT | OPT_BIT(OPT_ENDPOINT_URL) |
              OPT_BIT(OPT_REGION) | OPT_BIT(OPT_PROFILE) | OPT_BIT(OPT_NO_VERIFY_SSL) |
-             OPT_BIT(OPT_QUIET) | OPT_BIT(OPT_STATS_JSON),
+             OPTS_REPORTS,
     .refuse = refuse,
     .own = own_opts,
     .own_help =
@@ -152,33 +144,19 @@ static const cmd_spec spec = {
     .own_opt = own_opt,
 };
 
-typedef struct src_count {
-    el_source *src;
-    el_plan_counter *targets;  /* fan-in per index partition key */
-    el_plan_counter *sources;  /* rows per index sort key */
-    el_plan_counter *table_units; /* write units per table partition key */
-    el_plan_counter *index_units; /* write units per index partition key; NULL while they
-                                     are the fan-in (every entry one unit, no key counted
-                                     that wrote nothing) */
-    el_estimate_writes est;    /* what its items cost */
-    el_transform *t;
-    uint64_t rows, rejected;   /* rows counted for the fan-in; rows load would reject */
-    size_t ninputs;
-} src_count;
-
+/* What the report and the figures are made of. */
 typedef struct plan_run {
     el_mapping *m;
-    src_count *sc;             /* one per mapping source */
-    uint64_t warnings;
-    el_reader_opts cli_ro;     /* reader options from the command line */
+    el_plan_count *count;
     el_write_limits limits;
-    el_dedup *dedup;           /* every item's key: the import writes each once */
-    el_part_count parts;       /* the parts --output would cut */
-    el_buf json, keys;         /* the current row's item */
+    uint64_t warnings;         /* rows not counted, shown up to MAX_REJECT_WARNINGS */
 } plan_run;
 
-static void warn_reject(plan_run *r, const char *path, const el_diag *d)
+/* A row load would reject: named on stderr (the first ones), an
+ * el_reject_fn. */
+static void warn_reject(const char *path, const el_diag *d, void *user)
 {
+    plan_run *r = user;
     if (r->warnings++ >= MAX_REJECT_WARNINGS)
         return;
     if (d->line)
@@ -187,194 +165,11 @@ static void warn_reject(plan_run *r, const char *path, const el_diag *d)
         cli_warn("%s: row not counted: %s", path, d->msg);
 }
 
-/* Counts one row's fan-in (keys valid, as load's own counting pass counts
- * them). EL_EREJECT when load would reject it for its keys. */
-static el_err count_fanin(src_count *sc, const char *ipk, size_t ipk_len, const char *isk,
-                          size_t isk_len)
-{
-    el_err err = el_plan_counter_add(sc->targets, ipk, ipk_len);
-    if (!err)
-        err = el_plan_counter_add(sc->sources, isk, isk_len);
-    if (!err)
-        sc->rows++;
-    return err;
-}
-
-/* The index units start being counted apart from the fan-in. */
-static el_err split_index_units(src_count *sc)
-{
-    if (sc->index_units)
-        return EL_OK;
-    sc->index_units = el_plan_counter_new();
-    if (!sc->index_units)
-        return EL_ENOMEM;
-    return el_plan_counter_merge(sc->index_units, sc->targets);
-}
-
-/* Transforms one row into its item and counts what it costs. */
-static el_err count_row(plan_run *r, src_count *sc, const el_row *row, el_diag *d)
-{
-    const el_source *s = sc->src;
-    el_buf_reset(&r->json);
-    el_buf_reset(&r->keys);
-    size_t size;
-    el_err err = el_transform_row(sc->t, row, &r->json, &r->keys, &size, d);
-    if (err == EL_EREJECT) {
-        sc->rejected++;
-        if (!s->index)
-            return EL_EREJECT;
-        /* load would reject the row, and its own fan-in pass still counts
-         * it when its keys are valid: so does plan */
-        el_diag kd;
-        el_diag_clear(&kd);
-        const char *ipk, *isk;
-        size_t ipk_len, isk_len;
-        if (el_transform_index_keys(sc->t, row, &ipk, &ipk_len, &isk, &isk_len, &kd))
-            return EL_EREJECT;
-        err = split_index_units(sc); /* a key counted that writes nothing */
-        if (!err)
-            err = count_fanin(sc, ipk, ipk_len, isk, isk_len);
-        return err ? err : EL_EREJECT;
-    }
-    if (err)
-        return err;
-    size_t key_size, index_key_size;
-    el_transform_last_key_sizes(sc->t, &key_size, &index_key_size);
-    uint64_t entry = s->index ? el_estimate_index_entry(r->limits.projection, size, key_size,
-                                                        index_key_size)
-                              : 0;
-    el_estimate_add_item(&sc->est, size, entry, r->json.len);
-    el_part_count_add(&r->parts, r->json.len);
-    const char *key = el_buf_str(&r->keys); /* "PK\0SK": the partition key ends at the NUL */
-    err = el_plan_counter_add_n(sc->table_units, key, strlen(key), el_estimate_wcu(size));
-    if (!err)
-        err = el_dedup_add(r->dedup, r->keys.data, r->keys.len,
-                           r->json.len + EL_FILE_SINK_LINE_OVERHEAD, d);
-    if (!err && s->index) {
-        const char *ipk, *isk;
-        size_t ipk_len, isk_len;
-        ipk = el_transform_last_index_pk(sc->t, &ipk_len);
-        isk = el_transform_last_index_sk(sc->t, &isk_len);
-        uint64_t units = el_estimate_wcu(entry);
-        if (units > 1)
-            err = split_index_units(sc);
-        if (!err)
-            err = count_fanin(sc, ipk, ipk_len, isk, isk_len);
-        if (!err && sc->index_units)
-            err = el_plan_counter_add_n(sc->index_units, ipk, ipk_len, units);
-    }
-    return err;
-}
-
-/* Reads one input of sc's source and counts its rows. Returns an exit code. */
-static int count_input(plan_run *r, src_count *sc, const char *path)
-{
-    el_source *s = sc->src;
-    el_reader_opts ro = el_source_reader_opts(s, &r->cli_ro);
-    el_reader *rd;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_reader_open(path, &ro, &rd, &d);
-    if (err) {
-        if (d.line)
-            cli_error("%s:%llu: %s", path, (unsigned long long)d.line, d.msg);
-        else
-            cli_error("%s", d.msg);
-        return cmd_exit_code(err);
-    }
-    /* bind by name for each input, so the inputs of one source may order
-     * their columns differently */
-    err = el_source_bind(s, el_reader_schema(rd), &d);
-    if (err) {
-        cli_error("%s: %s", path, d.msg);
-        el_reader_free(rd);
-        return cmd_exit_code(err);
-    }
-    if (!sc->t && el_transform_new(r->m, s, &sc->t)) {
-        cli_error("out of memory");
-        el_reader_free(rd);
-        return EXIT_FATAL;
-    }
-    el_row row;
-    while ((err = el_reader_next(rd, &row, &d)) == EL_OK || err == EL_EREJECT) {
-        if (err == EL_EREJECT) {
-            sc->rejected++;
-            warn_reject(r, path, &d);
-            continue;
-        }
-        err = count_row(r, sc, &row, &d);
-        if (err == EL_EREJECT) {
-            warn_reject(r, path, &d);
-            continue;
-        }
-        if (err) {
-            if (err == EL_ENOMEM)
-                cli_error("%s: out of memory counting %zu distinct targets", path,
-                          el_plan_counter_distinct(sc->targets));
-            else
-                cli_error("%s:%llu: %s", path, (unsigned long long)row.line,
-                          d.msg[0] ? d.msg : el_strerror(err));
-            el_reader_free(rd);
-            return EXIT_FATAL;
-        }
-    }
-    el_reader_free(rd);
-    s->bound = NULL; /* the schema went with the reader */
-    if (err != EL_EOF) {
-        if (d.line)
-            cli_error("%s:%llu: %s", path, (unsigned long long)d.line, d.msg);
-        else
-            cli_error("%s: %s", path, d.msg);
-        return EXIT_FATAL;
-    }
-    sc->ninputs++;
-    return EXIT_LOADED;
-}
-
-/* Pairs inputs with sources as load does and counts each. */
-static int count_all(plan_run *r, const char *const *inputs, size_t ninputs)
-{
-    el_mapping *m = r->m;
-    if (ninputs && m->nsources > 1 && ninputs != m->nsources) {
-        cli_error("plan: %zu inputs given for %zu sources: give one input per source, in the "
-                  "mapping's order, or none to use each source's \"input\"", ninputs,
-                  m->nsources);
-        return EXIT_USAGE;
-    }
-    size_t n = ninputs ? ninputs : m->nsources;
-    /* check every path before reading anything */
-    for (size_t i = 0; i < n; i++) {
-        el_source *src = m->sources[m->nsources == 1 ? 0 : i];
-        if (!ninputs && !src->input) {
-            cli_error("source '%s' has no input: give it \"input\" in the mapping or name the "
-                      "file on the command line", src->name);
-            return EXIT_USAGE;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t si = m->nsources == 1 ? 0 : i;
-        src_count *sc = &r->sc[si];
-        char *path = ninputs ? strdup(inputs[i]) : el_mapping_input_path(m, sc->src->input);
-        if (!path) {
-            cli_error("out of memory");
-            return EXIT_FATAL;
-        }
-        int rc = count_input(r, sc, path);
-        free(path);
-        if (rc != EXIT_LOADED)
-            return rc;
-    }
-    if (r->warnings > MAX_REJECT_WARNINGS)
-        cli_warn("%llu more rows not counted", (unsigned long long)(r->warnings -
-                                                                     MAX_REJECT_WARNINGS));
-    return EXIT_LOADED;
-}
-
 static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
 {
     const el_mapping *m = r->m;
     for (size_t i = 0; i < m->nsources; i++) {
-        const src_count *sc = &r->sc[i];
+        const el_plan_source_count *sc = el_plan_count_source(r->count, i);
         const el_source *s = sc->src;
         if (!s->index) {
             printf("source '%s': writes no index, no fan-in to count (%" PRIu64 " items, %"
@@ -454,45 +249,6 @@ static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
 
 /* ---- the estimate ---- */
 
-/* Everything counted, summed: each source's hottest partitions, the total
- * (whose table partitions are those of every source together: entities and
- * edges share partition keys), and the import of each key once. */
-static el_err finish_estimate(plan_run *r, el_estimate_writes *total, el_import_estimate *imp,
-                              el_diag *d)
-{
-    el_err err = EL_OK;
-    memset(total, 0, sizeof *total);
-    el_plan_counter *all = r->m->nsources > 1 ? el_plan_counter_new() : NULL;
-    if (r->m->nsources > 1 && !all)
-        return el_diag_set(d, EL_ENOMEM, "out of memory");
-    for (size_t i = 0; !err && i < r->m->nsources; i++) {
-        src_count *sc = &r->sc[i];
-        const el_source *s = sc->src;
-        err = el_estimate_hottest(sc->table_units, NULL, 0, 0, &sc->est.hot_table);
-        if (!err && s->index)
-            err = el_estimate_hottest(sc->index_units ? sc->index_units : sc->targets,
-                                      sc->targets, s->hot_threshold, s->max_shards,
-                                      &sc->est.hot_index);
-        if (!err && all)
-            err = el_plan_counter_merge(all, sc->table_units);
-        el_estimate_add(total, &sc->est);
-    }
-    if (!err && all)
-        err = el_estimate_hottest(all, NULL, 0, 0, &total->hot_table);
-    el_plan_counter_free(all);
-    if (err)
-        return el_diag_set(d, err, "out of memory finding the hottest partition");
-    err = el_dedup_finish(r->dedup, d);
-    if (err)
-        return err;
-    imp->items = el_dedup_rows(r->dedup) - el_dedup_duplicates(r->dedup);
-    imp->bytes = el_dedup_kept_payload(r->dedup);
-    imp->objects = r->parts.parts;
-    imp->part_items = r->parts.max_items;
-    imp->part_bytes = r->parts.max_bytes;
-    return EL_OK;
-}
-
 /* "0.3 ms", "2.5 s", "3m20s", "1h02m", "2d03h". */
 static void duration(char *out, size_t cap, double s)
 {
@@ -563,7 +319,7 @@ static void print_estimate(const plan_run *r, const el_estimate_writes *total,
     printf("  %-14s %12s %12s %12s %10s  %-34s %10s\n", "source", "items", "table WCU",
            "index WCU", "at limit", "hottest partition (WCU)", "floor");
     for (size_t i = 0; i < r->m->nsources; i++)
-        print_row(r->sc[i].src->name, &r->sc[i].est, l);
+        print_row(r->m->sources[i]->name, &el_plan_count_source(r->count, i)->est, l);
     if (r->m->nsources > 1)
         print_row("total", total, l);
     el_estimate_time t;
@@ -616,7 +372,8 @@ static char *estimate_json(const plan_run *r, const el_estimate_writes *total,
     if (!named)
         return NULL;
     for (size_t i = 0; i < r->m->nsources; i++)
-        named[i] = (el_estimate_named){ r->sc[i].src->name, &r->sc[i].est };
+        named[i] = (el_estimate_named){ r->m->sources[i]->name,
+                                         &el_plan_count_source(r->count, i)->est };
     el_buf b;
     el_buf_init(&b, 1u << 24);
     el_err err = el_estimate_json(&b, &r->limits, named, r->m->nsources, total, imp,
@@ -631,26 +388,10 @@ static char *estimate_json(const plan_run *r, const el_estimate_writes *total,
 
 static int write_plan(const plan_run *r, const char *path, const char *estimate)
 {
-    el_plan *p = el_plan_new();
+    el_plan *p;
     el_diag d;
     el_diag_clear(&d);
-    el_err err = p ? EL_OK : el_diag_set(&d, EL_ENOMEM, "out of memory");
-    if (!err && estimate && el_plan_set_estimate(p, estimate))
-        err = el_diag_set(&d, EL_ENOMEM, "out of memory");
-    for (size_t i = 0; !err && i < r->m->nsources; i++) {
-        const src_count *sc = &r->sc[i];
-        if (!sc->src->index)
-            continue;
-        size_t idx;
-        el_diag inner;
-        el_diag_clear(&inner);
-        err = el_plan_add_source(p, sc->src->name, sc->rows, sc->src->hot_threshold,
-                                 sc->src->max_shards, &idx, &inner);
-        if (!err)
-            err = el_plan_add_counted(p, idx, sc->targets, &inner);
-        if (err)
-            el_diag_set(&d, err, "plan for source '%s': %s", sc->src->name, inner.msg);
-    }
+    el_err err = el_plan_count_plan(r->count, estimate, &p, &d);
     if (!err)
         err = el_plan_write(p, path, &d);
     el_plan_free(p);
@@ -666,7 +407,7 @@ static void write_stats(const char *path, const plan_run *r, const el_estimate_w
 {
     uint64_t rows = 0, rejected = 0, targets = 0, hot = 0;
     for (size_t i = 0; i < r->m->nsources; i++) {
-        const src_count *sc = &r->sc[i];
+        const el_plan_source_count *sc = el_plan_count_source(r->count, i);
         rows += sc->est.rows + sc->rejected; /* every row read: an item, or rejected,
                                                 as load and verify count them */
         rejected += sc->rejected;
@@ -756,96 +497,72 @@ int cmd_plan(int argc, char **argv)
     }
     if ((rc = cmd_parse(&spec, argc, argv, &o, &pa)) >= 0)
         goto out;
-    r.cli_ro = o.reader;
-    long top_n = pa.top;
-    bool quiet = o.quiet;
-    const char *plan_out = pa.plan_out;
-    mapping_args a = o.map;
-    r.m = build_mapping(&a, &rc);
+    r.m = build_mapping(&o.map, &rc);
     if (!r.m)
         goto out;
-    size_t ninputs = a.ninputs;
-    const char **use_inputs = a.inputs; /* or the objects of s3:// prefixes (owned by s3c) */
+    el_reader_opts ro = o.reader;
+    size_t ninputs = o.map.ninputs;
+    const char **inputs = o.map.inputs; /* or the objects of s3:// prefixes (owned by s3c) */
     s3c.endpoint = o.endpoint_s3;
-    if (!cli_s3_inputs(&s3c, &o.aws, r.m, &use_inputs, &ninputs, &r.cli_ro, &rc))
+    if (!cli_s3_inputs(&s3c, &o.aws, r.m, &inputs, &ninputs, &ro, &rc))
         goto out;
-    rc = EXIT_USAGE;
-    r.sc = calloc(r.m->nsources, sizeof *r.sc);
-    top = calloc(top_n ? (size_t)top_n : 1, sizeof *top);
     rc = EXIT_FATAL;
-    if (!r.sc || !top) {
+    top = calloc(pa.top ? (size_t)pa.top : 1, sizeof *top);
+    if (!top) {
         cli_error("out of memory");
         goto out;
     }
-    for (size_t i = 0; i < r.m->nsources; i++) {
-        r.sc[i].src = r.m->sources[i];
-        r.sc[i].targets = el_plan_counter_new();
-        r.sc[i].sources = el_plan_counter_new();
-        r.sc[i].table_units = el_plan_counter_new();
-        if (!r.sc[i].targets || !r.sc[i].sources || !r.sc[i].table_units) {
-            cli_error("out of memory");
-            goto out;
-        }
-    }
     table_limits(&r, &o, &pa);
-    el_part_count_init(&r.parts, 0, 0);
-    el_buf_init(&r.json, 2 * EL_DDB_MAX_ITEM_BYTES);
-    el_buf_init(&r.keys, EL_DDB_MAX_ITEM_BYTES);
+    progress prog;
+    progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
     const char *tmp = getenv("TMPDIR");
-    el_dedup_opts dopts = { .mem_max = dedup_memory(), .dir = tmp && tmp[0] ? tmp : "/tmp",
-                            .with_payload = true };
+    el_plan_count_opts co = {
+        .mapping = r.m, .reader = ro, .inputs = ninputs ? inputs : NULL, .ninputs = ninputs,
+        .projection = r.limits.projection, .dedup_memory = dedup_memory(), .tmp_dir = tmp,
+        .progress = progress_report, .progress_user = &prog,
+        .on_reject = warn_reject, .reject_user = &r, .stop = &cmd_stop,
+    };
+    cmd_catch_signals();
     el_diag d;
     el_diag_clear(&d);
-    if (el_dedup_new(&dopts, &r.dedup, &d)) {
+    el_err err = el_plan_count_run(&co, &r.count, &d);
+    if (r.warnings > MAX_REJECT_WARNINGS)
+        cli_warn("%llu more rows not counted",
+                 (unsigned long long)(r.warnings - MAX_REJECT_WARNINGS));
+    if (err) {
         cli_error("%s", d.msg);
+        rc = cmd_exit_code(err);
         goto out;
     }
-    rc = count_all(&r, use_inputs, ninputs);
-    if (rc != EXIT_LOADED)
-        goto out;
     el_estimate_writes total;
     el_import_estimate imp;
-    if (finish_estimate(&r, &total, &imp, &d)) {
+    if (el_plan_count_finish(r.count, &total, &imp, &d)) {
         cli_error("%s", d.msg);
-        rc = EXIT_FATAL;
         goto out;
     }
-    if (!quiet) {
-        print_report(&r, (size_t)top_n, top);
+    if (!o.quiet) {
+        print_report(&r, (size_t)pa.top, top);
         print_estimate(&r, &total, &imp, &pa);
     }
     fflush(stdout);
-    if (plan_out) {
+    if (pa.plan_out) {
         estimate = estimate_json(&r, &total, &imp, &pa);
         if (!estimate) {
             cli_error("out of memory rendering the estimate");
-            rc = EXIT_FATAL;
             goto out;
         }
-        if ((rc = write_plan(&r, plan_out, estimate)) != EXIT_LOADED)
+        if ((rc = write_plan(&r, pa.plan_out, estimate)) != EXIT_LOADED)
             goto out;
     }
     rc = EXIT_LOADED;
     for (size_t i = 0; i < r.m->nsources; i++)
-        if (r.sc[i].rejected)
+        if (el_plan_count_source(r.count, i)->rejected)
             rc = EXIT_REJECTS;
     if (o.stats_json)
         write_stats(o.stats_json, &r, &total, &imp);
 out:
-    if (r.sc) {
-        for (size_t i = 0; i < r.m->nsources; i++) {
-            el_plan_counter_free(r.sc[i].targets);
-            el_plan_counter_free(r.sc[i].sources);
-            el_plan_counter_free(r.sc[i].table_units);
-            el_plan_counter_free(r.sc[i].index_units);
-            el_transform_free(r.sc[i].t);
-        }
-        free(r.sc);
-    }
+    el_plan_count_free(r.count);
     free(estimate);
-    el_dedup_free(r.dedup);
-    el_buf_free(&r.json);
-    el_buf_free(&r.keys);
     free(top);
     el_mapping_free(r.m);
     cmd_options_free(&o);

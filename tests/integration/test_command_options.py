@@ -14,6 +14,9 @@
   - plan --stats-json: rows read, rejected, distinct targets and hot
     targets, equal to figures computed here from the input and to plan's
     own report.
+  - plan --progress: phase=counting lines, rows and bytes done never going
+    back; create-table --progress/--quiet/--stats-json while it waits for
+    ACTIVE (a stand-in service keeps the table CREATING).
 
 counters --checkpoint/--resume/--progress are tested, killed and resumed
 through the fault proxy, in test_faults_commands.
@@ -26,7 +29,6 @@ import os
 import random
 import re
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import edgeload_test as et  # noqa: E402
@@ -54,8 +56,8 @@ TAKES = {
     "verify": MAPPING_FLAGS + INPUT_FLAGS + AWS_FLAGS + REPORT_FLAGS + (
         "--endpoint-url", "--hot-threshold", "--max-shards", "--plan", "--concurrency",
         "--max-rcu", "--max-retry-time", "--split"),
-    "plan": MAPPING_FLAGS + INPUT_FLAGS + AWS_FLAGS + (
-        "--hot-threshold", "--max-shards", "--stats-json", "--quiet",
+    "plan": MAPPING_FLAGS + INPUT_FLAGS + AWS_FLAGS + REPORT_FLAGS + (
+        "--hot-threshold", "--max-shards",
         "--endpoint-url"),  # to ask the table's write limits for the estimate
     "create-table": ("--mapping", "--table", "--index-name", "--no-index", "--endpoint-url")
                     + AWS_FLAGS + REPORT_FLAGS,
@@ -72,11 +74,6 @@ NOT_TAKEN = {
     "create-table": ("--pk", "--sk", "--attr", "--counter", "--format", "--dry-run",
                      "--concurrency", "--max-wcu", "--checkpoint", "--split"),
 }
-
-# Shared options a command refuses although shared/ §4 says a command that
-# reads inputs or calls DynamoDB takes them; refused today with no reason.
-# See test_reporting_options_taken_or_refused_with_reason.
-REPORTING_GAPS = {("plan", "--progress"), ("plan", "--progress-interval")}
 
 OPTION_LINE = re.compile(r"^  (--[a-z0-9][a-z0-9-]*)(?: (\S+))?")
 
@@ -148,7 +145,7 @@ class HelpAndRefusals(et.EdgeloadTestCase):
         for command in COMMANDS:
             taken = self.help_options(command)
             for opt, takes_arg in sorted(shared.items()):
-                if opt in taken or (command, opt) in REPORTING_GAPS:
+                if opt in taken:
                     continue
                 with self.subTest(command=command, option=opt):
                     rc, lines = self.refusal(command, opt, takes_arg)
@@ -157,21 +154,6 @@ class HelpAndRefusals(et.EdgeloadTestCase):
                     head = "edgeload: %s does not take %s: " % (command, opt)
                     self.assertTrue(lines[0].startswith(head), lines[0])
                     self.assertGreater(len(lines[0]) - len(head), 10, "no reason: " + lines[0])
-
-    @unittest.expectedFailure
-    def test_reporting_options_taken_or_refused_with_reason(self):
-        """plan reads inputs and create-table calls DynamoDB, which the
-        contract says take --progress, --quiet and --stats-json; today they
-        refuse these with no reason. Either is a fix: take them, or give
-        the reason."""
-        bad = []
-        for command, opt in sorted(REPORTING_GAPS):
-            rc, lines = self.refusal(command, opt, opt != "--quiet")
-            head = "edgeload: %s does not take %s" % (command, opt)
-            refused = [line for line in lines if line.startswith(head)]
-            if refused and not refused[0].startswith(head + ": "):
-                bad.append(refused[0])
-        self.assertEqual(bad, [])
 
 
 # ---------------------------------------------------------------- verify
@@ -353,6 +335,38 @@ class PlanStatsJson(et.EdgeloadTestCase):
                       p.stdout)
         self.assertIn("distinct targets:  %d " % want["targets"], p.stdout)
         self.assertIn("hot targets:       2 at fan-in >= 100", p.stdout)
+
+    def test_plan_progress(self):
+        """plan reads inputs, so it shows its progress as the others do: a
+        `phase=counting` line about once a second with the rows read so
+        far, never going back, the input bytes done never past 100 %."""
+        work = self.tmpdir()
+        n = 1500000  # a few seconds of counting
+        inp = os.path.join(work, "follows.csv")
+        with open(inp, "w") as f:
+            f.write("follower_id,followee_id\n")
+            f.writelines("u%d,t%d\n" % (i, i % 5000) for i in range(n))
+        mapping = {"table": "T", "index": {"name": "GSI1", "pk": "GSI1PK", "sk": "GSI1SK"},
+                   "sources": [{"name": "follows", "input": inp, "pk": "ACTOR#{follower_id}",
+                                "sk": "TARGET#{followee_id}"}]}
+        mp = self.write_file(work, "mapping.json", json.dumps(mapping))
+        p = self.run_edgeload("plan", "--mapping", mp, "--progress", "plain",
+                              "--progress-interval", "0.1")
+        self.assertExit(p, 0, "plan --progress plain")
+        lines = [ln for ln in p.stderr.splitlines() if " progress " in ln]
+        self.assertGreater(len(lines), 0, p.stderr)
+        rows = [int(re.search(r" rows=(\d+)", ln).group(1)) for ln in lines]
+        done = [float(re.search(r" done=([\d.]+)%", ln).group(1)) for ln in lines]
+        for ln in lines:
+            self.assertIn(" phase=counting ", ln)
+        self.assertEqual(rows, sorted(rows))
+        self.assertLessEqual(rows[-1], n)
+        self.assertEqual(done, sorted(done))
+        self.assertLessEqual(done[-1], 100.0)
+        # --quiet: neither progress nor report
+        q = self.run_edgeload("plan", "--mapping", mp, "--progress", "plain", "--quiet")
+        self.assertExit(q, 0, "plan --quiet")
+        self.assertEqual((q.stdout, q.stderr), ("", ""))
 
 
 # ---------------------------------------------------------------- create-table
