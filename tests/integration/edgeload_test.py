@@ -157,7 +157,7 @@ def N(v):
 
 
 def follow_edge(src, dst, created):
-    """The edge item of SPEC section 1 for `src follows dst` at epoch `created`."""
+    """The edge item the README's follows mapping makes for `src follows dst` at epoch `created`."""
     return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
             "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
             "createdAt": N(created), "edgeType": S("FOLLOWS")}

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Counters, exactly (issue 7, SPEC §7), against DynamoDB Local.
+"""Counters, exactly (issue 7: counters kept exact), against DynamoDB Local.
 
 Every scenario compares every counter in the table with counts computed
 here, independently, from the inputs:

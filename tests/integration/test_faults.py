@@ -1,4 +1,4 @@
-"""Nothing lost (SPEC §8, issue 6): loads through the fault-injecting proxy
+"""Nothing lost (issue 6): loads through the fault-injecting proxy
 in front of DynamoDB Local end with exactly the expected table; a file with
 bad rows of every kind puts exactly those rows in the rejects file and every
 good row in the table; a batch DynamoDB refuses is bisected so only the bad

@@ -1,4 +1,4 @@
-"""Hot targets (SPEC §5, issue 5) against DynamoDB Local: a skewed follow
+"""Hot targets (issue 5, docs/SHARDING.md) against DynamoDB Local: a skewed follow
 graph, sorted by follower as dumps are, loaded with --hot-threshold. Every
 edge lands once; each hot target's followers are exactly the union of its N
 shard Queries, N as the directory item says; other targets stay one Query;
@@ -67,7 +67,7 @@ class HotTargetsTest(EdgeloadTestCase):
             for k in range(n):
                 got = self.query_index(table, "TARGET#%s#%d" % (t, k))
                 srcs = {i["GSI1SK"]["S"] for i in got}
-                for s in srcs:  # every edge sits in the shard SPEC §5 names
+                for s in srcs:  # every edge sits in the shard docs/SHARDING.md's rule names
                     self.assertEqual(fnv1a64(s.encode()) % n, k)
                 self.assertFalse(union & srcs)
                 union |= srcs

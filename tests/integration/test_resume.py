@@ -1,4 +1,4 @@
-"""Checkpoint and resume (SPEC §8, issue 6): a load killed with SIGKILL at a
+"""Checkpoint and resume (issue 6): a load killed with SIGKILL at a
 random moment and resumed with --resume ends with exactly the table an
 uninterrupted run makes, and every bad row in the rejects file exactly once.
 SIGINT stops with exit 130 and a checkpoint that resumes the same way.

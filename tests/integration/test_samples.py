@@ -1,5 +1,5 @@
 """The two reference examples (samples/social, samples/school) load into
-exactly the tables of SPEC section 1, and both directions are one Query each."""
+exactly the tables the README shows for them, and both directions are one Query each."""
 
 from edgeload_test import EdgeloadTestCase, N, S, follow_edge, main
 

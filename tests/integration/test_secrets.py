@@ -1,5 +1,5 @@
 """The secret access key and the session token never appear in anything
-edgeload writes (SPEC: secrets).
+edgeload writes (no secret in any output, log or file).
 
 Every run here has recognisable fake secrets in AWS_SECRET_ACCESS_KEY and
 AWS_SESSION_TOKEN (or in a credentials file) and works in a fresh directory;

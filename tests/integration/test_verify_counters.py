@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`edgeload verify` checks counters (issue 7, issue 8, SPEC §4), against
+"""`edgeload verify` checks counters (issues 7 and 8), against
 DynamoDB Local.
 
 A generated follow graph (duplicate rows, a row with an empty key that is

@@ -1,5 +1,5 @@
 /*
- * test_mapping_hot.c - the "hot" key of a mapping source (SPEC §2, §5):
+ * test_mapping_hot.c - the "hot" key of a mapping source (README: hot targets; docs/SHARDING.md):
  * defaults, bounds, and the errors a user sees. (mapping.c's other keys
  * are tested in test_mapping.c, counters in test_counters.c.)
  */

@@ -1,5 +1,5 @@
 /*
- * test_shard.c - the shard rule of SPEC §5 with exact expectations: count
+ * test_shard.c - the shard rule of docs/SHARDING.md with exact expectations: count
  * at the threshold boundaries, FNV-1a-64 vectors, shard choice (the same
  * table as docs/SHARDING.md, computed independently in Python), suffix and
  * directory item rendering.

@@ -1,5 +1,5 @@
 /*
- * test_transform.c - rows to the exact DynamoDB JSON of SPEC §1's items, and
+ * test_transform.c - rows to the exact DynamoDB JSON of the README's edge and entity items, and
  * every reason a row is rejected (naming the column).
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -125,7 +125,7 @@ static const char *follows_mapping =
     "\"attributes\":{\"createdAt\":{\"column\":\"created_at\",\"type\":\"epoch\"},"
     "\"edgeType\":{\"value\":\"FOLLOWS\"}}}]}";
 
-/* ---- SPEC §1 items ---- */
+/* ---- the README's items ---- */
 
 static void test_follow_edge(void **state)
 {
