@@ -1,5 +1,6 @@
 """A BatchWriteItem answer whose x-amz-crc32 does not match its body is a
-transient failure, retried, as the AWS SDKs treat it (an answer that fails its CRC32 check is never believed).
+transient failure, retried, as the AWS SDKs treat it: an answer that fails
+its CRC32 check is never believed.
 
 edgeload talks to DynamoDB Local through a small proxy on 127.0.0.1 that
 spoils the first BatchWriteItem answer: either its body (a bogus
