@@ -445,7 +445,7 @@ static void test_epoch_dates_and_timestamps(void **state)
     (void)state;
     epoch_is("1970-01-01", 0);
     epoch_is("2024-06-20", 1718841600);
-    epoch_is("2024-06-20 16:13:20", 1718900000);     /* a createdAt of the samples era */
+    epoch_is("2024-06-20 16:13:20", 1718900000);     /* a UTC timestamp: its epoch seconds */
     epoch_is("2024-06-20T16:13:20", 1718900000);
     epoch_is("2024-06-20t16:13:20", 1718900000);
     epoch_is("2024-06-20 16:15", 1718900100);
