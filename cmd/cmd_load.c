@@ -98,6 +98,8 @@ static const cmd_spec spec = {
 
 static void write_stats(const char *path, const el_load_stats *st)
 {
+    char reasons[1024];
+    cmd_throttle_reasons(&st->thr, true, NULL, reasons, sizeof reasons);
     const cmd_stat v[] = {
         CMD_U64("rows_read", st->rows_read),
         CMD_U64("items_written", st->items_written),
@@ -107,6 +109,11 @@ static void write_stats(const char *path, const el_load_stats *st)
         CMD_U64("directory_items", st->directory_items),
         CMD_U64("retries", st->retries),
         CMD_U64("throttled", st->throttled),
+        CMD_RAW("throttled_by_reason", reasons),
+        CMD_U64("items_sent", st->thr.items_sent),
+        CMD_U64("items_refused", st->thr.items_refused),
+        CMD_U64("keys_paced", st->thr.keys_paced),
+        CMD_STR("limited_by", st->thr.limited_by),
         CMD_U64("requests", st->requests),
         CMD_DBL("wcu_consumed", st->wcu_consumed, 1),
         CMD_DBL("elapsed_s", st->elapsed_s, 3),
@@ -236,6 +243,7 @@ static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
             (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
             (unsigned long long)st->retries, (unsigned long long)st->throttled, st->elapsed_s,
             rate, st->wcu_consumed);
+    cmd_print_limited_by(&st->thr);
     /* the items that come from no row, apart from the rows' figures above */
     if (st->directory_items > 0)
         fprintf(stderr, "edgeload: %llu shard directory items %s (one per sharded target)\n",

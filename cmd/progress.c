@@ -20,6 +20,7 @@
 #include <string.h>  /* strcmp */
 #include <unistd.h>  /* isatty */
 
+#include "cmd/runner.h"    /* cmd_throttle_reasons */
 #include "common/clock.h"  /* el_now_ms: the rate between reports */
 
 bool progress_parse_mode(const char *s, progress_mode *out)
@@ -94,6 +95,9 @@ void progress_report(const el_progress *snap, void *user)
     char etas[32];
     eta_text(etas, sizeof etas, eta);
     const char *cu = snap->reads ? "RCU" : "WCU";
+    char reasons[1024];
+    cmd_throttle_reasons(&st->thr, false, p->mode == PROGRESS_BAR ? ", " : ",", reasons,
+                         sizeof reasons);
     if (p->mode == PROGRESS_BAR) {
         fprintf(stderr, "\r\033[K");
         if (snap->phase) {
@@ -106,9 +110,12 @@ void progress_report(const el_progress *snap, void *user)
                     (unsigned long long)st->throttled, (unsigned long long)st->retries);
         } else {
             fprintf(stderr, "%llu rows | %llu items | %.0f items/s | %.0f %s/s | "
-                    "%llu throttled | %llu retries", (unsigned long long)st->rows_read,
+                    "%llu throttled", (unsigned long long)st->rows_read,
                     (unsigned long long)st->items_written, ips, wps, cu,
-                    (unsigned long long)st->throttled, (unsigned long long)st->retries);
+                    (unsigned long long)st->throttled);
+            if (reasons[0])
+                fprintf(stderr, " (%s)", reasons);
+            fprintf(stderr, " | %llu retries", (unsigned long long)st->retries);
             if (snap->transactional)
                 fprintf(stderr, " | %llu txns", (unsigned long long)snap->transactions);
             fprintf(stderr, " | %llu dups", (unsigned long long)st->duplicates);
@@ -133,6 +140,8 @@ void progress_report(const el_progress *snap, void *user)
                 snap->reads ? "rcu" : "wcu", st->wcu_consumed, snap->reads ? "rcu" : "wcu", wps,
                 (unsigned long long)st->throttled, (unsigned long long)st->retries,
                 (unsigned long long)st->rejected);
+        if (reasons[0])
+            fprintf(stderr, " throttled_by_reason=%s", reasons);
         if (snap->transactional)
             fprintf(stderr, " transactions=%llu", (unsigned long long)snap->transactions);
         if (!snap->phase)

@@ -282,6 +282,51 @@ void cmd_show_reject(const char *input, const el_diag *why, void *user)
                 (unsigned long long)why->line, why->msg);
 }
 
+/* ---- throttling by cause ---- */
+
+void cmd_throttle_reasons(const el_throttle_figures *t, bool json, const char *sep, char *out,
+                          size_t len)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    if (json && len > 1)
+        out[at++] = '{', out[at] = '\0';
+    for (int r = 0; r <= EL_THR_COUNT; r++) {
+        uint64_t v = r < EL_THR_COUNT ? t->by_reason[r] : t->unspecified;
+        if (v == 0)
+            continue;
+        const char *name = r < EL_THR_COUNT ? el_ddb_throttle_reason_name((el_ddb_throttle_reason)r)
+                                            : "unspecified";
+        const char *lead = at > (json ? 1u : 0u) ? (json ? "," : sep) : "";
+        int w = json ? snprintf(out + at, len - at, "%s\"%s\":%llu", lead, name,
+                                (unsigned long long)v)
+                     : snprintf(out + at, len - at, "%s%s=%llu", lead, name,
+                                (unsigned long long)v);
+        if (w < 0 || (size_t)w >= len - at)
+            break; /* cut: the buffers are sized for every reason at once */
+        at += (size_t)w;
+    }
+    if (json && at + 1 < len) {
+        out[at++] = '}';
+        out[at] = '\0';
+    }
+}
+
+void cmd_print_limited_by(const el_throttle_figures *t)
+{
+    if (!t->limited_by[0])
+        return;
+    fprintf(stderr, "edgeload: limited by: %s", t->limited_by);
+    if (t->items_sent > 0 && t->items_refused > 0)
+        fprintf(stderr, " (%llu of %llu items sent were refused and sent again, %.1f %%)",
+                (unsigned long long)t->items_refused, (unsigned long long)t->items_sent,
+                100.0 * (double)t->items_refused / (double)t->items_sent);
+    if (t->keys_paced > 0)
+        fprintf(stderr, "; %llu partition key%s paced on %s own", (unsigned long long)t->keys_paced,
+                t->keys_paced == 1 ? "" : "s", t->keys_paced == 1 ? "its" : "their");
+    fputc('\n', stderr);
+}
+
 /* ---- counters resumed ---- */
 
 void cmd_print_counters_resumed(const el_load_stats *st)

@@ -116,4 +116,16 @@ typedef struct cmd_stat {
 #define CMD_RAW(n, v) { (n), CMD_STAT_RAW, 0, 0, 0, (v) }
 void cmd_write_stats(const char *path, const cmd_stat *stats, size_t n);
 
+/* Throttling answers by reason, as "Name=count" pairs joined by sep
+ * ("IndexWriteKeyRangeThroughputExceeded=12, unspecified=3"), or as a JSON
+ * object (json: {"IndexWriteKeyRangeThroughputExceeded":12}); only the
+ * reasons that occurred, "unspecified" for answers that named none. */
+void cmd_throttle_reasons(const el_throttle_figures *t, bool json, const char *sep, char *out,
+                          size_t len);
+
+/* One line, "edgeload: limited by: ...", when something held the run back
+ * (the cause of most throttling, or the --max-wcu budget), with the share
+ * of items refused and the keys paced. */
+void cmd_print_limited_by(const el_throttle_figures *t);
+
 #endif

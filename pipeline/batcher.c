@@ -55,6 +55,7 @@ typedef struct node {
     uint32_t wait_next;        /* in its key's waiting list; free list link too */
     uint8_t state;
     uint8_t heads;             /* HEAD_PK | HEAD_IPK: heads those FIFOs */
+    uint8_t gated;             /* the gate gave it a time (it was parked): it goes unasked */
 } node;
 
 #define HEAD_PK 1
@@ -82,6 +83,11 @@ typedef struct hent {          /* a ready node in the heap */
     uint32_t id;
 } hent;
 
+typedef struct pent {          /* a node the gate parked, by the time it may go */
+    double due;
+    uint32_t id;
+} pent;
+
 typedef struct uslot {         /* partition keys in the batch being formed */
     uint64_t hash;
     uint32_t gen;
@@ -98,6 +104,10 @@ struct el_batcher {
     unsigned fbits;
     hent *heap;                /* ready nodes, a min-heap by seq, capacity ncap */
     size_t nheap;
+    pent *park;                /* nodes the gate parked, a min-heap by due, capacity ncap */
+    size_t npark;
+    el_batcher_gate_fn gate;
+    void *gate_ctx;
     uint64_t next_seq;
     uint32_t *defer;           /* form's deferred nodes, capacity ncap */
     uslot *uset;
@@ -275,6 +285,43 @@ static uint32_t heap_pop(el_batcher *b)
     return id;
 }
 
+/* ---- the park: nodes the gate holds back, the earliest due first ---- */
+
+static void park_push(el_batcher *b, uint32_t id, double due)
+{
+    pent e = { due, id };
+    size_t i = b->npark++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (b->park[parent].due <= due)
+            break;
+        b->park[i] = b->park[parent];
+        i = parent;
+    }
+    b->park[i] = e;
+}
+
+static uint32_t park_pop(el_batcher *b)
+{
+    uint32_t id = b->park[0].id;
+    pent last = b->park[--b->npark];
+    size_t i = 0, n = b->npark;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && b->park[c + 1].due < b->park[c].due)
+            c++;
+        if (last.due <= b->park[c].due)
+            break;
+        b->park[i] = b->park[c];
+        i = c;
+    }
+    if (n)
+        b->park[i] = last;
+    return id;
+}
+
 /* ---- nodes ---- */
 
 /* Makes room for one more node: doubles the node array, the heap, the
@@ -294,20 +341,25 @@ static el_err reserve_node(el_batcher *b)
     b->nodes = n;
     size_t fcap = b->fcap < (size_t)cap * 2 ? b->fcap * 2 : b->fcap;
     hent *heap = malloc((size_t)cap * sizeof *heap);
+    pent *park = malloc((size_t)cap * sizeof *park);
     uint32_t *defer = malloc((size_t)cap * sizeof *defer);
     fent *pks = fcap != b->fcap ? calloc(fcap, sizeof *pks) : NULL;
     fent *ipks = fcap != b->fcap ? calloc(fcap, sizeof *ipks) : NULL;
-    if (!heap || !defer || (fcap != b->fcap && (!pks || !ipks))) {
+    if (!heap || !park || !defer || (fcap != b->fcap && (!pks || !ipks))) {
         free(heap);
+        free(park);
         free(defer);
         free(pks);
         free(ipks);
         return EL_ENOMEM;
     }
     memcpy(heap, b->heap, b->nheap * sizeof *heap);
+    memcpy(park, b->park, b->npark * sizeof *park);
     free(b->heap);
+    free(b->park);
     free(b->defer);
     b->heap = heap;
+    b->park = park;
     b->defer = defer;
     if (fcap != b->fcap) {
         unsigned bits = b->fbits + 1;
@@ -343,6 +395,7 @@ static uint32_t node_alloc(el_batcher *b, el_item *it)
     n->pk_next = n->ipk_next = n->wait_next = NONE;
     n->state = WAITING;
     n->heads = 0;
+    n->gated = 0;
     return id;
 }
 
@@ -460,12 +513,13 @@ el_batcher *el_batcher_new(size_t window_max)
     b->free_head = 0;
     b->nodes = malloc(b->ncap * sizeof *b->nodes);
     b->heap = malloc(b->ncap * sizeof *b->heap);
+    b->park = malloc(b->ncap * sizeof *b->park);
     b->defer = malloc(b->ncap * sizeof *b->defer);
     b->keys = calloc(b->kcap, sizeof *b->keys);
     b->pks = calloc(b->fcap, sizeof *b->pks);
     b->ipks = calloc(b->fcap, sizeof *b->ipks);
     b->uset = calloc(b->ucap, sizeof *b->uset);
-    if (!b->nodes || !b->heap || !b->defer || !b->keys || !b->pks || !b->ipks || !b->uset) {
+    if (!b->nodes || !b->heap || !b->park || !b->defer || !b->keys || !b->pks || !b->ipks || !b->uset) {
         el_batcher_free(b);
         return NULL;
     }
@@ -482,6 +536,7 @@ void el_batcher_free(el_batcher *b)
         return;
     free(b->nodes);
     free(b->heap);
+    free(b->park);
     free(b->defer);
     free(b->keys);
     free(b->pks);
@@ -602,6 +657,7 @@ static void uset_add(el_batcher *b, uint64_t h)
 }
 
 typedef struct forming {
+    double now;
     el_item **out;
     size_t n, max_items, bytes, max_bytes, first_new;
     double units, max_units;     /* write units taken, their limit (<= 0: none) */
@@ -745,6 +801,16 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
             heap_push(b, id);
             return false;
         }
+        if (b->gate && !n->gated) {
+            /* a paced key: the gate reserved a time for this row; until
+             * then it waits in the park, heading its queues */
+            double due = b->gate(b->gate_ctx, n->it, f->now);
+            if (due > f->now) {
+                n->gated = 1;
+                park_push(b, id, due);
+                continue;
+            }
+        }
         take(b, f, id, k);
     }
     return true;
@@ -754,7 +820,7 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
                        double max_units, el_item **out, el_item **superseded,
                        size_t max_superseded, size_t *nsuperseded)
 {
-    forming f = { .out = out, .max_items = max_items, .max_bytes = max_bytes,
+    forming f = { .now = now, .out = out, .max_items = max_items, .max_bytes = max_bytes,
                   .max_units = max_units, .superseded = superseded,
                   .nsuperseded = nsuperseded, .max_superseded = max_superseded };
     *nsuperseded = 0;
@@ -767,6 +833,9 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
         b->gen = 1;
     }
     f.spread = b->spread && uset_prepare(b, max_items);
+    /* parked rows whose time has come are ready again, by age */
+    while (b->npark > 0 && b->park[0].due <= now)
+        heap_push(b, park_pop(b));
     /* due retries first: they already hold their keys. Under throttling
      * thousands may wait; the list is walked only when one is due (the
      * walk also finds the next earliest, for el_batcher_next_due) */
@@ -812,7 +881,16 @@ size_t el_batcher_pending(const el_batcher *b)
 
 double el_batcher_next_due(const el_batcher *b)
 {
-    return b->nretry > 0 ? b->retry_min : -1;
+    double due = b->nretry > 0 ? b->retry_min : -1;
+    if (b->npark > 0 && (due < 0 || b->park[0].due < due))
+        due = b->park[0].due;
+    return due;
+}
+
+void el_batcher_set_gate(el_batcher *b, el_batcher_gate_fn fn, void *ctx)
+{
+    b->gate = fn;
+    b->gate_ctx = ctx;
 }
 
 unsigned long long el_batcher_visits(const el_batcher *b)

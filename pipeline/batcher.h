@@ -76,8 +76,21 @@ void el_batcher_release(el_batcher *b, const el_item *it);
 /* Items in the window plus waiting retries. */
 size_t el_batcher_pending(const el_batcher *b);
 
-/* Earliest not_before among waiting retries, or -1 when there are none. */
+/* Earliest not_before among waiting retries and earliest time a parked
+ * row may go, or -1 when there are none. */
 double el_batcher_next_due(const el_batcher *b);
+
+/*
+ * The gate: asked, as a batch is formed, when a fresh row may go (at most
+ * once per row). A time <= now lets it go now; a later time is the row's,
+ * reserved by the gate: the row is parked until then, keeping its place
+ * at the head of its partition keys' queues (their later rows wait behind
+ * it, in order), and then goes without asking again. Per-key pacing
+ * (pipeline/pacer.h) is such a gate. NULL (the default): every row goes
+ * when ready. Retries are not asked: their not_before says when.
+ */
+typedef double (*el_batcher_gate_fn)(void *ctx, const el_item *it, double now);
+void el_batcher_set_gate(el_batcher *b, el_batcher_gate_fn fn, void *ctx);
 
 /* For tests: how many pending rows el_batcher_form has examined so far
  * (taken, deferred or parked), a machine-independent measure of its work. */

@@ -4,8 +4,10 @@
  * driver (dynamo/ddb_driver.h), which keeps --concurrency of them in
  * flight, paces them by the --max-wcu budget and resends throttled or
  * failed ones. Here: unprocessed items go back to the batcher, refused
- * batches are split to find the bad item, and every item is acknowledged
- * exactly once.
+ * batches are split to find the bad item, every item is acknowledged
+ * exactly once, and partition keys that DynamoDB throttles on their own are
+ * paced (pipeline/pacer.h): their rows wait in the batcher for their time
+ * instead of being sent to be refused with other keys' rows beside them.
  *
  * DESIGN: the stage runs on the calling thread and is the only owner of the
  * batcher, the chunks after they are queued, and every request: no locks on
@@ -15,6 +17,15 @@
  * formed only when the driver could send it at once, so items wait in the
  * batcher (where a later row of their key can still supersede them), not in
  * a queue of requests.
+ *
+ * Throttling by its cause: a request refused for a key range (a hot
+ * partition key of the table or of the index) comes back here, not to the
+ * driver's resend: its items go back to the batcher, the keys named are
+ * paced, and the window stays (the other keys are not too fast). A table or
+ * index limit, or a throttle that names no reason, is the driver's: it cuts
+ * the window and resends after a backoff. UnprocessedItems name their
+ * items but not the cause: a key refused again within seconds is paced,
+ * and the window is cut only when items of keys not paced came back.
  */
 #include "pipeline/load_internal.h"
 
@@ -28,6 +39,7 @@
 #include "formats/ddb_value.h" /* el_json_put_string */
 #include "pipeline/batcher.h"
 #include "pipeline/checkpoint.h"
+#include "pipeline/pacer.h"
 #include "pipeline/rejects.h"
 #include "pipeline/watermark.h"
 
@@ -49,7 +61,158 @@ typedef struct net {
     double next_checkpoint, next_progress;
     el_checkpoint *cp;       /* reused for every write */
     el_buf body;
+    el_pacer *pacer;         /* per-key pacing; NULL when switched off (benchmarks) */
+    uint64_t items_sent, items_refused;
+    uint64_t refused_keyrange[2]; /* items refused by a key-range throttle: table, index */
 } net;
+
+/* ---- per-key pacing ---- */
+
+/* The units a write of the item costs in each partition it lands in (the
+ * table's, the index's): one per started KB. */
+static double item_units(const el_item *it)
+{
+    double u = (double)((it->size + 1023u) / 1024u);
+    return u < 1 ? 1 : u;
+}
+
+static bool has_index_key(const el_item *it)
+{
+    return it->indexed && it->ipk_hash != 0;
+}
+
+/* When the item may go as far as its paced keys say (reserving that time
+ * for it); now or earlier when none of its keys is paced. */
+static double item_due(net *n, const el_item *it, double now)
+{
+    if (!n->pacer || el_pacer_idle(n->pacer))
+        return now;
+    double u = item_units(it);
+    double t = el_pacer_reserve(n->pacer, EL_PACE_TABLE, it->pk_hash, u, now);
+    if (has_index_key(it)) {
+        double ti = el_pacer_reserve(n->pacer, EL_PACE_INDEX, it->ipk_hash, u, now);
+        if (ti > t)
+            t = ti;
+    }
+    return t;
+}
+
+static double gate(void *ctx, const el_item *it, double now)
+{
+    return item_due(ctx, it, now);
+}
+
+static bool item_paced(const net *n, const el_item *it)
+{
+    return n->pacer && (el_pacer_paced(n->pacer, EL_PACE_TABLE, it->pk_hash) ||
+                        (has_index_key(it) &&
+                         el_pacer_paced(n->pacer, EL_PACE_INDEX, it->ipk_hash)));
+}
+
+/* The item's index partition key value, for the summary: read from its
+ * JSON (edgeload's own compact DynamoDB JSON: "GSI1PK":{"S":"value"}). */
+static const char *index_key_value(const net *n, const el_item *it, size_t *len)
+{
+    const char *attr = n->r->o->mapping->index_pk_attr;
+    char pat[160];
+    int pl = attr ? snprintf(pat, sizeof pat, "\"%s\":{\"", attr) : -1;
+    *len = 0;
+    if (pl <= 0 || (size_t)pl >= sizeof pat)
+        return NULL;
+    const char *json = el_item_json(it), *end = json + it->json_len;
+    const char *p = memmem(json, it->json_len, pat, (size_t)pl);
+    if (!p || end - p < pl + 4)
+        return NULL;
+    p += pl + 1; /* past the type letter */
+    if (memcmp(p, "\":\"", 3) != 0)
+        return NULL;
+    p += 3;
+    const char *q = p;
+    while (q < end && *q != '"')
+        q += *q == '\\' && q + 1 < end ? 2 : 1;
+    *len = (size_t)(q - p);
+    return p;
+}
+
+/* A write of the item was refused for its key of that kind. */
+static el_err refused(net *n, const el_item *it, el_pacer_kind kind, bool sure, double now)
+{
+    size_t len = 0;
+    const char *label;
+    if (kind == EL_PACE_TABLE) {
+        label = el_item_key(it);
+        len = strlen(label); /* PK ends at the NUL */
+    } else {
+        label = index_key_value(n, it, &len);
+    }
+    uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
+    return el_pacer_refused(n->pacer, kind, h, item_units(it), sure, label, len, now);
+}
+
+/* A request refused for a key range of the table and/or the index: the
+ * keys of that kind in it are paced. When some of them are paced already
+ * the refusal is theirs (one hot key among 25 spread over a batch); when
+ * none is, every one of them is paced (the innocent ones at a partition's
+ * full rate, forgotten after a quiet while). */
+static el_err pace_request(net *n, const batch *bt, el_pacer_kind kind, double now)
+{
+    bool any_paced = false;
+    for (size_t i = 0; i < bt->n && !any_paced; i++) {
+        const el_item *it = bt->items[i];
+        if (kind == EL_PACE_INDEX && !has_index_key(it))
+            continue;
+        uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
+        any_paced = el_pacer_paced(n->pacer, kind, h);
+    }
+    for (size_t i = 0; i < bt->n; i++) {
+        const el_item *it = bt->items[i];
+        if (kind == EL_PACE_INDEX && !has_index_key(it))
+            continue;
+        uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
+        if (any_paced && !el_pacer_paced(n->pacer, kind, h))
+            continue;
+        el_err err = refused(n, it, kind, true, now);
+        if (err)
+            return err;
+    }
+    return EL_OK;
+}
+
+/* A throttled request. A key-range reason: the keys are paced and the
+ * items go back to the batcher (resent as their keys allow; the others at
+ * once). Otherwise the driver resends it after a backoff. */
+static el_ddb_verdict on_throttled(net *n, batch *bt, const el_ddb_answer *a)
+{
+    unsigned table_kr = a->res.reasons & (1u << EL_THR_TABLE_WRITE_KEY_RANGE);
+    unsigned index_kr = a->res.reasons & (1u << EL_THR_INDEX_WRITE_KEY_RANGE);
+    n->items_refused += bt->n;
+    if (!n->pacer || (!table_kr && !index_kr))
+        return EL_DDB_AGAIN;
+    double now = el_ddb_driver_now(n->drv);
+    el_err err = EL_OK;
+    if (table_kr)
+        err = pace_request(n, bt, EL_PACE_TABLE, now);
+    if (!err && index_kr)
+        err = pace_request(n, bt, EL_PACE_INDEX, now);
+    if (table_kr)
+        n->refused_keyrange[EL_PACE_TABLE] += bt->n;
+    if (index_kr)
+        n->refused_keyrange[EL_PACE_INDEX] += bt->n;
+    for (size_t i = 0; !err && i < bt->n; i++) {
+        el_item *it = bt->items[i];
+        it->attempts++;
+        it->not_before = item_due(n, it, now);
+        n->item_retries++;
+        err = el_batcher_retry(n->b, it); /* keeps its key held */
+    }
+    if (err) {
+        el_diag d;
+        el_diag_set(&d, err, "out of memory");
+        el_ddb_driver_fail(n->drv, err, &d);
+        return EL_DDB_STOP;
+    }
+    return EL_DDB_DONE;
+}
 
 static void ack(net *n, el_item *it, bool release)
 {
@@ -74,6 +237,59 @@ static void sync_stats(net *n)
     n->st->throttled = ds->throttled;
     n->st->retries = ds->resends + n->item_retries;
     n->st->wcu_consumed = ds->consumed;
+    el_throttle_figures *t = &n->st->thr;
+    memcpy(t->by_reason, ds->by_reason, sizeof t->by_reason);
+    t->unspecified = ds->unspecified;
+    t->items_refused = n->items_refused;
+    t->items_sent = n->items_sent;
+    if (n->pacer) {
+        el_pacer_stats ps;
+        el_pacer_stats_get(n->pacer, &ps);
+        t->keys_paced = ps.keys_paced;
+    }
+}
+
+/* What held the load back, in a word for the summary: the cause of most
+ * refusals, or the budget when the load ran at it. */
+static void limited_by(net *n, char *out, size_t len)
+{
+    const el_throttle_figures *t = &n->st->thr;
+    out[0] = '\0';
+    el_pacer_stats ps = { 0 };
+    if (n->pacer)
+        el_pacer_stats_get(n->pacer, &ps);
+    struct { uint64_t count; const char *what; } c[] = {
+        { n->refused_keyrange[EL_PACE_INDEX] +
+              (ps.has_hottest && ps.hottest_kind == EL_PACE_INDEX ? ps.hottest_refusals : 0),
+          "index key range" },
+        { n->refused_keyrange[EL_PACE_TABLE] +
+              (ps.has_hottest && ps.hottest_kind == EL_PACE_TABLE ? ps.hottest_refusals : 0),
+          "table key range" },
+        { t->by_reason[EL_THR_TABLE_WRITE_PROVISIONED], "table write limit" },
+        { t->by_reason[EL_THR_INDEX_WRITE_PROVISIONED], "index write limit" },
+        { t->by_reason[EL_THR_TABLE_WRITE_ACCOUNT] + t->by_reason[EL_THR_INDEX_WRITE_ACCOUNT],
+          "account write limit" },
+        { t->by_reason[EL_THR_TABLE_WRITE_MAX_ON_DEMAND] +
+              t->by_reason[EL_THR_INDEX_WRITE_MAX_ON_DEMAND],
+          "on-demand maximum throughput" },
+        { t->unspecified, "throttling (DynamoDB gave no reason)" },
+    };
+    size_t best = 0;
+    for (size_t i = 1; i < sizeof c / sizeof c[0]; i++)
+        if (c[i].count > c[best].count)
+            best = i;
+    if (c[best].count > 0) {
+        bool key = best < 2;
+        if (key && ps.has_hottest && (el_pacer_kind)(best == 0) == ps.hottest_kind)
+            snprintf(out, len, "%s %s", c[best].what, ps.hottest);
+        else
+            snprintf(out, len, "%s", c[best].what);
+        return;
+    }
+    double max_wcu = n->r->o->max_wcu;
+    if (max_wcu > 0 && n->st->elapsed_s > 0 &&
+        n->st->wcu_consumed >= 0.9 * max_wcu * n->st->elapsed_s)
+        snprintf(out, len, "the --max-wcu budget (%.0f WCU/s)", max_wcu);
 }
 
 static el_err write_checkpoint(net *n, el_diag *diag)
@@ -149,6 +365,7 @@ static el_err send_items(net *n, el_item *const *items, size_t count)
     batch *bt = user;
     memcpy(bt->items, items, count * sizeof *items);
     bt->n = count;
+    n->items_sent += count;
     return EL_OK;
 }
 
@@ -171,23 +388,44 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
     const el_mapping *m = n->r->o->mapping;
     if (el_ddb_parse_batch_write(a->body, a->len, m->pk_attr, m->sk_attr, &br, &d))
         return EL_DDB_AGAIN; /* an answer we cannot read is a lost reply: resend */
-    if (br.nunprocessed > 0)
-        el_ddb_driver_note_throttle(n->drv); /* unprocessed items are throttling too */
     double now = el_ddb_driver_now(n->drv);
     el_err err = EL_OK;
+    bool unpaced_back = false; /* an item of a key not paced came back */
+    n->items_refused += br.nunprocessed;
     for (size_t i = 0; i < bt->n; i++) {
         el_item *it = bt->items[i];
         bool unprocessed = false;
         for (size_t k = 0; k < br.nunprocessed && !unprocessed; k++)
             unprocessed = key_matches(it, &br.unprocessed[k]);
         if (unprocessed) {
+            /* which of its partition keys was too fast is not said: both
+             * are suspects, paced when refused again */
+            bool was_paced = item_paced(n, it);
+            if (n->pacer) {
+                err = refused(n, it, EL_PACE_TABLE, false, now);
+                if (!err && has_index_key(it))
+                    err = refused(n, it, EL_PACE_INDEX, false, now);
+                if (err)
+                    break;
+            }
+            if (!was_paced)
+                unpaced_back = true;
             it->attempts++;
-            it->not_before = now + el_ddb_driver_backoff_ms(n->drv, it->attempts);
+            /* a paced key's rows go at its pace; others after a backoff */
+            it->not_before = item_paced(n, it)
+                                 ? item_due(n, it, now)
+                                 : now + el_ddb_driver_backoff_ms(n->drv, it->attempts);
             n->item_retries++;
             err = el_batcher_retry(n->b, it);
             if (err)
                 break;
         } else {
+            if (n->pacer && !el_pacer_idle(n->pacer)) {
+                double u = item_units(it);
+                el_pacer_granted(n->pacer, EL_PACE_TABLE, it->pk_hash, u, now);
+                if (has_index_key(it))
+                    el_pacer_granted(n->pacer, EL_PACE_INDEX, it->ipk_hash, u, now);
+            }
             /* a shard directory item comes from no row: counted apart */
             if (it->chunk->input < n->r->ninputs)
                 n->st->items_written++;
@@ -197,6 +435,10 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
         }
     }
     el_ddb_batch_result_clear(&br);
+    /* unprocessed items are throttling too: the window is cut unless they
+     * were all of keys already paced (then only those keys are too fast) */
+    if (unpaced_back)
+        el_ddb_driver_note_throttle(n->drv);
     if (err) {
         el_diag_set(&d, err, "out of memory");
         el_ddb_driver_fail(n->drv, err, &d);
@@ -250,6 +492,8 @@ static el_ddb_verdict on_answer(el_ddb_driver *d, el_ddb_op *op, const el_ddb_an
     (void)d;
     net *n = ctx;
     batch *bt = el_ddb_op_user(op);
+    if (a->res.outcome == EL_DDB_THROTTLED)
+        return on_throttled(n, bt, a);
     return a->res.outcome == EL_DDB_SUCCESS ? on_written(n, bt, a) : on_refused(n, bt, a);
 }
 
@@ -344,7 +588,15 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     n.b = el_batcher_new(LOAD_WINDOW_ITEMS);
     int concurrency = o->concurrency > 0 ? o->concurrency : 16;
     el_ddb_driver_opts dopts = { .concurrency = concurrency, .units_per_s = o->max_wcu,
-                                 .max_retry_time_s = o->max_retry_time_s };
+                                 .max_retry_time_s = o->max_retry_time_s,
+                                 .throttles_to_caller = true };
+    /* Benchmark switch (docs/PERFORMANCE.md), not a user option: without
+     * per-key pacing every throttle is resent by the driver as before. */
+    if (!getenv("EDGELOAD_BENCH_NO_PACING")) {
+        n.pacer = el_pacer_new();
+        if (n.pacer && n.b)
+            el_batcher_set_gate(n.b, gate, &n);
+    }
     el_err err = el_ddb_driver_new(o->ddb, &dopts, &n.drv, diag);
     pthread_mutex_lock(&r->mu);
     r->drv = n.drv;
@@ -353,7 +605,7 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     n.tr = calloc(r->ninputs + 1, sizeof *n.tr);
     for (size_t i = 0; n.tr && i <= r->ninputs; i++)
         el_watermark_init(&n.tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
-    if (!err && (!n.b || !n.tr))
+    if (!err && (!n.b || !n.tr || (!n.pacer && !getenv("EDGELOAD_BENCH_NO_PACING"))))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     double now = n.drv ? el_ddb_driver_now(n.drv) : 0;
     double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
@@ -402,6 +654,8 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
             }
         }
         now = el_ddb_driver_now(n.drv);
+        if (n.pacer)
+            el_pacer_expire(n.pacer, now);
         if (n.cp && now >= n.next_checkpoint) {
             n.next_checkpoint = now + interval;
             err = write_checkpoint(&n, diag);
@@ -457,8 +711,11 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
             *diag = cd;
         }
     }
-    if (n.drv)
+    if (n.drv) {
+        st->elapsed_s = (el_ddb_driver_now(n.drv) - r->t0) / 1000.0;
+        limited_by(&n, st->thr.limited_by, sizeof st->thr.limited_by);
         report(&n, true);
+    }
     pthread_mutex_lock(&r->mu); /* no reader wakes it from now on (load_wake_network) */
     r->drv = NULL;
     pthread_mutex_unlock(&r->mu);
@@ -472,6 +729,7 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     free(n.chunks);
     el_checkpoint_free(n.cp);
     el_batcher_free(n.b);
+    el_pacer_free(n.pacer);
     el_buf_free(&n.body);
     if (!err && interrupted)
         return EL_EINTR;

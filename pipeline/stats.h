@@ -14,6 +14,21 @@
 #include <stdint.h>   /* uint64_t */
 
 #include "common/error.h"  /* el_diag */
+#include "dynamo/ddb_client.h" /* EL_THR_COUNT: throttling reasons */
+
+/* Throttling by its cause: the answers by DynamoDB's ThrottlingReasons
+ * (one answer may give several), what per-key pacing did, and in a word
+ * what held the run back. */
+typedef struct el_throttle_figures {
+    uint64_t by_reason[EL_THR_COUNT]; /* throttling answers naming each reason */
+    uint64_t unspecified;     /* throttling answers that named none */
+    uint64_t items_refused;   /* items sent and not written: UnprocessedItems and the items
+                                 of throttled requests (sent again) */
+    uint64_t items_sent;      /* items in requests sent, resends included */
+    uint64_t keys_paced;      /* partition keys the run paced on their own */
+    char limited_by[200];     /* "index key range TARGET#bob#3", "table write limit",
+                                 "the --max-wcu budget", ...; "" when nothing did */
+} el_throttle_figures;
 
 /*
  * The figures of one run add up: at the end of a complete run every row
@@ -42,6 +57,7 @@ typedef struct el_load_stats {
                                  from no row, not in items_written */
     double wcu_consumed;      /* sum of ConsumedCapacity */
     double elapsed_s;
+    el_throttle_figures thr;
     /* counters (issue 7), 0 without counters in the mapping */
     uint64_t counters_written;   /* counter attributes SET */
     uint64_t counter_edges;      /* distinct edges counted */

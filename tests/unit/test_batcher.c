@@ -1165,6 +1165,76 @@ static void test_uniform_input_stays_in_order(void **state)
     el_chunk_free(c);
 }
 
+
+/* ---- the gate (per-key pacing) ---- */
+
+typedef struct gate_state {
+    const char *slow;          /* rows of this partition key go one per 10 ms */
+    double next;
+    int asked;
+} gate_state;
+
+static double slow_gate(void *ctx, const el_item *it, double now)
+{
+    gate_state *g = ctx;
+    g->asked++;
+    if (strcmp(el_item_key(it), g->slow) != 0)
+        return now;
+    double t = g->next > now ? g->next : now;
+    g->next = t + 10;
+    return t;
+}
+
+/* A gated row waits in the park until its time, the other keys go at
+ * once, the row's later rows of its partition key wait behind it, and a
+ * parked row is not asked again when its time comes. */
+static void test_gate_parks_paced_rows(void **state)
+{
+    (void)state;
+    const char *keys[] = { "hot", "a", "hot", "b", "hot", "c" };
+    el_chunk *c = make_chunk(6, keys, 10);
+    /* distinct sort keys: three rows of partition key "hot" */
+    el_batcher *b = el_batcher_new(100);
+    gate_state g = { .slow = "hot", .next = 0 };
+    el_batcher_set_gate(b, slow_gate, &g);
+    for (size_t i = 0; i < 6; i++) {
+        c->items[i].hash = i + 1; /* distinct item keys, as distinct SKs would give */
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    }
+    formed f;
+    form(b, 0, 25, BIG_BUDGET, &f);
+    /* the first "hot" row's time is now (0): it goes with a, b, c */
+    assert_int_equal(f.n, 4);
+    int hot = 0;
+    for (size_t i = 0; i < f.n; i++)
+        hot += strcmp(el_item_key(f.out[i]), "hot") == 0;
+    assert_int_equal(hot, 1);
+    for (size_t i = 0; i < f.n; i++)
+        el_batcher_release(b, f.out[i]);
+    /* the second hot row was given 10 ms: parked, due then */
+    form(b, 5, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    assert_true(el_batcher_next_due(b) == 10);
+    int asked = g.asked;
+    form(b, 10, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_string_equal(el_item_key(f.out[0]), "hot");
+    assert_ptr_equal(f.out[0], &c->items[2]); /* in input order */
+    /* taken without asking the gate again; the third row was asked once
+     * and parked for 20 */
+    assert_int_equal(g.asked, asked + 1);
+    el_batcher_release(b, f.out[0]);
+    assert_true(el_batcher_next_due(b) == 20);
+    form(b, 20, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[4]);
+    el_batcher_release(b, f.out[0]);
+    assert_int_equal(el_batcher_pending(b), 0);
+    assert_true(el_batcher_next_due(b) < 0);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1194,6 +1264,7 @@ int main(void)
         cmocka_unit_test(test_skewed_sorted_input_is_cheap),
         cmocka_unit_test(test_partition_key_order_kept),
         cmocka_unit_test(test_uniform_input_stays_in_order),
+        cmocka_unit_test(test_gate_parks_paced_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
