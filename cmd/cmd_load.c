@@ -235,6 +235,7 @@ static int check_combinations(const cmd_options *o, const load_args *la)
 static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
 {
     double rate = st->elapsed_s > 0 ? (double)st->items_written / st->elapsed_s : 0;
+    cmd_print_limited_by(&st->thr); /* before the figures: the last line stays the figures */
     fprintf(stderr,
             "edgeload: %s%llu rows read, %llu items %s, %llu duplicates, %llu rejected, "
             "%llu retries, %llu throttled in %.2f s (%.0f items/s, %.1f WCU)\n",
@@ -243,7 +244,6 @@ static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
             (unsigned long long)st->duplicates, (unsigned long long)st->rejected,
             (unsigned long long)st->retries, (unsigned long long)st->throttled, st->elapsed_s,
             rate, st->wcu_consumed);
-    cmd_print_limited_by(&st->thr);
     /* the items that come from no row, apart from the rows' figures above */
     if (st->directory_items > 0)
         fprintf(stderr, "edgeload: %llu shard directory items %s (one per sharded target)\n",

@@ -64,6 +64,8 @@ typedef struct net {
     el_pacer *pacer;         /* per-key pacing; NULL when switched off (benchmarks) */
     uint64_t items_sent, items_refused;
     uint64_t refused_keyrange[2]; /* items refused by a key-range throttle: table, index */
+    uint64_t refused_unpaced; /* unprocessed items of keys not paced (the table's limit, or
+                                 a key not yet known hot) */
 } net;
 
 /* ---- per-key pacing ---- */
@@ -146,7 +148,7 @@ static el_err refused(net *n, const el_item *it, el_pacer_kind kind, bool sure, 
         label = index_key_value(n, it, &len);
     }
     uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
-    return el_pacer_refused(n->pacer, kind, h, item_units(it), sure, label, len, now);
+    return el_pacer_refused(n->pacer, kind, h, it->hash, item_units(it), sure, label, len, now);
 }
 
 /* A request refused for a key range of the table and/or the index: the
@@ -273,6 +275,7 @@ static void limited_by(net *n, char *out, size_t len)
               t->by_reason[EL_THR_INDEX_WRITE_MAX_ON_DEMAND],
           "on-demand maximum throughput" },
         { t->unspecified, "throttling (DynamoDB gave no reason)" },
+        { n->refused_unpaced, "the table's write capacity (items handed back unprocessed)" },
     };
     size_t best = 0;
     for (size_t i = 1; i < sizeof c / sizeof c[0]; i++)
@@ -408,8 +411,10 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
                 if (err)
                     break;
             }
-            if (!was_paced)
+            if (!was_paced) {
                 unpaced_back = true;
+                n->refused_unpaced++;
+            }
             it->attempts++;
             /* a paced key's rows go at its pace; others after a backoff */
             it->not_before = item_paced(n, it)

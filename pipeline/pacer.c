@@ -48,6 +48,7 @@ typedef struct pkey {
     double g_t0, g_cur, g_prev; /* grants: this second's units (from g_t0), the last second's */
     bool has_prev;
     uint64_t refusals;
+    uint64_t last_item;        /* the item of the last refusal (a suspect's) */
     char *label;               /* paced keys only */
     struct pkey *chain;
 } pkey;
@@ -177,8 +178,8 @@ static void note_hottest(el_pacer *p, const pkey *e)
     p->hot.hottest[n] = '\0';
 }
 
-el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, bool sure,
-                        const char *label, size_t len, double now)
+el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item,
+                        double units, bool sure, const char *label, size_t len, double now)
 {
     (void)units;
     pkey *e = find(p, kind, h);
@@ -199,9 +200,10 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double unit
     }
     e->refusals++;
     if (!e->paced) {
-        if (!sure && now - e->last_refusal > SURE_AFTER_MS) {
+        if (!sure && (now - e->last_refusal > SURE_AFTER_MS || item == e->last_item)) {
             e->last_refusal = now;
-            return EL_OK; /* a suspect until refused again */
+            e->last_item = item;
+            return EL_OK; /* a suspect until another of its items is refused */
         }
         char *l = malloc(len + 1);
         if (!l)
@@ -217,11 +219,11 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double unit
         p->npaced++;
         p->keys_paced++;
     } else if (now - e->last_cut >= CUT_GAP_MS) {
+        /* never below half the rate per cut: a key whose demand is low
+         * was granted little because it asked little */
         double g = now - e->paced_since >= MEASURE_MS ? granted_rate(e, now) : 0;
-        if (g > 0)
-            e->rate = (g < e->rate ? g : e->rate) * BELOW_GRANTED;
-        else
-            e->rate *= 0.5;
+        double r = g > 0 ? (g < e->rate ? g : e->rate) * BELOW_GRANTED : 0;
+        e->rate = r > e->rate * 0.5 ? r : e->rate * 0.5;
         if (e->rate < MIN_RATE)
             e->rate = MIN_RATE;
         e->last_cut = now;
