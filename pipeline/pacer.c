@@ -28,7 +28,7 @@
 #define MAX_RATE 1e7
 #define SURE_AFTER_MS 2000.0  /* a second refusal within this makes a suspect paced */
 #define CUT_GAP_MS 250.0      /* refusals closer than this are one event (writes in flight) */
-#define MEASURE_MS 1000.0     /* grants seen before a refusal may set the rate from them */
+#define MEASURE_MS 250.0      /* grants seen before a refusal may set the rate from them */
 #define BUCKET_MS 1000.0      /* grants are summed per second */
 #define BELOW_GRANTED 0.95    /* a refusal sets the rate this much under the grants */
 #define GROWTH_PER_S 0.01     /* while nothing is refused */

@@ -18,7 +18,7 @@
  * the same item again when its resend meets the limit too; a hot key
  * hands back one item after another). Its rate starts
  * at a partition's write limit (1,000 units/s) and halves at each refusal
- * until a second of grants has been seen; from then a refusal sets it just
+ * until a quarter of a second of grants has been seen; from then a refusal sets it just
  * under the rate actually granted over the last seconds, and it creeps up
  * (1 % a second) while nothing is refused, to find room that opens. A key
  * not refused for 30 seconds is forgotten.

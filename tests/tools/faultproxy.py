@@ -401,6 +401,8 @@ class Config:
         self.index_pk_attr = args.index_pk_attr
         self.index_name = args.index_name
         self.partial_max = float(args.partial_max)
+        self.hot_keys = set(args.hot_key or ())
+        self.hot_wcu = float(args.hot_wcu)
 
     def as_json(self):
         d = dict(self.rates)
@@ -442,6 +444,7 @@ class Proxy:
         self.lock = threading.Lock()
         self.rng = random.Random(args.seed)
         self.buckets = TokenBuckets(self.cfg.pk_wcu, self.cfg.pk_burst)
+        self.hot_buckets = {}  # --hot-key value -> [tokens, last refill]
         self.started = time.time()
         self.stats = self._zero_stats()
         up = args.upstream
@@ -471,6 +474,8 @@ class Proxy:
             "items_received": 0,
             "items_forwarded": 0,
             "items_withheld": 0,
+            "hot": {"throttles": 0, "items_refused": 0, "hot_items": 0, "other_items": 0,
+                    "other_first": None, "other_last": None},
             "items_withheld_partial": 0,
             "items_withheld_pk": 0,
             "items_lost_reply": 0,
@@ -795,7 +800,7 @@ class Handler(socketserver.BaseRequestHandler):
     def batch(self, req, fault):
         """BatchWriteItem: partial withholding and token buckets, then forwarding."""
         p = self.p
-        if fault != "partial" and p.cfg.pk_wcu <= 0:
+        if fault != "partial" and p.cfg.pk_wcu <= 0 and not p.cfg.hot_keys:
             # Nothing can change the body: relay it unparsed (writes counted by a byte search).
             n = req.body.count(b'"PutRequest"') + req.body.count(b'"DeleteRequest"')
             with p.lock:
@@ -827,6 +832,10 @@ class Handler(socketserver.BaseRequestHandler):
             p.stats["batch_requests"] += 1
             p.stats["items_received"] += n
 
+        if p.cfg.hot_keys:
+            refused = self._hot_refusal(flat)
+            if refused is not None:
+                return refused
         withheld_partial = set()
         if fault == "partial":
             withheld_partial = p.choose_withheld(n)
@@ -901,6 +910,55 @@ class Handler(socketserver.BaseRequestHandler):
         p.log("BatchWriteItem items=%d fwd=%d withheld_partial=%d withheld_pk=%d fault=%s",
               n, fwd, len(withheld_partial), len(withheld_pk), fault or "-")
         return rebuild_response(resp, newbody)
+
+    def _hot_refusal(self, flat):
+        """--hot-key: a request writing a hot index key beyond its bucket is
+        refused whole, as the service refuses a hot key range: 400
+        ProvisionedThroughputExceededException with ThrottlingReasons naming
+        IndexWriteKeyRangeThroughputExceeded and the index.  Otherwise the
+        hot keys' units are taken, and the other items' timing is recorded
+        (for the throughput of the keys that are not hot)."""
+        p = self.p
+        cfg = p.cfg
+        now = time.monotonic()
+        hot, others, table = [], 0, None
+        for t, w in flat:
+            item = (w.get("PutRequest") or {}).get("Item") or (w.get("DeleteRequest") or {}).get("Key") or {}
+            v = item.get(cfg.index_pk_attr, {}).get("S")
+            if v in cfg.hot_keys:
+                hot.append((v, max(1, math.ceil(item_size(item) / 1024.0)) if "PutRequest" in w else 1))
+                table = t
+            else:
+                others += 1
+        with p.lock:
+            hs = p.stats["hot"]
+            for v, cost in hot:
+                b = p.hot_buckets.setdefault(v, [cfg.hot_wcu * 0.3, now])
+                b[0] = min(cfg.hot_wcu * 0.3, b[0] + (now - b[1]) * cfg.hot_wcu)
+                b[1] = now
+            need = collections.Counter()
+            for v, cost in hot:
+                need[v] += cost
+            if any(p.hot_buckets[v][0] < c for v, c in need.items()):
+                hs["throttles"] += 1
+                hs["items_refused"] += len(flat)
+                arn = "arn:aws:dynamodb:us-east-1:000000000000:table/%s/index/%s" % (table, cfg.index_name)
+                body = json.dumps({
+                    "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+                    "message": "Throughput exceeds the current throughput limit for your index's key range.",
+                    "ThrottlingReasons": [{"reason": "IndexWriteKeyRangeThroughputExceeded",
+                                           "resource": arn}]}, separators=(",", ":")).encode()
+                p.log("BatchWriteItem items=%d fwd=0 fault=hot_key", len(flat))
+                return build_response(400, "Bad Request", body)
+            for v, c in need.items():
+                p.hot_buckets[v][0] -= c
+            hs["hot_items"] += len(hot)
+            if others:
+                hs["other_items"] += others
+                if hs["other_first"] is None:
+                    hs["other_first"] = now
+                hs["other_last"] = now
+        return None
 
     def _account_forwarded(self, n, resp, fault):
         ok = resp is not None and resp.status() == 200
@@ -1144,6 +1202,11 @@ def parse_args(argv):
     ap.add_argument("--pk-burst", type=float, default=None,
                     help="token bucket capacity in WCU (default 0.3 x --pk-wcu)")
     ap.add_argument("--pk-attr", default="PK", help="base-table partition key attribute")
+    ap.add_argument("--hot-key", action="append", default=[],
+                    help="an index partition key value (--index-pk-attr) limited to --hot-wcu; a request "
+                         "beyond it is refused whole with ThrottlingReasons "
+                         "IndexWriteKeyRangeThroughputExceeded (repeatable)")
+    ap.add_argument("--hot-wcu", type=float, default=100.0, help="WCU/s of each --hot-key (burst 0.3 s)")
     ap.add_argument("--index-pk-attr", default="GSI1PK",
                     help="index partition key attribute ('' for none)")
     ap.add_argument("--index-name", default="GSI1", help="index name used in computed ConsumedCapacity")
