@@ -148,7 +148,7 @@ static el_err refused(net *n, const el_item *it, el_pacer_kind kind, bool sure, 
         label = index_key_value(n, it, &len);
     }
     uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
-    return el_pacer_refused(n->pacer, kind, h, it->hash, item_units(it), sure, label, len, now);
+    return el_pacer_refused(n->pacer, kind, h, it->hash, sure, label, len, now);
 }
 
 /* A request refused for a key range of the table and/or the index: the

@@ -178,10 +178,9 @@ static void note_hottest(el_pacer *p, const pkey *e)
     p->hot.hottest[n] = '\0';
 }
 
-el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item,
-                        double units, bool sure, const char *label, size_t len, double now)
+el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item, bool sure,
+                        const char *label, size_t len, double now)
 {
-    (void)units;
     pkey *e = find(p, kind, h);
     if (!e) {
         if (!sure && p->count >= MAX_ENTRIES)

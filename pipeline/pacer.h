@@ -47,15 +47,14 @@ void el_pacer_free(el_pacer *p);
 /* True when no key is paced (el_pacer_reserve would return now for all). */
 bool el_pacer_idle(const el_pacer *p);
 
-/* A write of `units` of item `item` (its key's hash) to partition key h
+/* A write of item `item` (its key's hash) to partition key h
  * was refused at now. sure: the refusal named the key's range (a key-range
  * throttle), pace it at once; otherwise it is paced when another item of
  * it is refused within two seconds. label (may be NULL, len
  * bytes, need not be NUL-terminated): the key's value, kept for the
  * summary. EL_ENOMEM leaves the pacer as it was. */
-el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item,
-                        double units, bool sure, const char *label, size_t len,
-                        double now) EL_MUST_USE;
+el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item, bool sure,
+                        const char *label, size_t len, double now) EL_MUST_USE;
 
 /* A write of `units` to key h was accepted at now (counted for paced keys). */
 void el_pacer_granted(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, double now);

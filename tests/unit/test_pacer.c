@@ -42,7 +42,7 @@ static void test_key_range_paces_at_once_and_kinds_apart(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "TARGET#bob", 10, 0),
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "TARGET#bob", 10, 0),
                      EL_OK);
     assert_true(el_pacer_paced(p, EL_PACE_INDEX, HOT));
     /* the same value as a table key is another partition */
@@ -63,20 +63,20 @@ static void test_unprocessed_paces_on_second_refusal(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, 1, false, "USER#a", 6, 0), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, false, "USER#a", 6, 0), EL_OK);
     assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
     /* again after the suspicion lapsed (2 s): still a suspect */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, 1, false, "USER#a", 6, 2500), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2500), EL_OK);
     assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
     /* the same item again within 2 s (its resend refused too): a table
      * at its limit, not the key */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, 1, false, "USER#a", 6, 2600),
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2600),
                      EL_OK);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, 1, false, "USER#a", 6, 2700),
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2700),
                      EL_OK);
     assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
     /* another item within 2 s: paced */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, 1, false, "USER#a", 6, 3000), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, false, "USER#a", 6, 3000), EL_OK);
     assert_true(el_pacer_paced(p, EL_PACE_TABLE, HOT));
     el_pacer_free(p);
 }
@@ -88,23 +88,23 @@ static void test_rate_follows_grants(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 0), EL_OK);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 100), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 0), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 100), EL_OK);
     /* within 250 ms of the first: the same event, no cut */
     assert_true(fabs(gap_ms(p, EL_PACE_INDEX, HOT, 1, 100) - 1.0) < 1e-9);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 300), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 300), EL_OK);
     assert_true(fabs(gap_ms(p, EL_PACE_INDEX, HOT, 1, 300) - 2.0) < 1e-9); /* 500/s */
     /* 400 units granted a second for 2 s, then a refusal: ~380/s */
     for (int ms = 300; ms < 2300; ms += 5)
         el_pacer_granted(p, EL_PACE_INDEX, HOT, 2, ms);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 2300),
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 2300),
                      EL_OK);
     double g = gap_ms(p, EL_PACE_INDEX, HOT, 1, 2300);
     assert_true(g > 1000.0 / 400.0 && g < 1000.0 / 360.0);
     /* granted only 50/s since: the cut stops at half the rate (~190/s) */
     for (int ms = 2300; ms < 4300; ms += 20)
         el_pacer_granted(p, EL_PACE_INDEX, HOT, 1, ms);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 4300),
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 4300),
                      EL_OK);
     g = gap_ms(p, EL_PACE_INDEX, HOT, 1, 4300);
     assert_true(g > 1000.0 / 200.0 && g < 1000.0 / 180.0);
@@ -117,7 +117,7 @@ static void test_rate_grows_when_quiet_and_key_forgotten(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "T", 1, 0), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 0), EL_OK);
     double g0 = gap_ms(p, EL_PACE_INDEX, HOT, 10, 10);
     /* 10 s without a refusal: ~10 % faster */
     double g1 = gap_ms(p, EL_PACE_INDEX, HOT, 10, 10000);
@@ -141,9 +141,9 @@ static void test_hottest_key(void **state)
     el_pacer_stats ps;
     el_pacer_stats_get(p, &ps);
     assert_false(ps.has_hottest);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, OTHER, next_item++, 1, true, "USER#x", 6, 0), EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, OTHER, next_item++, true, "USER#x", 6, 0), EL_OK);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, 1, true, "TARGET#bob#3", 12,
+        assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "TARGET#bob#3", 12,
                                           i * 300.0),
                          EL_OK);
     el_pacer_stats_get(p, &ps);
