@@ -79,6 +79,40 @@ def client(port, pool=16):
     return boto3.client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port, config=cfg, **CREDS)
 
 
+def reasons_client(port, tmp):
+    """A boto3 client (retries off) whose DynamoDB model knows
+    ProvisionedThroughputExceededException's ThrottlingReasons member, so
+    botocore's own parser of the error (modeled fields) reads it.
+
+    Debian's botocore (1.29) predates the member; then the installed model
+    is copied into tmp with the member added as the service model
+    describes it (ThrottlingReasons: a list of structures with the strings
+    reason and resource; the JSON protocol uses member names on the wire).
+    A newer botocore that has it is used as it is.
+    """
+    import botocore.loaders
+    import botocore.session
+    model = botocore.loaders.Loader().load_service_model("dynamodb", "service-2")
+    session = botocore.session.Session()
+    exc = model["shapes"]["ProvisionedThroughputExceededException"]
+    if "ThrottlingReasons" not in exc["members"]:
+        shapes = model["shapes"]
+        shapes["FaultproxyThrottlingString"] = {"type": "string"}
+        shapes["ThrottlingReason"] = {"type": "structure", "members": {
+            "reason": {"shape": "FaultproxyThrottlingString"},
+            "resource": {"shape": "FaultproxyThrottlingString"}}}
+        shapes["ThrottlingReasonList"] = {"type": "list", "member": {"shape": "ThrottlingReason"}}
+        exc["members"]["ThrottlingReasons"] = {"shape": "ThrottlingReasonList"}
+        d = os.path.join(tmp, "dynamodb", model["metadata"]["apiVersion"])
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "service-2.json"), "w") as f:
+            json.dump(model, f)
+        session.set_config_variable("data_path", tmp)
+    cfg = Config(retries={"total_max_attempts": 1}, connect_timeout=5, read_timeout=20)
+    return session.create_client("dynamodb", endpoint_url="http://127.0.0.1:%d" % port,
+                                 config=cfg, **CREDS)
+
+
 def http_json(port, path, body=None):
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path),
                                  data=json.dumps(body).encode() if body is not None else None,
@@ -403,6 +437,96 @@ class FaultProxyTest(unittest.TestCase):
         self.sent.update(key_of(w) for w in big)
         r = c.batch_write_item(RequestItems={self.table: big})
         self.assertEqual(len(r["UnprocessedItems"].get(self.table, [])), 10 - 6)
+
+    def throttled(self, c, reqs):
+        """Sends a batch that must be refused whole; returns botocore's parsed error."""
+        with self.assertRaises(botocore.exceptions.ClientError) as cm:
+            c.batch_write_item(RequestItems={self.table: reqs})
+        e = cm.exception.response
+        self.assertEqual(e["Error"]["Code"], "ProvisionedThroughputExceededException")
+        self.assertEqual(e["ResponseMetadata"]["HTTPStatusCode"], 400)
+        return e
+
+    def test_hot_key_throttling_reasons(self):
+        # a hot index key and a hot table key: 2 WCU/s each (slow, so that
+        # a busy machine's delays between requests refill less than 1 WCU), 3 WCU of burst
+        star, hot_pk = self.prefix + "STAR", self.prefix + "HOTPK"
+        p, port = self.proxy("--hot-key", star, "--hot-table-key", hot_pk,
+                             "--hot-wcu", "2", "--hot-burst", "3")
+        c = reasons_client(port, tempfile.mkdtemp(prefix="fpself-model-"))
+        self.addCleanup(c.close)
+        index_arn = "arn:aws:dynamodb:us-east-1:000000000000:table/%s/index/GSI1" % self.table
+        table_arn = "arn:aws:dynamodb:us-east-1:000000000000:table/%s" % self.table
+        # the burst: 3 writes of the hot index key land, with 2 others
+        first = self.batch(3, gsi=star) + self.batch(2, start=100)
+        self.assertEqual(c.batch_write_item(RequestItems={self.table: first})["UnprocessedItems"], {})
+        # the bucket is empty: a batch with one hot write among 24 others is
+        # refused whole, none of the others is written (nothing forwarded)
+        mixed = self.batch(1, gsi=star, start=200) + self.batch(24, start=300)
+        e = self.throttled(c, mixed)
+        self.assertEqual(e["ThrottlingReasons"],
+                         [{"reason": "IndexWriteKeyRangeThroughputExceeded", "resource": index_arn}])
+        self.assertEqual(set(self.stored()), {key_of(w) for w in first})
+        # writes of other keys are not held back by the hot key
+        others = self.batch(25, start=400)
+        self.assertEqual(c.batch_write_item(RequestItems={self.table: others})["UnprocessedItems"], {})
+        # at 2 WCU/s, 0.7 s refill more than the 1 WCU the refused batch needs: it lands
+        time.sleep(0.7)
+        self.assertEqual(c.batch_write_item(RequestItems={self.table: mixed})["UnprocessedItems"], {})
+        # the hot table key: a full bucket admits a batch costing more than
+        # its burst (else such a batch could never pass) and goes into debt,
+        # so the next write of that key is refused, naming the table
+        heavy = self.batch(5, pk=hot_pk, start=500)
+        self.assertEqual(c.batch_write_item(RequestItems={self.table: heavy})["UnprocessedItems"], {})
+        e = self.throttled(c, self.batch(1, pk=hot_pk, start=600))
+        self.assertEqual(e["ThrottlingReasons"],
+                         [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": table_arn}])
+        self.assertEqual(e["Error"]["Message"], e["message"])
+        self.assertIn("hot key", e["message"])
+        # the raw body: the service's shape exactly, with a matching CRC32
+        body = json.dumps({"RequestItems": {self.table: self.batch(1, pk=hot_pk, start=700)}}).encode()
+        req = urllib.request.Request("http://127.0.0.1:%d/" % port, data=body, headers={
+            "X-Amz-Target": "DynamoDB_20120810.BatchWriteItem",
+            "Content-Type": "application/x-amz-json-1.0"})
+        with self.assertRaises(urllib.error.HTTPError) as he:
+            urllib.request.urlopen(req, timeout=10)
+        raw = he.exception.read()
+        self.assertEqual(he.exception.code, 400)
+        self.assertEqual(json.loads(raw), {
+            "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+            "message": e["message"],
+            "ThrottlingReasons": [{"reason": "TableWriteKeyRangeThroughputExceeded",
+                                   "resource": table_arn}]})
+        self.assertEqual(int(he.exception.headers["x-amz-crc32"]), zlib.crc32(raw))
+        self.assertEqual(set(self.stored()), {key_of(w) for w in first + others + mixed + heavy})
+        s = http_json(port, "/__stats")
+        self.assertEqual(s["faults"]["hot_key_throttle"], 3)
+        self.assertEqual(s["faults"]["pk_throttle"], 0)
+        self.assertEqual(s["throttled_by_reason"], {"IndexWriteKeyRangeThroughputExceeded": 1,
+                                                    "TableWriteKeyRangeThroughputExceeded": 2})
+        self.assertEqual(s["items_refused"], 25 + 1 + 1)
+        self.assertEqual(s["items_forwarded"], 5 + 25 + 25 + 5)
+        # per class: hot writes are the hot keys' (index or table), the rest "other"
+        self.assertEqual(s["classes"]["hot"]["items"], 3 + 1 + 5)
+        self.assertEqual(s["classes"]["other"]["items"], 2 + 25 + 24)
+        self.assertLess(s["classes"]["other"]["first"], s["classes"]["other"]["last"])
+
+    def test_table_limit_throttling_reason(self):
+        p, port = self.proxy("--table-limit-wcu", "4", "--table-limit-burst", "20")
+        c = reasons_client(port, tempfile.mkdtemp(prefix="fpself-model-"))
+        self.addCleanup(c.close)
+        ok = self.batch(20)
+        self.assertEqual(c.batch_write_item(RequestItems={self.table: ok})["UnprocessedItems"], {})
+        e = self.throttled(c, self.batch(5, start=100))
+        self.assertEqual(e["ThrottlingReasons"], [{
+            "reason": "TableWriteProvisionedThroughputExceeded",
+            "resource": "arn:aws:dynamodb:us-east-1:000000000000:table/%s" % self.table}])
+        self.assertEqual(e["message"], THROTTLE_MSG)
+        self.assertEqual(set(self.stored()), {key_of(w) for w in ok})
+        s = http_json(port, "/__stats")
+        self.assertEqual(s["faults"]["table_limit_throttle"], 1)
+        self.assertEqual(s["faults"]["hot_key_throttle"], 0)
+        self.assertEqual(s["throttled_by_reason"], {"TableWriteProvisionedThroughputExceeded": 1})
 
     def test_config_and_stats_file(self):
         with tempfile.TemporaryDirectory() as d:

@@ -50,9 +50,10 @@ class HotKeyTest(EdgeloadTestCase):
         self.assertExit(proc, 0)
         with open(stats_path) as f:
             stats = json.load(f)
-        h = ps["hot"]
-        span = h["other_last"] - h["other_first"]
-        rate = h["other_items"] / span if span > 0 else float("inf")
+        h = {"throttles": ps["faults"]["hot_key_throttle"], "items_refused": ps["items_refused"]}
+        other = ps["classes"]["other"]
+        span = other["last"] - other["first"]
+        rate = other["items"] / span if span > 0 else float("inf")
         return table, proc, stats, h, rate
 
     def assertTableExact(self, table):

@@ -20,6 +20,11 @@ DESIGN
   http503, reset, slow, lost-reply, partial, truncate or nothing, each taking a slice
   of the width given by its rate.  The per-partition-key token buckets
   (--pk-wcu) are applied after that to whatever is about to be forwarded.
+  Before either, hot key ranges (--hot-key, --hot-table-key) and the
+  table's limit (--table-limit-wcu) may refuse a batch whole with the
+  ThrottlingReasons the service sends, so that a loader can tell a hot key
+  from the table's limit; the per-key buckets, like the service's partial
+  batches, only hand writes back unprocessed and say no reason.
   With several connections in flight the order in which requests draw is
   the order they arrive, so a seed reproduces the fault mix, not which
   request got which fault.
@@ -57,6 +62,17 @@ THROTTLE_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                  b'level of configured provisioned throughput for the table '
                  b'was exceeded. Consider increasing your provisioning level '
                  b'with the UpdateTable API."}')
+# The message the service sends with a throttle of a hot key range (on-demand
+# tables); clients are meant to read ThrottlingReasons, not this text.
+KEY_RANGE_MSG = ("Throughput exceeds the current capacity of your table or index. DynamoDB is "
+                 "automatically scaling your table or index so please try again shortly. If "
+                 "exceptions persist, check if you have a hot key: "
+                 "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html")
+TABLE_LIMIT_MSG = ("The level of configured provisioned throughput for the table was exceeded. "
+                   "Consider increasing your provisioning level with the UpdateTable API.")
+INDEX_KEY_RANGE = "IndexWriteKeyRangeThroughputExceeded"
+TABLE_KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
+TABLE_LIMIT = "TableWriteProvisionedThroughputExceeded"
 HTTP500_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                 b'InternalServerError","message":"Internal server error"}')
 HTTP503_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
@@ -370,6 +386,60 @@ class TokenBuckets:
             del self.buckets[k]
 
 
+class RateBucket:
+    """One token bucket of rate WCU/s holding at most burst WCU, which may go
+    into debt: a request is admitted when the bucket holds its cost, or is
+    full (a request costing more than the burst would otherwise never pass;
+    the debt it leaves keeps the long-run rate at `rate`).  rate <= 0: no limit."""
+
+    __slots__ = ("tokens", "last")
+
+    def __init__(self, burst, now):
+        self.tokens = burst
+        self.last = now
+
+    def admits(self, cost, rate, burst, now):
+        if rate <= 0:
+            return True
+        self.tokens = min(burst, self.tokens + (now - self.last) * rate)
+        self.last = now
+        return self.tokens >= min(cost, burst)
+
+    def take(self, cost, rate):
+        if rate > 0:
+            self.tokens -= cost
+
+
+def throttle_body(reasons, message):
+    """The body of a throttle that says why, in the service's shape:
+    {"__type": "...#ProvisionedThroughputExceededException", "message": ...,
+     "ThrottlingReasons": [{"reason": R, "resource": ARN}, ...]}."""
+    return json.dumps({
+        "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+        "message": message,
+        "ThrottlingReasons": [{"reason": r, "resource": a} for r, a in reasons],
+    }, separators=(",", ":")).encode()
+
+
+def table_arn(region, account, table, index=None):
+    """The ARN DynamoDB names a table (or one of its indexes) by."""
+    arn = "arn:aws:dynamodb:%s:%s:table/%s" % (region, account, table)
+    return arn + "/index/" + index if index else arn
+
+
+def client_scope(req):
+    """(access key id, region, service) of the request's SigV4 credential scope,
+    defaults when it has none."""
+    auth = (req.header(b"authorization") or b"").decode("latin-1")
+    akid, region, service = "faultproxy", "us-east-1", "dynamodb"
+    i = auth.find("Credential=")
+    if i >= 0:
+        scope = auth[i + len("Credential="):].split(",", 1)[0].strip().split("/")
+        if len(scope) >= 5:
+            akid, region, service = scope[0], scope[2], scope[3]
+    return akid, region, service
+
+
 def consumed_capacity(mode, per_table, index_attr, index_name):
     """ConsumedCapacity as DynamoDB shapes it for BatchWriteItem.
 
@@ -402,14 +472,27 @@ class Config:
         self.index_name = args.index_name
         self.partial_max = float(args.partial_max)
         self.hot_keys = set(args.hot_key or ())
+        self.hot_table_keys = set(args.hot_table_key or ())
         self.hot_wcu = float(args.hot_wcu)
+        self.hot_burst = float(args.hot_burst) if args.hot_burst is not None else self.hot_wcu * 0.3
+        self.table_limit_wcu = float(args.table_limit_wcu)
+        self.table_limit_burst = (float(args.table_limit_burst) if args.table_limit_burst is not None
+                                  else self.table_limit_wcu * 0.3)
+
+    def refusing(self):
+        """True when a batch may be refused whole with ThrottlingReasons, so
+        every batch has to be parsed and its writes classified."""
+        return bool(self.hot_keys or self.hot_table_keys or self.table_limit_wcu > 0)
 
     def as_json(self):
         d = dict(self.rates)
         d.update(slow_ms=self.slow_ms, targets=sorted(self.targets),
                  pk_wcu=self.pk_wcu, pk_burst=self.pk_burst, pk_attr=self.pk_attr,
                  index_pk_attr=self.index_pk_attr, index_name=self.index_name,
-                 partial_max=self.partial_max)
+                 partial_max=self.partial_max, hot_keys=sorted(self.hot_keys),
+                 hot_table_keys=sorted(self.hot_table_keys), hot_wcu=self.hot_wcu,
+                 hot_burst=self.hot_burst, table_limit_wcu=self.table_limit_wcu,
+                 table_limit_burst=self.table_limit_burst)
         return d
 
     def update(self, d):
@@ -423,8 +506,13 @@ class Config:
                 self.slow_ms = float(v)
             elif k == "targets":
                 self.targets = set(v if isinstance(v, list) else str(v).split(","))
-            elif k in ("pk_wcu", "pk_burst", "partial_max"):
+            elif k in ("pk_wcu", "pk_burst", "partial_max", "hot_wcu", "hot_burst",
+                       "table_limit_wcu", "table_limit_burst"):
                 setattr(self, k, float(v))
+            elif k in ("hot_keys", "hot_table_keys"):
+                if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                    raise ValueError("%s must be a list of strings" % k)
+                setattr(self, k, set(v))
             elif k in ("pk_attr", "index_pk_attr", "index_name"):
                 setattr(self, k, str(v) if v else None)
             else:
@@ -444,7 +532,8 @@ class Proxy:
         self.lock = threading.Lock()
         self.rng = random.Random(args.seed)
         self.buckets = TokenBuckets(self.cfg.pk_wcu, self.cfg.pk_burst)
-        self.hot_buckets = {}  # --hot-key value -> [tokens, last refill]
+        self.hot_buckets = {}      # ("I"|"T", table, key value) -> RateBucket (--hot-key/--hot-table-key)
+        self.table_buckets = {}    # table -> RateBucket (--table-limit-wcu)
         self.started = time.time()
         self.stats = self._zero_stats()
         up = args.upstream
@@ -469,13 +558,20 @@ class Proxy:
         return {
             "requests": 0,
             "by_target": collections.Counter(),
-            "faults": collections.Counter({k: 0 for k in FAULT_KINDS + ("pk_throttle",)}),
+            "faults": collections.Counter({k: 0 for k in FAULT_KINDS + (
+                "pk_throttle", "hot_key_throttle", "table_limit_throttle")}),
+            # throttles answered with ThrottlingReasons, by reason (one per answer and reason)
+            "throttled_by_reason": collections.Counter(),
+            "items_refused": 0,
+            # writes forwarded and answered 200, per class (a hot key's or
+            # not), with the wall-clock times of the first and last such
+            # answer: the throughput of the keys that are not hot is
+            # other.items / (other.last - other.first)
+            "classes": {c: {"items": 0, "first": None, "last": None} for c in ("hot", "other")},
             "batch_requests": 0,
             "items_received": 0,
             "items_forwarded": 0,
             "items_withheld": 0,
-            "hot": {"throttles": 0, "items_refused": 0, "hot_items": 0, "other_items": 0,
-                    "other_first": None, "other_last": None},
             "items_withheld_partial": 0,
             "items_withheld_pk": 0,
             "items_lost_reply": 0,
@@ -488,7 +584,8 @@ class Proxy:
 
     def snapshot(self):
         with self.lock:
-            s = {k: (dict(v) if isinstance(v, collections.Counter) else v)
+            s = {k: (dict(v) if isinstance(v, collections.Counter) else
+                     json.loads(json.dumps(v)) if isinstance(v, dict) else v)
                  for k, v in self.stats.items()}
         s["uptime_s"] = round(time.time() - self.started, 3)
         s["seed"] = self.args.seed
@@ -765,13 +862,7 @@ class Handler(socketserver.BaseRequestHandler):
         from botocore.credentials import Credentials
 
         args = self.p.args
-        auth = (req.header(b"authorization") or b"").decode("latin-1")
-        akid, region, service = "faultproxy", "us-east-1", "dynamodb"
-        i = auth.find("Credential=")
-        if i >= 0:
-            scope = auth[i + len("Credential="):].split(",", 1)[0].strip().split("/")
-            if len(scope) >= 5:
-                akid, region, service = scope[0], scope[2], scope[3]
+        akid, region, service = client_scope(req)
         akid = args.access_key or akid
         region = args.region or region
         token = req.header(b"x-amz-security-token")
@@ -800,7 +891,7 @@ class Handler(socketserver.BaseRequestHandler):
     def batch(self, req, fault):
         """BatchWriteItem: partial withholding and token buckets, then forwarding."""
         p = self.p
-        if fault != "partial" and p.cfg.pk_wcu <= 0 and not p.cfg.hot_keys:
+        if fault != "partial" and p.cfg.pk_wcu <= 0 and not p.cfg.refusing():
             # Nothing can change the body: relay it unparsed (writes counted by a byte search).
             n = req.body.count(b'"PutRequest"') + req.body.count(b'"DeleteRequest"')
             with p.lock:
@@ -832,10 +923,11 @@ class Handler(socketserver.BaseRequestHandler):
             p.stats["batch_requests"] += 1
             p.stats["items_received"] += n
 
-        if p.cfg.hot_keys:
-            refused = self._hot_refusal(flat)
-            if refused is not None:
-                return refused
+        hot = None
+        if p.cfg.refusing():
+            refusal, hot = self._refuse_whole(req, flat)
+            if refusal is not None:
+                return refusal
         withheld_partial = set()
         if fault == "partial":
             withheld_partial = p.choose_withheld(n)
@@ -860,6 +952,7 @@ class Handler(socketserver.BaseRequestHandler):
         if not withheld:
             out, resp = self.forward(req)
             self._account_forwarded(n, resp, fault)
+            self._account_classes(hot, range(n), resp)
             p.log("BatchWriteItem items=%d fwd=%d fault=%s status=%s", n, n, fault or "-",
                   resp.status() if resp else "none")
             return out
@@ -885,6 +978,7 @@ class Handler(socketserver.BaseRequestHandler):
         body = json.dumps(sub, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         out, resp = self.forward(req, self.resign(req, body))
         fwd = n - len(withheld)
+        self._account_classes(hot, (i for i in range(n) if i not in withheld), resp)
         if resp is None or resp.status() != 200:
             # Upstream failed: the client sees that failure as it is.
             p.log("BatchWriteItem items=%d fwd=%d upstream failed", n, fwd)
@@ -911,54 +1005,103 @@ class Handler(socketserver.BaseRequestHandler):
               n, fwd, len(withheld_partial), len(withheld_pk), fault or "-")
         return rebuild_response(resp, newbody)
 
-    def _hot_refusal(self, flat):
-        """--hot-key: a request writing a hot index key beyond its bucket is
-        refused whole, as the service refuses a hot key range: 400
-        ProvisionedThroughputExceededException with ThrottlingReasons naming
-        IndexWriteKeyRangeThroughputExceeded and the index.  Otherwise the
-        hot keys' units are taken, and the other items' timing is recorded
-        (for the throughput of the keys that are not hot)."""
+    def _refuse_whole(self, req, flat):
+        """--hot-key, --hot-table-key, --table-limit-wcu: the throttles that say why.
+
+        The writes of the batch are priced (a put ceil(size/1 KB) WCU, a
+        delete 1) per hot index key value, per hot table key value and per
+        table.  If one of those buckets does not admit its share, the whole
+        request is refused, as the service refuses a request that meets a
+        hot key range or the table's limit: 400
+        ProvisionedThroughputExceededException with one ThrottlingReasons
+        entry per bucket that refused (the index's ARN for an index key,
+        the table's otherwise), and nothing is charged or forwarded.  Else
+        every bucket is charged.  Returns (the answer or None, a list saying
+        for each write whether it is a hot key's)."""
         p = self.p
         cfg = p.cfg
-        now = time.monotonic()
-        hot, others, table = [], 0, None
-        for t, w in flat:
-            item = (w.get("PutRequest") or {}).get("Item") or (w.get("DeleteRequest") or {}).get("Key") or {}
-            v = item.get(cfg.index_pk_attr, {}).get("S")
-            if v in cfg.hot_keys:
-                hot.append((v, max(1, math.ceil(item_size(item) / 1024.0)) if "PutRequest" in w else 1))
-                table = t
+        need = collections.OrderedDict()      # bucket key -> cost
+        table_need = collections.OrderedDict()
+        hot = []
+        for table, w in flat:
+            if "PutRequest" in w:
+                item = w["PutRequest"].get("Item", {})
+                cost = item_wcu(item)
             else:
-                others += 1
+                item = (w.get("DeleteRequest") or {}).get("Key", {})
+                cost = 1
+            is_hot = False
+            iv = item.get(cfg.index_pk_attr) if cfg.index_pk_attr else None
+            if isinstance(iv, dict) and iv.get("S") in cfg.hot_keys:
+                k = ("I", table, iv["S"])
+                need[k] = need.get(k, 0) + cost
+                is_hot = True
+            tv = item.get(cfg.pk_attr) if cfg.pk_attr else None
+            if isinstance(tv, dict) and tv.get("S") in cfg.hot_table_keys:
+                k = ("T", table, tv["S"])
+                need[k] = need.get(k, 0) + cost
+                is_hot = True
+            table_need[table] = table_need.get(table, 0) + cost
+            hot.append(is_hot)
+        akid, region, _ = client_scope(req)
+        region = p.args.region or region
+        now = time.monotonic()
+        reasons = []
         with p.lock:
-            hs = p.stats["hot"]
-            for v, cost in hot:
-                b = p.hot_buckets.setdefault(v, [cfg.hot_wcu * 0.3, now])
-                b[0] = min(cfg.hot_wcu * 0.3, b[0] + (now - b[1]) * cfg.hot_wcu)
-                b[1] = now
-            need = collections.Counter()
-            for v, cost in hot:
-                need[v] += cost
-            if any(p.hot_buckets[v][0] < c for v, c in need.items()):
-                hs["throttles"] += 1
-                hs["items_refused"] += len(flat)
-                arn = "arn:aws:dynamodb:us-east-1:000000000000:table/%s/index/%s" % (table, cfg.index_name)
-                body = json.dumps({
-                    "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
-                    "message": "Throughput exceeds the current throughput limit for your index's key range.",
-                    "ThrottlingReasons": [{"reason": "IndexWriteKeyRangeThroughputExceeded",
-                                           "resource": arn}]}, separators=(",", ":")).encode()
-                p.log("BatchWriteItem items=%d fwd=0 fault=hot_key", len(flat))
-                return build_response(400, "Bad Request", body)
-            for v, c in need.items():
-                p.hot_buckets[v][0] -= c
-            hs["hot_items"] += len(hot)
-            if others:
-                hs["other_items"] += others
-                if hs["other_first"] is None:
-                    hs["other_first"] = now
-                hs["other_last"] = now
-        return None
+            for k, cost in need.items():
+                b = p.hot_buckets.get(k)
+                if b is None:
+                    b = p.hot_buckets[k] = RateBucket(cfg.hot_burst, now)
+                if not b.admits(cost, cfg.hot_wcu, cfg.hot_burst, now):
+                    kind, table, _ = k
+                    r = (INDEX_KEY_RANGE, table_arn(region, p.args.account_id, table, cfg.index_name)) \
+                        if kind == "I" else (TABLE_KEY_RANGE, table_arn(region, p.args.account_id, table))
+                    if r not in reasons:
+                        reasons.append(r)
+            key_range = bool(reasons)
+            for table, cost in table_need.items():
+                b = p.table_buckets.get(table)
+                if b is None:
+                    b = p.table_buckets[table] = RateBucket(cfg.table_limit_burst, now)
+                if not b.admits(cost, cfg.table_limit_wcu, cfg.table_limit_burst, now):
+                    reasons.append((TABLE_LIMIT, table_arn(region, p.args.account_id, table)))
+            if reasons:
+                p.stats["faults"]["hot_key_throttle" if key_range else "table_limit_throttle"] += 1
+                for r, _ in reasons:
+                    p.stats["throttled_by_reason"][r] += 1
+                p.stats["items_refused"] += len(flat)
+            else:
+                for k, cost in need.items():
+                    p.hot_buckets[k].take(cost, cfg.hot_wcu)
+                for table, cost in table_need.items():
+                    p.table_buckets[table].take(cost, cfg.table_limit_wcu)
+        if not reasons:
+            return None, hot
+        p.log("BatchWriteItem items=%d fwd=0 fault=%s reasons=%s", len(flat),
+              "hot_key" if key_range else "table_limit", ",".join(r for r, _ in reasons))
+        body = throttle_body(reasons, KEY_RANGE_MSG if key_range else TABLE_LIMIT_MSG)
+        return build_response(400, "Bad Request", body), hot
+
+    def _account_classes(self, hot, forwarded, resp):
+        """Counts the forwarded writes per class once the upstream said 200."""
+        if hot is None or resp is None or resp.status() != 200:
+            return
+        n_hot = n_other = 0
+        for i in forwarded:
+            if hot[i]:
+                n_hot += 1
+            else:
+                n_other += 1
+        now = time.time()
+        with self.p.lock:
+            for name, k in (("hot", n_hot), ("other", n_other)):
+                if not k:
+                    continue
+                c = self.p.stats["classes"][name]
+                c["items"] += k
+                if c["first"] is None:
+                    c["first"] = now
+                c["last"] = now
 
     def _account_forwarded(self, n, resp, fault):
         ok = resp is not None and resp.status() == 200
@@ -1116,13 +1259,15 @@ class ProxyProcess(ToolProcess):
     """faultproxy.py as a child process: ProxyProcess(upstream, throttle=0.1, seed=7, ...).
 
     Keyword options are the command-line options with '_' for '-'
-    (lost_reply=0.01, pk_wcu=1000, stats_file=PATH, ...).
+    (lost_reply=0.01, pk_wcu=1000, stats_file=PATH, ...); a list or tuple
+    repeats the option (hot_key=["TARGET#a", "TARGET#b"]).
     """
 
     def __init__(self, upstream="http://127.0.0.1:8000", python=None, **options):
         args = ["--upstream", upstream]
         for k, v in options.items():
-            args += ["--" + k.replace("_", "-"), str(v)]
+            for one in (v if isinstance(v, (list, tuple)) else [v]):
+                args += ["--" + k.replace("_", "-"), str(one)]
         ToolProcess.__init__(self, os.path.abspath(__file__), args, python)
 
     def config(self, **changes):
@@ -1202,14 +1347,28 @@ def parse_args(argv):
     ap.add_argument("--pk-burst", type=float, default=None,
                     help="token bucket capacity in WCU (default 0.3 x --pk-wcu)")
     ap.add_argument("--pk-attr", default="PK", help="base-table partition key attribute")
-    ap.add_argument("--hot-key", action="append", default=[],
-                    help="an index partition key value (--index-pk-attr) limited to --hot-wcu; a request "
-                         "beyond it is refused whole with ThrottlingReasons "
-                         "IndexWriteKeyRangeThroughputExceeded (repeatable)")
-    ap.add_argument("--hot-wcu", type=float, default=100.0, help="WCU/s of each --hot-key (burst 0.3 s)")
     ap.add_argument("--index-pk-attr", default="GSI1PK",
                     help="index partition key attribute ('' for none)")
     ap.add_argument("--index-name", default="GSI1", help="index name used in computed ConsumedCapacity")
+    ap.add_argument("--hot-key", action="append", metavar="VALUE",
+                    help="a hot index key range: a string value of --index-pk-attr (repeatable); "
+                         "a batch writing it beyond --hot-wcu is refused whole with ThrottlingReasons "
+                         "IndexWriteKeyRangeThroughputExceeded naming the index")
+    ap.add_argument("--hot-table-key", action="append", metavar="VALUE",
+                    help="a hot base-table key range: a string value of --pk-attr (repeatable); "
+                         "refused the same way with TableWriteKeyRangeThroughputExceeded naming the table")
+    ap.add_argument("--hot-wcu", type=float, default=0.0,
+                    help="write limit of each hot key in WCU/s (0: the hot keys' writes are "
+                         "counted and timed apart, never refused)")
+    ap.add_argument("--hot-burst", type=float, default=None,
+                    help="capacity of a hot key's bucket in WCU (default 0.3 x --hot-wcu)")
+    ap.add_argument("--table-limit-wcu", type=float, default=0.0,
+                    help="write limit of each table in WCU/s (0: off); a batch beyond it is refused "
+                         "whole with ThrottlingReasons TableWriteProvisionedThroughputExceeded")
+    ap.add_argument("--table-limit-burst", type=float, default=None,
+                    help="capacity of a table's bucket in WCU (default 0.3 x --table-limit-wcu)")
+    ap.add_argument("--account-id", default="000000000000",
+                    help="account id in the ARNs of ThrottlingReasons (DynamoDB Local's by default)")
     ap.add_argument("--access-key", default=None,
                     help="access key for re-signed requests (default: the client's)")
     ap.add_argument("--secret-key", default=None, help="secret key for re-signed requests (default: a dummy)")
