@@ -62,8 +62,8 @@ THROTTLE_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                  b'level of configured provisioned throughput for the table '
                  b'was exceeded. Consider increasing your provisioning level '
                  b'with the UpdateTable API."}')
-# The message the service sends with a throttle of a hot key range (on-demand
-# tables); clients are meant to read ThrottlingReasons, not this text.
+# The service's wording of a throttle on an on-demand table (it points at hot
+# keys); clients are meant to read ThrottlingReasons, not this text.
 KEY_RANGE_MSG = ("Throughput exceeds the current capacity of your table or index. DynamoDB is "
                  "automatically scaling your table or index so please try again shortly. If "
                  "exceptions persist, check if you have a hot key: "
