@@ -579,9 +579,13 @@ bounds = [(s["max_key_units_table"] / s["pk_wcu"], "table key %s" % s["hot_table
           (s["units_index"] / s["index_wcu"], "index limit")]
 floor, by = max(bounds)
 sent, refused = s["items_received"], s["items_withheld"]
-print("%.6f\t| %-12s | %8d | %7.2f | %7.2f | %6.3f | %8d | %8d | %6.2f %% | %5d | %s | %s; edgeload: %d sent, %d refused, %d keys paced |" % (
+# requests in flight on average (Little's law: requests x mean answer time
+# / wall): a loader that keeps its window full shows about --concurrency
+inflight = s["batch_requests"] * (s["latency_ms"] + s["jitter_ms"] / 2) / 1000.0 / wall
+print("%.6f\t| %-12s | %8d | %7.2f | %7.2f | %6.3f | %8d | %8d | %6.2f %% | %5d | %5.1f | %s | %s; edgeload: %d sent, %d refused, %d keys paced |" % (
     floor, c, s["items"], wall, floor, wall / floor, sent, refused, 100.0 * refused / max(1, sent),
-    s["requests_throttled"], by, note, e.get("items_sent", 0), e.get("items_refused", 0), e.get("keys_paced", 0)))
+    s["requests_throttled"], inflight, by, note, e.get("items_sent", 0), e.get("items_refused", 0),
+    e.get("keys_paced", 0)))
 EOF
 )
     T_FLOOR[$c]=${row%%$'\t'*}
@@ -667,10 +671,11 @@ EOF
     echo "Service model (issue 17): nullddb.c --service-model, $SVC_ROWS rows, hottest target $svc_hot edges."
     echo "sent/refused as the model counted them (resends included); throttled = refused / sent (target <= 2 %);"
     echo "400s = requests refused whole; floor = the largest of the hottest key's units / 1,000 and the"
-    echo "table's and the index's units / 20,000 ('floor set by' names it; target wall/floor <= 1.05)."
+    echo "table's and the index's units / 20,000 ('floor set by' names it; target wall/floor <= 1.05);"
+    echo "in flight = the loader's requests in flight on average (requests x 10 ms mean answer time / wall)."
     echo
-    echo "| case         |    items |  wall s | floor s | wall/floor |     sent |  refused | throttled |  400s | floor set by | what |"
-    echo "|--------------|----------|---------|---------|--------|----------|----------|----------|-------|------|------|"
+    echo "| case         |    items |  wall s | floor s | wall/floor |     sent |  refused | throttled |  400s | in flight | floor set by | what |"
+    echo "|--------------|----------|---------|---------|--------|----------|----------|----------|-------|-------|------|------|"
     printf '%s\n' "${SVC_TABLE[@]}"
   fi
   if [ -n "${T_EL[tls_https]:-}" ] && [ -n "${T_EL[tls_http]:-}" ]; then
