@@ -226,6 +226,11 @@ run_best() {
   fi
 }
 stat_items() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["items_written"])' "$1"; }
+# stat_all_items STATS - every item the load wrote: the rows' items and the
+# shard directory items sharding adds (edgeload counts those apart)
+stat_all_items() {
+  "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["items_written"] + s.get("directory_items", 0))' "$1"
+}
 
 # ---- DynamoDB Local helpers --------------------------------------------------
 ddb_start() {
@@ -454,7 +459,7 @@ if want 5; then
     local srv_cpu=0 srv_rss=0
     [ -n "$np" ] && read -r srv_cpu srv_rss < <(proc_usage "$np")
     [ -n "$pp" ] && stop_server "$pp"
-    expect=$(stat_items "$SCRATCH/stats.$c")
+    expect=$(stat_all_items "$SCRATCH/stats.$c")
     if [ -n "$np" ]; then
       stop_server "$np"
       T_N[$c]=$(cat "$SCRATCH/null.$c.count")
@@ -549,20 +554,19 @@ if want 7; then
   el_say "(7) the service model (nullddb.c --service-model), $SVC_ROWS rows; hottest target: $svc_hot edges"
   # svc CASE NOTE [ENV=...] -- [EDGELOAD OPTIONS...]
   svc() {
-    local c=$1 note=$2 envs=() expect written dirs sf=$SCRATCH/null.$1.stats row; shift 2
+    local c=$1 note=$2 envs=() expect written sf=$SCRATCH/null.$1.stats row; shift 2
     while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
     start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$sf" --service-model
     local np=$SERVER_PID
     run_timed "$c" env "${envs[@]}" "$EL" load "${MAP[@]}" --table "bench_$c" \
       --endpoint-url "http://127.0.0.1:$NULL_PORT" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$svc_in"
     stop_server "$np"
-    # every row once, plus the shard directory items sharding writes (which
-    # edgeload counts apart from the rows' items)
-    read -r written dirs < <("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["items_written"], s.get("directory_items", 0))' "$SCRATCH/stats.$c")
+    # every row once, plus the shard directory items sharding writes
+    written=$(stat_items "$SCRATCH/stats.$c")
     [ "$written" = "$SVC_ROWS" ] || el_die "case '$c': edgeload wrote $written items of $SVC_ROWS rows"
-    expect=$((written + dirs))
+    expect=$(stat_all_items "$SCRATCH/stats.$c")
     T_N[$c]=$(cat "$SCRATCH/null.$c.count")
-    [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the endpoint accepted ${T_N[$c]} writes, edgeload wrote $expect ($written rows' items, $dirs directory items)"
+    [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the endpoint accepted ${T_N[$c]} writes, edgeload wrote $expect (with the shard directory)"
     T_NOTE[$c]=$note
     # The floor by the model's rules, from its own accounting of the units
     # it accepted (item sizes counted exactly as it throttles them): the
