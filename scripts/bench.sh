@@ -31,6 +31,17 @@
 #       endpoint): the loader's CPU µs per item both ways and their ratio,
 #       and the TLS handshakes of the load (stunnel's log: one per
 #       connection; edgeload keeps them open)
+#   (7) issue 17: the service model (nullddb.c --service-model: answers
+#       after 8 + 0-4 ms, 1,000 WCU/s per table key and per index key,
+#       20,000 WCU/s for the table and for the index, 1 s of burst, the
+#       throttle body with ThrottlingReasons), the skewed graph of (5)
+#       sorted by follower loaded (a) without sharding and (b) with
+#       sharding (--hot-threshold), each also with per-key pacing off
+#       (EDGELOAD_BENCH_NO_PACING=1): wall time against the floor the input
+#       sets by the model's own rules (the hottest key's units / 1,000, the
+#       table's and the index's units / 20,000, from the model's accounting
+#       of what it accepted), the items sent and refused as the model
+#       counted them, and the throttled share (refused / sent)
 #
 # Options:
 #   --rows N            rows for (1), (3), (6) and the smaller size of (4)
@@ -48,11 +59,12 @@
 #   --throttle-via LIST  c, ddb, null, comma-separated (default c,ddb;
 #                       --quick: c). Rows thr_*, thr_*_ddb, thr_*_pxn
 #   --throttle-upstream ddb|null  the same as --throttle-via ddb|null (older name)
+#   --svc-rows N        rows of (7) (default 200000; --quick: 50000)
 #   --table-wcu T       with --throttle-via c, also limit each table to T WCU/s
 #                       (DynamoDB's on-demand default is 40000; default: no limit)
 #   --null-impl c|py    null endpoint of (3): nullddb.c (default) or nullddb.py
 #   --quick             the small sizes above (the whole run takes minutes)
-#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5,6)
+#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5,6,7)
 #   --port P            first of four loopback ports: DynamoDB Local, the
 #                       null endpoint, the proxy, the TLS endpoint (default
 #                       8900: P .. P+3)
@@ -70,7 +82,7 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5,6 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= SVC_ROWS= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5,6,7 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -78,6 +90,7 @@ while [ $# -gt 0 ]; do
     --ddb-rounds) DDB_ROUNDS=$2; shift 2 ;;
     --throttle-rows) THR_ROWS=$2; shift 2 ;;
     --throttle-ddb-rows) THR_DDB_ROWS=$2; shift 2 ;;
+    --svc-rows) SVC_ROWS=$2; shift 2 ;;
     --hot-threshold) HOT=$2; shift 2 ;;
     --throttle-via|--throttle-upstream) THR_VIA=$2; shift 2 ;;
     --null-impl) NULL_IMPL=$2; shift 2 ;;
@@ -92,11 +105,13 @@ while [ $# -gt 0 ]; do
 done
 if [ $QUICK = 1 ]; then
   : "${ROWS:=200000}" "${DDB_ROWS:=20000}" "${DDB_ROUNDS:=1}" "${THR_ROWS:=50000}" "${THR_DDB_ROWS:=20000}" "${THR_VIA:=c}"
+  : "${SVC_ROWS:=50000}"
 else
   : "${ROWS:=1000000}" "${DDB_ROWS:=100000}" "${DDB_ROUNDS:=2}" "${THR_ROWS:=200000}" "${THR_DDB_ROWS:=100000}" "${THR_VIA:=c,ddb}"
+  : "${SVC_ROWS:=200000}"
 fi
 case $TABLE_WCU in ''|*[!0-9]*) el_die "--table-wcu must be a number" ;; esac
-for v in ROWS DDB_ROWS DDB_ROUNDS THR_ROWS THR_DDB_ROWS HOT PORT; do
+for v in ROWS DDB_ROWS DDB_ROUNDS THR_ROWS THR_DDB_ROWS SVC_ROWS HOT PORT; do
   case ${!v} in ''|*[!0-9]*|0) el_die "$v must be a positive integer" ;; esac
 done
 for v in ${THR_VIA//,/ }; do
@@ -211,6 +226,11 @@ run_best() {
   fi
 }
 stat_items() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["items_written"])' "$1"; }
+# stat_all_items STATS - every item the load wrote: the rows' items and the
+# shard directory items sharding adds (edgeload counts those apart)
+stat_all_items() {
+  "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["items_written"] + s.get("directory_items", 0))' "$1"
+}
 
 # ---- DynamoDB Local helpers --------------------------------------------------
 ddb_start() {
@@ -439,7 +459,7 @@ if want 5; then
     local srv_cpu=0 srv_rss=0
     [ -n "$np" ] && read -r srv_cpu srv_rss < <(proc_usage "$np")
     [ -n "$pp" ] && stop_server "$pp"
-    expect=$(stat_items "$SCRATCH/stats.$c")
+    expect=$(stat_all_items "$SCRATCH/stats.$c")
     if [ -n "$np" ]; then
       stop_server "$np"
       T_N[$c]=$(cat "$SCRATCH/null.$c.count")
@@ -523,6 +543,65 @@ if want 6; then
   stop_server "$st"
 fi
 
+# ======================= (7) issue 17: service model ==========================
+# Each case is a row of the main table and of SVC_TABLE (issue 17's figures).
+SVC_TABLE=()
+declare -A T_FLOOR
+if want 7; then
+  gen "skewed-$SVC_ROWS.csv" "$SVC_ROWS" skewed
+  svc_in=$DATA/skewed-$SVC_ROWS.csv
+  svc_hot=$(awk -F, 'NR > 1 {n[$2]++} END {m = 0; for (k in n) if (n[k] > m) m = n[k]; print m}' "$svc_in")
+  el_say "(7) the service model (nullddb.c --service-model), $SVC_ROWS rows; hottest target: $svc_hot edges"
+  # svc CASE NOTE [ENV=...] -- [EDGELOAD OPTIONS...]
+  svc() {
+    local c=$1 note=$2 envs=() expect written sf=$SCRATCH/null.$1.stats row; shift 2
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
+    start_null "nullddb_$c" "$SCRATCH/null.$c.count" "$sf" --service-model
+    local np=$SERVER_PID
+    run_timed "$c" env "${envs[@]}" "$EL" load "${MAP[@]}" --table "bench_$c" \
+      --endpoint-url "http://127.0.0.1:$NULL_PORT" --quiet --stats-json "$SCRATCH/stats.$c" "$@" "$svc_in"
+    stop_server "$np"
+    # every row once, plus the shard directory items sharding writes
+    written=$(stat_items "$SCRATCH/stats.$c")
+    [ "$written" = "$SVC_ROWS" ] || el_die "case '$c': edgeload wrote $written items of $SVC_ROWS rows"
+    expect=$(stat_all_items "$SCRATCH/stats.$c")
+    T_N[$c]=$(cat "$SCRATCH/null.$c.count")
+    [ "${T_N[$c]}" = "$expect" ] || el_die "case '$c': the endpoint accepted ${T_N[$c]} writes, edgeload wrote $expect (with the shard directory)"
+    T_NOTE[$c]=$note
+    # The floor by the model's rules, from its own accounting of the units
+    # it accepted (item sizes counted exactly as it throttles them): the
+    # hottest table key's and index key's units over the per-key rate, the
+    # table's and the index's totals over their limits; the largest wins.
+    # The burst (1 s) is not subtracted: the floor is the issue's.
+    row=$("$PY" - "$c" "${T_EL[$c]}" "$sf" "$SCRATCH/stats.$c" "$note" <<'EOF'
+import json, sys
+c, wall, sf, ef, note = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+s, e = json.load(open(sf)), json.load(open(ef))
+bounds = [(s["max_key_units_table"] / s["pk_wcu"], "table key %s" % s["hot_table_key"]),
+          (s["max_key_units_index"] / s["pk_wcu"], "index key %s" % s["hot_index_key"]),
+          (s["units_table"] / s["table_wcu"], "table limit"),
+          (s["units_index"] / s["index_wcu"], "index limit")]
+floor, by = max(bounds)
+sent, refused = s["items_received"], s["items_withheld"]
+# requests in flight on average (Little's law: requests x mean answer time
+# / wall): a loader that keeps its window full shows about --concurrency
+inflight = s["batch_requests"] * (s["latency_ms"] + s["jitter_ms"] / 2) / 1000.0 / wall
+print("%.6f\t| %-12s | %8d | %7.2f | %7.2f | %6.3f | %8d | %8d | %6.2f %% | %5d | %5.1f | %s | %s; edgeload: %d sent, %d refused, %d keys paced |" % (
+    floor, c, s["items"], wall, floor, wall / floor, sent, refused, 100.0 * refused / max(1, sent),
+    s["requests_throttled"], inflight, by, note, e.get("items_sent", 0), e.get("items_refused", 0),
+    e.get("keys_paced", 0)))
+EOF
+)
+    T_FLOOR[$c]=${row%%$'\t'*}
+    SVC_TABLE+=("${row#*$'\t'}")
+  }
+  svc svc_flat "no sharding, per-key pacing on" --
+  svc svc_flat_np "no sharding, per-key pacing off (EDGELOAD_BENCH_NO_PACING=1)" EDGELOAD_BENCH_NO_PACING=1 --
+  svc svc_shard "sharding (--hot-threshold $HOT), per-key pacing on" -- --hot-threshold "$HOT"
+  svc svc_shard_np "sharding (--hot-threshold $HOT), per-key pacing off (EDGELOAD_BENCH_NO_PACING=1)" \
+    EDGELOAD_BENCH_NO_PACING=1 -- --hot-threshold "$HOT"
+fi
+
 # ======================= the table ============================================
 fmt_row() {  # CASE
   local c=$1
@@ -556,7 +635,7 @@ EOF
 {
   echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS via nullddb.c's model$([ "$TABLE_WCU" -gt 0 ] && echo " with $TABLE_WCU WCU/s per table"), $THR_DDB_ROWS via faultproxy ($THR_VIA); null endpoint: nullddb.$NULL_IMPL; wall-clock items/s; CPU = user+sys of the loader process only (null_srv: of the endpoint)"
+  echo "rows: (1)(3) $ROWS, (2) $DDB_ROWS, (4) $ROWS and $((ROWS * 4)), (5) $THR_ROWS via nullddb.c's model$([ "$TABLE_WCU" -gt 0 ] && echo " with $TABLE_WCU WCU/s per table"), $THR_DDB_ROWS via faultproxy ($THR_VIA), (7) $SVC_ROWS via nullddb.c --service-model; null endpoint: nullddb.$NULL_IMPL; wall-clock items/s; CPU = user+sys of the loader process only (null_srv: of the endpoint)"
   echo
   echo "| case       |     items |  elapsed |    items/s | CPU µs/it | RSS MB  | what |"
   echo "|------------|-----------|----------|------------|----------|---------|------|"
@@ -581,6 +660,28 @@ EOF
   tratio "issue 5 (faultproxy -> DynamoDB Local): elapsed, on / uniform keys" thr_on_ddb thr_uni_ddb
   tratio "issue 5 (faultproxy -> nullddb.c): elapsed, both off / on" thr_off_pxn thr_on_pxn
   tratio "issue 5 (faultproxy -> nullddb.c): elapsed, on / uniform keys" thr_on_pxn thr_uni_pxn
+  floor_ratio() {  # floor_ratio LABEL CASE  (wall over the floor the input sets)
+    [ -n "${T_EL[$2]:-}" ] && [ -n "${T_FLOOR[$2]:-}" ] || return 0
+    echo "- $1: $(echo "scale=3; ${T_EL[$2]} / ${T_FLOOR[$2]}" | bc -l)"
+  }
+  floor_ratio "issue 17 (service model): wall / floor, no sharding, pacing on (target <= 1.05)" svc_flat
+  floor_ratio "issue 17 (service model): wall / floor, no sharding, pacing off" svc_flat_np
+  floor_ratio "issue 17 (service model): wall / floor, sharding, pacing on (target <= 1.05)" svc_shard
+  floor_ratio "issue 17 (service model): wall / floor, sharding, pacing off" svc_shard_np
+  tratio "issue 17 (service model): elapsed, no sharding, pacing off / on" svc_flat_np svc_flat
+  tratio "issue 17 (service model): elapsed, sharding, pacing off / on" svc_shard_np svc_shard
+  if [ ${#SVC_TABLE[@]} -gt 0 ]; then
+    echo
+    echo "Service model (issue 17): nullddb.c --service-model, $SVC_ROWS rows, hottest target $svc_hot edges."
+    echo "sent/refused as the model counted them (resends included); throttled = refused / sent (target <= 2 %);"
+    echo "400s = requests refused whole; floor = the largest of the hottest key's units / 1,000 and the"
+    echo "table's and the index's units / 20,000 ('floor set by' names it; target wall/floor <= 1.05);"
+    echo "in flight = the loader's requests in flight on average (requests x 10 ms mean answer time / wall)."
+    echo
+    echo "| case         |    items |  wall s | floor s | wall/floor |     sent |  refused | throttled |  400s | in flight | floor set by | what |"
+    echo "|--------------|----------|---------|---------|--------|----------|----------|----------|-------|-------|------|------|"
+    printf '%s\n' "${SVC_TABLE[@]}"
+  fi
   if [ -n "${T_EL[tls_https]:-}" ] && [ -n "${T_EL[tls_http]:-}" ]; then
     "$PY" - "${T_N[tls_http]}" "${T_EL[tls_http]}" "${T_CPU[tls_http]}" "${T_N[tls_https]}" \
       "${T_EL[tls_https]}" "${T_CPU[tls_https]}" "$TLS_HANDSHAKES" "$TLS_REQUESTS" <<'EOF'

@@ -11,13 +11,20 @@ Checked with boto3 (retries off) and raw HTTP:
     writes back in UnprocessedItems exactly as sent, a batch with nothing in
     budget gets ProvisionedThroughputExceededException, spread keys pass,
     item size counts (ceil(size/1 KB) WCU), deletes cost 1;
-  - edgeload itself loads through the throttling with an exact count.
+  - edgeload itself loads through the throttling with an exact count;
+  - the service model: answers delayed by --latency-ms + [0, --jitter-ms)
+    without blocking other connections and in order on one connection,
+    buckets of --burst-s seconds then refilled at their rate, the
+    index-level limit (--index-wcu), ThrottlingReasons in the throttle body
+    (one entry per cause and resource, none on a partial batch) as
+    edgeload's parser reads them, and --service-model's figures.
 Skipped when the C endpoint is not built (EDGELOAD_NULLDDB / next to
 EDGELOAD_BIN), unless CI or EDGELOAD_REQUIRE_DDB is set.
 """
 
 import json
 import os
+import threading
 import socket
 import subprocess
 import sys
@@ -283,6 +290,220 @@ class NullC(unittest.TestCase):
         time.sleep(0.2)                                     # refills at least the 10 again
         r = c.batch_write_item(RequestItems={"Graph": batch[:10]})
         self.assertEqual(r["UnprocessedItems"], {})
+
+    # -------------------------------------------------------- service model
+
+    def test_latency_observed(self):
+        lat, jit = 0.040, 0.020
+        p = self.start(latency_ms=lat * 1000, jitter_ms=jit * 1000, seed=7)
+        # one request at a time: each answer takes latency + [0, jitter)
+        times = []
+        for i in range(8):
+            t0 = time.monotonic()
+            resp = split_responses(raw_http(p.port, request("BatchWriteItem", {"RequestItems": {"G": [put("a%d" % i)]}})))
+            times.append(time.monotonic() - t0)
+            self.assertEqual(resp[0][0], 200)
+        self.assertGreaterEqual(min(times), lat)
+        self.assertLess(max(times), lat + jit + 0.030)      # 30 ms for the test's own work
+        self.assertGreater(max(times) - min(times), 0.001)  # the jitter is there
+        # the control endpoint is not delayed
+        t0 = time.monotonic()
+        p.stats()
+        self.assertLess(time.monotonic() - t0, lat)
+        # 12 pipelined requests on one connection: answered in order (each
+        # batch of a different size, so its ConsumedCapacity names it), all
+        # within about one delay, not twelve
+        reqs = b"".join(request("BatchWriteItem", {"RequestItems": {"G": [put("p%d_%d" % (n, k)) for k in range(n)]},
+                                                   "ReturnConsumedCapacity": "TOTAL"}) for n in range(1, 13))
+        t0 = time.monotonic()
+        resp = split_responses(raw_http(p.port, reqs, reads=12))
+        took = time.monotonic() - t0
+        self.assertEqual([json.loads(b)["ConsumedCapacity"][0]["CapacityUnits"] for _, _, b in resp],
+                         [float(n) for n in range(1, 13)])
+        self.assertGreaterEqual(took, lat)
+        self.assertLess(took, lat + jit + 0.050)
+        # 16 connections at once: the loop does not wait on any of them
+        done = []
+
+        def one(i):
+            r = split_responses(raw_http(p.port, request("BatchWriteItem", {"RequestItems": {"G": [put("c%d" % i)]}})))
+            done.append(r[0][0])
+        t0 = time.monotonic()
+        th = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+        for t in th:
+            t.start()
+        for t in th:
+            t.join()
+        self.assertEqual(done, [200] * 16)
+        self.assertLess(time.monotonic() - t0, 2 * (lat + jit) + 0.050)
+        s = p.stats()
+        self.assertEqual(s["items"], 8 + sum(range(1, 13)) + 16)
+        self.assertEqual(s["answers_delayed"], 8 + 12 + 16)
+        self.assertEqual((s["latency_ms"], s["jitter_ms"]), (40, 20))
+
+    def test_burst_then_rate(self):
+        # --burst-s 2 at 100 WCU/s: 200 WCU at once, then 100 a second
+        p = self.start(pk_wcu=100, burst_s=2, parse=True)
+        c = client(p.url)
+        batch = [put("hot", sk="s%02d" % i) for i in range(25)]
+
+        def send(n):
+            got = 0
+            for _ in range(n):
+                try:
+                    r = c.batch_write_item(RequestItems={"Graph": batch})
+                    got += 25 - len(r["UnprocessedItems"].get("Graph", []))
+                except botocore.exceptions.ClientError as e:
+                    self.assertEqual(e.response["Error"]["Code"], "ProvisionedThroughputExceededException")
+            return got
+        t0 = time.monotonic()
+        got = send(10)                                      # 250 asked at once
+        early = time.monotonic() - t0
+        self.assertGreaterEqual(got, 200)                   # the burst: 2 s of the rate
+        self.assertLessEqual(got, 200 + 100 * early + 1)    # plus the refill meanwhile, no more
+        time.sleep(0.5)
+        t1 = time.monotonic()
+        more = send(3)                                      # 75 asked after 0.5 s
+        t2 = time.monotonic()
+        self.assertGreaterEqual(more, int(100 * (t1 - t0 - early)) - 1)  # refilled at the rate
+        self.assertLessEqual(more, 100 * (t2 - t0 - early) + 1)          # and no faster
+        self.assertLess(more, 75)
+        self.assertEqual(p.stats()["pk_burst"], 200)
+        # --pk-burst (WCU) still wins over --burst-s for the key buckets
+        q = self.start(pk_wcu=0.01, burst_s=2, pk_burst=10)
+        r = client(q.url).batch_write_item(RequestItems={"Graph": batch})
+        self.assertEqual(len(r["UnprocessedItems"]["Graph"]), 15)
+
+    def test_index_limit(self):
+        # only the index's own limit: 30 WCU, nothing refilled in the test
+        p = self.start(index_wcu=0.01, index_burst=30)
+        c = client(p.url)
+        first = [put("a%d" % i, "g%d" % i) for i in range(25)]
+        r = c.batch_write_item(RequestItems={"Graph": first})
+        self.assertEqual(r["UnprocessedItems"], {})
+        second = [put("b%d" % i, "h%d" % i) for i in range(25)]
+        raw = raw_http(p.port, request("BatchWriteItem", {"RequestItems": {"Graph": second}}))
+        code, _, body = split_responses(raw)[0]
+        self.assertEqual(code, 200)
+        doc = json.loads(body)
+        self.assertEqual(doc["UnprocessedItems"]["Graph"], second[5:])
+        self.assertNotIn("ThrottlingReasons", doc)          # a partial batch names no reason
+        # puts without the index key do not touch the index's limit
+        plain = [put("c%d" % i) for i in range(25)]
+        self.assertEqual(c.batch_write_item(RequestItems={"Graph": plain})["UnprocessedItems"], {})
+        code, _, body = split_responses(raw_http(p.port, request("BatchWriteItem",
+                                                                 {"RequestItems": {"Graph": second[:3]}})))[0]
+        self.assertEqual(code, 400)
+        self.assertEqual(json.loads(body)["ThrottlingReasons"], [
+            {"reason": "IndexWriteProvisionedThroughputExceeded",
+             "resource": "arn:aws:dynamodb:ddblocal:000000000000:table/Graph/index/GSI1"}])
+        s = p.stats()
+        self.assertEqual(s["items"], 25 + 5 + 25)
+        self.assertEqual(s["items_withheld"], 20 + 3)
+        self.assertEqual(s["withheld_index"], 23)
+        self.assertEqual(s["withheld_table_key"] + s["withheld_index_key"] + s["withheld_table"], 0)
+        self.assertEqual(s["requests_throttled"], 1)
+        self.assertEqual((s["units_table"], s["units_index"]), (55, 30))
+
+    def test_reasons_body(self):
+        # key buckets of 5 WCU, the table's of 1,000: no refill to speak of
+        p = self.start(pk_wcu=0.01, pk_burst=5, table_wcu=0.01, table_burst=1000)
+
+        def call(items):
+            code, hdr, body = split_responses(raw_http(p.port, request("BatchWriteItem", {"RequestItems": items})))[0]
+            self.assertEqual(int(hdr["x-amz-crc32"]), zlib.crc32(body) & 0xFFFFFFFF)
+            return code, json.loads(body)
+        arn = "arn:aws:dynamodb:ddblocal:000000000000:table/"
+        code, doc = call({"Graph": [put("hot", sk="s%d" % i) for i in range(8)]})
+        self.assertEqual((code, len(doc["UnprocessedItems"]["Graph"])), (200, 3))
+        self.assertNotIn("ThrottlingReasons", doc)
+        code, doc = call({"Graph": [put("hot", sk="t%d" % i) for i in range(3)]})
+        self.assertEqual(code, 400)
+        self.assertTrue(doc["__type"].endswith("#ProvisionedThroughputExceededException"))
+        self.assertEqual(doc["ThrottlingReasons"],
+                         [{"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn + "Graph"}])
+        # an index key made hot (distinct base keys), then a batch refused for both
+        call({"Graph": [put("f%d" % i, "TARGET#star") for i in range(5)]})
+        code, doc = call({"Graph": [put("g1", "TARGET#star"), put("hot", "TARGET#other")]})
+        self.assertEqual(code, 400)
+        self.assertEqual(doc["ThrottlingReasons"], [
+            {"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn + "Graph"},
+            {"reason": "IndexWriteKeyRangeThroughputExceeded", "resource": arn + "Graph/index/GSI1"}])
+        # two tables: each names its own resource, each cause once
+        call({"Other": [put("hot2", sk="s%d" % i) for i in range(5)]})
+        code, doc = call({"Graph": [put("hot", sk="x1"), put("hot", sk="x2")], "Other": [put("hot2", sk="x")]})
+        self.assertEqual(code, 400)
+        self.assertEqual(doc["ThrottlingReasons"], [
+            {"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn + "Graph"},
+            {"reason": "TableWriteKeyRangeThroughputExceeded", "resource": arn + "Other"}])
+        # the table's own limit: the next 1,000 WCU drain it, then it is the cause
+        q = self.start(table_wcu=0.01, table_burst=30)
+        client(q.url).batch_write_item(RequestItems={"Graph": [put("k%d" % i) for i in range(25)]})
+        client(q.url).batch_write_item(RequestItems={"Graph": [put("l%d" % i) for i in range(5)]})
+        code, _, body = split_responses(raw_http(q.port, request("BatchWriteItem",
+                                                                 {"RequestItems": {"Graph": [put("m")]}})))[0]
+        self.assertEqual(code, 400)
+        self.assertEqual(json.loads(body)["ThrottlingReasons"],
+                         [{"reason": "TableWriteProvisionedThroughputExceeded", "resource": arn + "Graph"}])
+        s = p.stats()
+        self.assertEqual(s["requests_throttled"], 3)
+        self.assertEqual(s["withheld_table_key"], 3 + 3 + 1 + 2 + 1)
+        self.assertEqual(s["withheld_index_key"], 1)
+        self.assertEqual(s["withheld_table"], 0)
+        self.assertEqual(s["max_key_units_table"], 5)
+        self.assertEqual(s["hot_table_key"], '{"S":"hot"}')
+
+    def test_service_model_figures(self):
+        p = self.start(service_model=True)
+        s = p.stats()
+        self.assertEqual((s["pk_wcu"], s["pk_burst"], s["table_wcu"], s["table_burst"], s["index_wcu"],
+                          s["index_burst"], s["latency_ms"], s["jitter_ms"], s["service_model"]),
+                         (1000, 1000, 20000, 20000, 20000, 20000, 8, 4, True))
+        # an option given wins over the model's figure
+        q = self.start(service_model=True, latency_ms="0", jitter_ms="0", pk_wcu=500)  # "0": NullProcess drops a falsy 0
+        s = q.stats()
+        self.assertEqual((s["pk_wcu"], s["pk_burst"], s["latency_ms"], s["table_wcu"]), (500, 500, 0, 20000))
+        t0 = time.monotonic()
+        r = client(q.url).batch_write_item(RequestItems={"Graph": [put("a")]})
+        self.assertEqual(r["UnprocessedItems"], {})
+        self.assertLess(time.monotonic() - t0, 0.5)
+
+    def test_edgeload_reads_the_reasons(self):
+        """edgeload's parser (dynamo/ddb_answers.c) reads the reasons sent:
+        every throttled answer of a load whose only hot key is an index key
+        is counted under IndexWriteKeyRangeThroughputExceeded."""
+        el = os.environ.get("EDGELOAD_BIN")
+        if not el or not os.access(el, os.X_OK):
+            if MUST:
+                self.fail("EDGELOAD_BIN not set")
+            self.skipTest("EDGELOAD_BIN not set")
+        d = tempfile.mkdtemp(prefix="nullc-reasons-")
+        csv = os.path.join(d, "edges.csv")
+        with open(csv, "w") as f:
+            f.write("follower_id,followee_id\n")
+            for i in range(3000):                      # every edge onto "star": one hot index key
+                f.write("u%04d,star\n" % i)
+        p = faultproxy.NullProcess(impl="c", pk_wcu=1000, pk_burst=50, latency_ms=2)
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="nullc", AWS_SECRET_ACCESS_KEY="nullc", AWS_REGION="us-east-1")
+        try:
+            r = subprocess.run([el, "load", "--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
+                                "--table", "Graph", "--endpoint-url", p.url, "--quiet",
+                                "--stats-json", os.path.join(d, "stats.json"), csv],
+                               env=env, capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            s = p.stats()
+        finally:
+            p.stop()
+        with open(os.path.join(d, "stats.json")) as f:
+            el_stats = json.load(f)
+        self.assertEqual(el_stats["items_written"], 3000)
+        self.assertEqual(s["items"], 3000)
+        self.assertGreater(s["requests_throttled"], 0)
+        self.assertEqual(s["withheld_table_key"], 0)
+        reasons = el_stats["throttled_by_reason"]
+        self.assertEqual(reasons.get("IndexWriteKeyRangeThroughputExceeded", 0), s["requests_throttled"], reasons)
+        self.assertEqual(sum(v for k, v in reasons.items() if k != "IndexWriteKeyRangeThroughputExceeded"), 0,
+                         reasons)
 
     def test_edgeload_through_throttling(self):
         el = os.environ.get("EDGELOAD_BIN")

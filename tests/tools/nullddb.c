@@ -29,17 +29,47 @@
  *   in request order; a put costs ceil(size/1024) WCU (at least 1) from both
  *   of its buckets, a delete 1; a write is accepted only if every bucket it
  *   touches holds its cost, otherwise it is returned in UnprocessedItems
- *   byte for byte as the client sent it. If no write of a batch fits, the
- *   answer is 400 ProvisionedThroughputExceededException (faultproxy's exact
- *   body). Once there are 200,000 buckets, full ones are dropped. With
- *   --table-wcu T, one more bucket per table (capacity 0.3 T unless
- *   --table-burst) models the table's own limit (40,000 WCU/s on demand).
+ *   byte for byte as the client sent it. Once there are 200,000 buckets,
+ *   full ones are dropped (a dropped bucket comes back full, so nothing
+ *   changes). With --table-wcu T, one more bucket per table models the
+ *   table's own limit, and with --index-wcu X one per table for the index
+ *   (--index-name), charged by every put that carries the index key.
+ *   --burst-s S sizes every bucket as S seconds of its own rate (default
+ *   0.3 s, faultproxy's); --pk-burst, --table-burst and --index-burst give
+ *   one of them in WCU instead.
+ *
+ *   If no write of a batch fits, the answer is 400
+ *   ProvisionedThroughputExceededException with the service's
+ *   ThrottlingReasons list: one {"reason","resource"} per distinct cause
+ *   (Table/IndexWriteKeyRangeThroughputExceeded for a key's bucket,
+ *   Table/IndexWriteProvisionedThroughputExceeded for the table's or the
+ *   index's) and resource (the table's or the index's ARN) that refused a
+ *   write of it. A batch partly accepted is a 200 with UnprocessedItems and
+ *   no reasons, as the service answers.
+ *
+ *   Latency (--latency-ms L --jitter-ms J): every DynamoDB answer leaves
+ *   L + uniform[0,J) ms after its request was read, so that a loader's
+ *   window and pacing meet a round trip as the service's. The answers wait
+ *   in one min-heap ordered by due time, and a timerfd armed at the
+ *   earliest wakes the loop; nothing blocks. An answer never overtakes an
+ *   earlier one of its connection (HTTP/1.1 order): its due time is at
+ *   least its predecessor's. --service-model sets the whole service model
+ *   of issue 17 for every one of these options not given: 8 + 0-4 ms,
+ *   1,000 WCU/s per key, 20,000 WCU/s for the table and for the index, 1 s
+ *   of burst.
+ *
+ *   The model keeps its own accounting of what it accepted (units per
+ *   table key and per index key, the table's and the index's totals), so a
+ *   benchmark can compute the floor the input sets (the hottest key's units
+ *   over its rate, the totals over the table's and the index's) from the
+ *   same rule the model throttles by.
  *
  *   Counters: "items" counts writes accepted (all of them without
  *   throttling, so the count file matches the Python endpoint's), and
- *   "items_received", "items_withheld", "pk_throttle" say how hard the
- *   throttling pushed back. "cpu_s" is this process's user+sys CPU time
- *   (getrusage), so a benchmark can report the server's CPU per item.
+ *   "items_received", "items_withheld" (with "withheld_*" by cause),
+ *   "pk_throttle" (requests refused whole) say how hard the throttling
+ *   pushed back. "cpu_s" is this process's user+sys CPU time (getrusage),
+ *   so a benchmark can report the server's CPU per item.
  *
  *   Not a library module: no el_ names, prints and exits freely, a test tool
  *   built by tests/CMakeLists.txt next to the edgeload binary.
@@ -65,6 +95,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h> /* the answer delay queue's wake-up */
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h> /* crc32 for x-amz-crc32, which edgeload and botocore check */
@@ -73,12 +104,31 @@
 #define MAX_HEAD 65536
 #define MAX_BUCKETS 200000
 
-static const char THROTTLE_BODY[] =
+/* The throttle body up to where ThrottlingReasons is appended. */
+static const char THROTTLE_HEAD[] =
     "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
     "ProvisionedThroughputExceededException\",\"message\":\"The "
     "level of configured provisioned throughput for the table "
     "was exceeded. Consider increasing your provisioning level "
-    "with the UpdateTable API.\"}";
+    "with the UpdateTable API.\"";
+
+/* The ARNs DescribeTable gives (default_desc), which ThrottlingReasons name. */
+#define ARN_TABLE "arn:aws:dynamodb:ddblocal:000000000000:table/"
+
+/* Buckets of the accounting table (units accepted per key): one per key
+ * value seen, kept to the end. Past this many, new keys are not counted and
+ * "acct_overflow" says so, rather than growing without bound. */
+#define MAX_ACCT_KEYS 4000000
+
+/* --service-model: issue 17's service */
+#define SVC_LATENCY_MS 8.0
+#define SVC_JITTER_MS 4.0
+#define SVC_PK_WCU 1000.0
+#define SVC_TABLE_WCU 20000.0
+#define SVC_INDEX_WCU 20000.0
+#define SVC_BURST_S 1.0
+/* faultproxy's bucket size, the default without --service-model */
+#define DEFAULT_BURST_S 0.3
 
 /* ------------------------------------------------------------ small buffer */
 
@@ -158,18 +208,36 @@ static void sb_jstr(struct sbuf *b, const char *s)
 
 /* ----------------------------------------------------------------- options */
 
+/* Numbers left at -1 were not given; main() resolves them (--service-model
+ * or the defaults) once the command line is read. */
 static struct {
     const char *listen;
     const char *count_file, *stats_file;
-    int parse;
+    int parse, service_model;
     const char *index_name, *pk_attr, *sk_attr, *index_pk_attr, *index_sk_attr;
-    double pk_wcu, pk_burst, table_wcu, table_burst;
-} opt = {"127.0.0.1:8002", NULL, NULL, 0, "GSI1", "PK", "SK", "GSI1PK", "GSI1SK", 0, -1, 0, -1};
+    double pk_wcu, pk_burst, table_wcu, table_burst, index_wcu, index_burst, burst_s;
+    double latency_ms, jitter_ms;
+    unsigned long long seed;
+} opt = {"127.0.0.1:8002", NULL, NULL, 0, 0, "GSI1", "PK", "SK", "GSI1PK", "GSI1SK",
+         -1, -1, -1, -1, -1, -1, -1, -1, -1, 1};
+
+/* The model is on: BatchWriteItem goes through the exact path and buckets. */
+static int model_on(void) { return opt.pk_wcu > 0 || opt.table_wcu > 0 || opt.index_wcu > 0; }
+
+/* Why a write was refused: a bit per bucket that lacked its cost. */
+enum { CAUSE_TABLE_KEY = 1, CAUSE_INDEX_KEY = 2, CAUSE_TABLE = 4, CAUSE_INDEX = 8 };
 
 static struct {
     long long requests, items, batch_requests, other_requests;
     long long items_received, items_withheld, pk_throttle;
+    /* writes refused, by cause (a write refused by two buckets counts in both) */
+    long long withheld_table_key, withheld_index_key, withheld_table, withheld_index;
     long long connections;
+    /* the model's accounting of what it accepted */
+    unsigned long long units_table, units_index, max_key_units_table, max_key_units_index;
+    char hot_table_key[256], hot_index_key[256]; /* raw JSON of the hottest values */
+    int acct_overflow;
+    long long answers_delayed;
 } st;
 
 static double started;
@@ -524,6 +592,7 @@ struct write {
     const char *pk, *ik; /* raw values of the partition keys, or NULL */
     size_t pklen, iklen;
     int held;
+    unsigned why; /* CAUSE_* bits of the buckets that refused it */
 };
 
 struct tname {
@@ -714,15 +783,24 @@ static int parse_batch(const char *body, size_t len, const char **mode, size_t *
 
 /* ------------------------------------------------------------ token buckets */
 
+/* An open-addressing hash of named counters: the token buckets (tokens,
+ * refilled at its rate up to its burst) and the accounting of accepted
+ * units per key (units). A key is (table, kind, value) as raw bytes. */
 struct bucket {
     uint64_t h;
     char *key; /* NULL: empty slot */
     size_t klen;
-    double tokens, last;
+    double tokens, last, rate, burst;
+    unsigned long long units;
 };
 
-static struct bucket *bk;
-static size_t bk_cap, bk_n;
+struct htab {
+    struct bucket *slot;
+    size_t cap, n; /* cap a power of two, n <= 3/4 cap */
+};
+
+static struct htab bk;   /* the token buckets */
+static struct htab units_by_key; /* units accepted per key, kept to the end */
 
 static uint64_t fnv(const void *p, size_t n, uint64_t h)
 {
@@ -732,7 +810,7 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
     return h;
 }
 
-static void bk_insert_slot(struct bucket *tab, size_t cap, struct bucket *b)
+static void ht_insert_slot(struct bucket *tab, size_t cap, struct bucket *b)
 {
     size_t i = (size_t)b->h & (cap - 1);
     while (tab[i].key)
@@ -740,45 +818,59 @@ static void bk_insert_slot(struct bucket *tab, size_t cap, struct bucket *b)
     tab[i] = *b;
 }
 
-static void bk_rehash(size_t cap, int drop_full, double now, double rate, double burst)
+/* Rehashes into cap slots; with drop_full, buckets that would be full by
+ * now are freed (one made again comes back full: the same state). */
+static void ht_rehash(struct htab *t, size_t cap, int drop_full, double now)
 {
     struct bucket *tab = calloc(cap, sizeof *tab);
     if (!tab)
         die("out of memory");
     size_t n = 0;
-    for (size_t i = 0; i < bk_cap; i++) {
-        if (!bk[i].key)
+    for (size_t i = 0; i < t->cap; i++) {
+        struct bucket *b = &t->slot[i];
+        if (!b->key)
             continue;
-        if (drop_full && bk[i].tokens + (now - bk[i].last) * rate >= burst) {
-            free(bk[i].key);
+        if (drop_full && b->tokens + (now - b->last) * b->rate >= b->burst) {
+            free(b->key);
             continue;
         }
-        bk_insert_slot(tab, cap, &bk[i]);
+        ht_insert_slot(tab, cap, b);
         n++;
     }
-    free(bk);
-    bk = tab;
-    bk_cap = cap;
-    bk_n = n;
+    free(t->slot);
+    t->slot = tab;
+    t->cap = cap;
+    t->n = n;
 }
 
-/* The bucket of (table, kind, value), created full. */
-static struct bucket *bk_get(const struct tname *t, char kind, const char *v, size_t vl, double now,
-                             double burst)
+/* Room for `more` insertions without a rehash (so that pointers returned
+ * by ht_get stay valid across them). */
+static void ht_room(struct htab *t, size_t more, double now)
+{
+    if (t->cap == 0 || (t->n + more) * 4 > t->cap * 3)
+        ht_rehash(t, t->cap ? t->cap * 2 : 1024, 0, now);
+}
+
+/* The entry of (table, kind, value); a new one is a full bucket of the
+ * given rate and burst. NULL when create is 0 and there is none. */
+static struct bucket *ht_get(struct htab *ht, const struct tname *t, char kind, const char *v, size_t vl,
+                             double now, double rate, double burst, int create)
 {
     size_t klen = t->len + 2 + vl;
     uint64_t h = fnv(t->raw, t->len, 0xcbf29ce484222325ULL);
     h = fnv(&kind, 1, h);
     h = fnv(v, vl, h);
-    size_t i = (size_t)h & (bk_cap - 1);
-    while (bk[i].key) {
-        struct bucket *b = &bk[i];
+    size_t i = (size_t)h & (ht->cap - 1);
+    while (ht->slot[i].key) {
+        struct bucket *b = &ht->slot[i];
         if (b->h == h && b->klen == klen && memcmp(b->key, t->raw, t->len) == 0 && b->key[t->len] == kind &&
             memcmp(b->key + t->len + 2, v, vl) == 0)
             return b;
-        i = (i + 1) & (bk_cap - 1);
+        i = (i + 1) & (ht->cap - 1);
     }
-    struct bucket *b = &bk[i];
+    if (!create)
+        return NULL;
+    struct bucket *b = &ht->slot[i];
     b->key = malloc(klen);
     if (!b->key)
         die("out of memory");
@@ -790,59 +882,140 @@ static struct bucket *bk_get(const struct tname *t, char kind, const char *v, si
     b->h = h;
     b->tokens = burst;
     b->last = now;
-    bk_n++;
+    b->rate = rate;
+    b->burst = burst;
+    b->units = 0;
+    ht->n++;
     return b;
 }
 
-static void bk_refill(struct bucket *b, double now, double rate, double burst)
+static void bk_refill(struct bucket *b, double now)
 {
-    b->tokens += (now - b->last) * rate;
-    if (b->tokens > burst)
-        b->tokens = burst;
+    b->tokens += (now - b->last) * b->rate;
+    if (b->tokens > b->burst)
+        b->tokens = b->burst;
     b->last = now;
 }
 
+/* Adds an accepted write's units to its key's account and keeps the
+ * hottest key of its kind. */
+static void acct_add(const struct tname *t, char kind, const char *v, size_t vl, unsigned units, double now)
+{
+    if (!v)
+        return;
+    ht_room(&units_by_key, 1, now);
+    struct bucket *a = ht_get(&units_by_key, t, kind, v, vl, now, 0, 0, units_by_key.n < MAX_ACCT_KEYS);
+    if (!a) {
+        st.acct_overflow = 1;
+        return;
+    }
+    a->units += units;
+    unsigned long long *max = kind == 'P' ? &st.max_key_units_table : &st.max_key_units_index;
+    char *name = kind == 'P' ? st.hot_table_key : st.hot_index_key;
+    if (a->units > *max) {
+        *max = a->units;
+        size_t n = vl < sizeof st.hot_table_key - 1 ? vl : sizeof st.hot_table_key - 1;
+        memcpy(name, v, n);
+        name[n] = 0;
+    }
+}
+
 /* Decides which writes are accepted (faultproxy's TokenBuckets.try_take per
- * write, in request order). */
+ * write, in request order), records why the others were refused, and
+ * accounts for the accepted ones. */
 static void throttle_writes(void)
 {
     double now = now_mono();
-    double rate = opt.pk_wcu, burst = opt.pk_burst;
     static const struct tname table_level = {"", 0};
     for (size_t i = 0; i < nwrites; i++) {
         struct write *w = &writes[i];
         const struct tname *t = &tables[w->table];
-        struct bucket *b[3];
-        double rt[3], bu[3];
+        struct bucket *b[4];
+        unsigned cause[4];
         int n = 0;
-        if (bk_cap == 0 || (bk_n + 3) * 4 > bk_cap * 3) /* no rehash between the lookups below */
-            bk_rehash(bk_cap ? bk_cap * 2 : 1024, 0, now, 0, 0);
-        if (rate > 0 && w->pk) {
-            b[n] = bk_get(t, 'P', w->pk, w->pklen, now, burst);
-            rt[n] = rate, bu[n++] = burst;
+        ht_room(&bk, 4, now);
+        if (opt.pk_wcu > 0 && w->pk) {
+            b[n] = ht_get(&bk, t, 'P', w->pk, w->pklen, now, opt.pk_wcu, opt.pk_burst, 1);
+            cause[n++] = CAUSE_TABLE_KEY;
         }
-        if (rate > 0 && w->ik) {
-            b[n] = bk_get(t, 'I', w->ik, w->iklen, now, burst);
-            rt[n] = rate, bu[n++] = burst;
+        if (opt.pk_wcu > 0 && w->ik) {
+            b[n] = ht_get(&bk, t, 'I', w->ik, w->iklen, now, opt.pk_wcu, opt.pk_burst, 1);
+            cause[n++] = CAUSE_INDEX_KEY;
         }
         if (opt.table_wcu > 0) {
             /* the table's own bucket: keyed by the table name as the value */
-            b[n] = bk_get(&table_level, 'T', t->raw, t->len, now, opt.table_burst);
-            rt[n] = opt.table_wcu, bu[n++] = opt.table_burst;
+            b[n] = ht_get(&bk, &table_level, 'T', t->raw, t->len, now, opt.table_wcu, opt.table_burst, 1);
+            cause[n++] = CAUSE_TABLE;
         }
-        int ok = 1;
+        if (opt.index_wcu > 0 && w->put && w->ik) {
+            b[n] = ht_get(&bk, &table_level, 'X', t->raw, t->len, now, opt.index_wcu, opt.index_burst, 1);
+            cause[n++] = CAUSE_INDEX;
+        }
+        w->why = 0;
         for (int k = 0; k < n; k++) {
-            bk_refill(b[k], now, rt[k], bu[k]);
+            bk_refill(b[k], now);
             if (b[k]->tokens < (double)w->cost)
-                ok = 0;
+                w->why |= cause[k];
         }
-        if (ok)
-            for (int k = 0; k < n; k++)
-                b[k]->tokens -= (double)w->cost;
-        w->held = !ok;
+        w->held = w->why != 0;
+        if (w->held) {
+            st.withheld_table_key += (w->why & CAUSE_TABLE_KEY) != 0;
+            st.withheld_index_key += (w->why & CAUSE_INDEX_KEY) != 0;
+            st.withheld_table += (w->why & CAUSE_TABLE) != 0;
+            st.withheld_index += (w->why & CAUSE_INDEX) != 0;
+            continue;
+        }
+        for (int k = 0; k < n; k++)
+            b[k]->tokens -= (double)w->cost;
+        unsigned tu = w->put ? w->cost : 1;
+        st.units_table += tu;
+        acct_add(t, 'P', w->pk, w->pklen, tu, now);
+        if (w->put && w->ik) {
+            st.units_index += w->cost;
+            acct_add(t, 'I', w->ik, w->iklen, w->cost, now);
+        }
     }
-    if (bk_n >= MAX_BUCKETS)
-        bk_rehash(bk_cap, 1, now, rate, burst);
+    if (bk.n >= MAX_BUCKETS)
+        ht_rehash(&bk, bk.cap, 1, now);
+}
+
+/* The 400 answer of a batch of which nothing fitted: one ThrottlingReasons
+ * entry per (cause, table) that refused one of its writes. */
+static void throttle_body(struct sbuf *b)
+{
+    static const struct {
+        unsigned cause;
+        const char *reason;
+        int index;
+    } kinds[] = {
+        {CAUSE_TABLE_KEY, "TableWriteKeyRangeThroughputExceeded", 0},
+        {CAUSE_INDEX_KEY, "IndexWriteKeyRangeThroughputExceeded", 1},
+        {CAUSE_TABLE, "TableWriteProvisionedThroughputExceeded", 0},
+        {CAUSE_INDEX, "IndexWriteProvisionedThroughputExceeded", 1},
+    };
+    b->len = 0;
+    sb_str(b, THROTTLE_HEAD);
+    sb_str(b, ",\"ThrottlingReasons\":[");
+    int first = 1;
+    for (size_t t = 0; t < ntables; t++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            int seen = 0;
+            for (size_t i = 0; i < nwrites && !seen; i++)
+                seen = writes[i].table == t && (writes[i].why & kinds[k].cause);
+            if (!seen)
+                continue;
+            sb_str(b, first ? "{\"reason\":\"" : ",{\"reason\":\"");
+            first = 0;
+            sb_str(b, kinds[k].reason);
+            sb_str(b, "\",\"resource\":\"" ARN_TABLE);
+            sb_add(b, tables[t].raw, tables[t].len);
+            if (kinds[k].index) {
+                sb_str(b, "/index/");
+                sb_jstr(b, opt.index_name ? opt.index_name : "");
+            }
+            sb_str(b, "\"}");
+        }
+    sb_str(b, "]}");
 }
 
 /* -------------------------------------------------------------- operations */
@@ -894,19 +1067,20 @@ static void batch_exact(struct sbuf *out, const char *body, size_t len, int clos
     }
     st.items_received += (long long)nwrites;
     size_t held = 0;
-    if (opt.pk_wcu > 0 || opt.table_wcu > 0) {
+    if (model_on()) {
         throttle_writes();
         for (size_t i = 0; i < nwrites; i++)
             held += (size_t)writes[i].held;
     }
     st.items_withheld += (long long)held;
     st.items += (long long)(nwrites - held);
+    struct sbuf *b = &scratch;
     if (held && held == nwrites) {
         st.pk_throttle++;
-        respond(out, 400, THROTTLE_BODY, sizeof THROTTLE_BODY - 1, close);
+        throttle_body(b);
+        respond_sb(out, 400, b, close);
         return;
     }
-    struct sbuf *b = &scratch;
     b->len = 0;
     sb_str(b, "{\"UnprocessedItems\":{");
     if (held) {
@@ -1271,10 +1445,25 @@ static void stats_json(struct sbuf *b)
            "{\"batch_requests\": %lld, \"connections\": %lld, \"cpu_s\": %.6f, \"impl\": \"c\", "
            "\"items\": %lld, \"items_received\": %lld, \"items_withheld\": %lld, \"other_requests\": %lld, "
            "\"pk_burst\": %g, \"pk_throttle\": %lld, \"pk_wcu\": %g, \"requests\": %lld, \"table_wcu\": %g, "
-           "\"uptime_s\": %.3f, \"workers\": 1}\n",
+           "\"uptime_s\": %.3f, \"workers\": 1, ",
            st.batch_requests, st.connections, cpu_seconds(), st.items, st.items_received, st.items_withheld,
            st.other_requests, opt.pk_burst, st.pk_throttle, opt.pk_wcu, st.requests, opt.table_wcu,
            now_mono() - started);
+    sb_fmt(b,
+           "\"table_burst\": %g, \"index_wcu\": %g, \"index_burst\": %g, \"latency_ms\": %g, "
+           "\"jitter_ms\": %g, \"service_model\": %s, \"requests_throttled\": %lld, "
+           "\"withheld_table_key\": %lld, \"withheld_index_key\": %lld, \"withheld_table\": %lld, "
+           "\"withheld_index\": %lld, \"answers_delayed\": %lld, \"units_table\": %llu, "
+           "\"units_index\": %llu, \"max_key_units_table\": %llu, \"max_key_units_index\": %llu, "
+           "\"acct_keys\": %zu, \"acct_overflow\": %s, \"hot_table_key\": \"",
+           opt.table_burst, opt.index_wcu, opt.index_burst, opt.latency_ms, opt.jitter_ms,
+           opt.service_model ? "true" : "false", st.pk_throttle, st.withheld_table_key, st.withheld_index_key,
+           st.withheld_table, st.withheld_index, st.answers_delayed, st.units_table, st.units_index,
+           st.max_key_units_table, st.max_key_units_index, units_by_key.n, st.acct_overflow ? "true" : "false");
+    sb_jstr(b, st.hot_table_key);
+    sb_str(b, "\", \"hot_index_key\": \"");
+    sb_jstr(b, st.hot_index_key);
+    sb_str(b, "\"}\n");
 }
 
 static void control(struct sbuf *out, const char *path, size_t pl, int close)
@@ -1302,7 +1491,7 @@ static void dispatch(struct sbuf *out, const char *target, size_t tl, const char
     st.requests++;
     if (ieq(target, tl, "batchwriteitem")) {
         st.batch_requests++;
-        if (opt.parse || opt.pk_wcu > 0 || opt.table_wcu > 0)
+        if (opt.parse || model_on())
             batch_exact(out, body, len, close);
         else
             batch_fast(out, body, len, close);
@@ -1334,10 +1523,148 @@ struct conn {
     int closing;       /* close once out is sent */
     int sent_continue; /* 100 Continue sent for the request being read */
     int writing;       /* EPOLLOUT registered */
+    unsigned pending;  /* answers of it waiting in the delay queue */
+    double last_due;   /* due time of its latest delayed answer */
 };
 
 static int ep;
 static struct conn *conns;
+
+/* ------------------------------------------------------------ delay queue */
+
+/* An answer waiting for its due time. The heap is ordered by (due, seq);
+ * seq keeps answers of equal due time in the order they were made. */
+struct delayed {
+    double due;
+    unsigned long long seq;
+    struct conn *c;
+    char *p; /* owned: the whole HTTP answer */
+    size_t len;
+};
+
+static struct delayed *dq;
+static size_t dq_n, dq_cap;
+static unsigned long long dq_seq;
+static int tfd = -1;
+static double armed_at = -1; /* the timerfd's expiry, -1 when disarmed */
+
+static int dq_less(const struct delayed *a, const struct delayed *b)
+{
+    return a->due < b->due || (a->due == b->due && a->seq < b->seq);
+}
+
+static void dq_up(size_t i)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!dq_less(&dq[i], &dq[p]))
+            break;
+        struct delayed t = dq[i];
+        dq[i] = dq[p];
+        dq[p] = t;
+        i = p;
+    }
+}
+
+static void dq_down(size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < dq_n && dq_less(&dq[l], &dq[m]))
+            m = l;
+        if (r < dq_n && dq_less(&dq[r], &dq[m]))
+            m = r;
+        if (m == i)
+            return;
+        struct delayed t = dq[i];
+        dq[i] = dq[m];
+        dq[m] = t;
+        i = m;
+    }
+}
+
+/* Arms the timerfd at the earliest due time (or disarms it when empty). */
+static void dq_arm(void)
+{
+    double at = dq_n ? dq[0].due : -1;
+    if (at == armed_at)
+        return;
+    struct itimerspec its = {0};
+    if (at >= 0) {
+        its.it_value.tv_sec = (time_t)at;
+        its.it_value.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
+        if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+            its.it_value.tv_nsec = 1; /* zero would disarm */
+    }
+    if (timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL))
+        die("timerfd_settime: %s", strerror(errno));
+    armed_at = at;
+}
+
+/* xorshift64*: the jitter, reproducible from --seed */
+static double uniform01(void)
+{
+    static unsigned long long x;
+    if (!x)
+        x = opt.seed ? opt.seed : 1;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    return (double)((x * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Queues answer bytes for c, due `delay` seconds from now but never before
+ * c's previous answer. Copies the bytes. */
+static void dq_push(struct conn *c, const char *p, size_t len, double delay)
+{
+    double due = now_mono() + delay;
+    if (due < c->last_due)
+        due = c->last_due;
+    c->last_due = due;
+    if (dq_n == dq_cap) {
+        dq_cap = dq_cap ? dq_cap * 2 : 256;
+        dq = realloc(dq, dq_cap * sizeof *dq);
+        if (!dq)
+            die("out of memory");
+    }
+    struct delayed *d = &dq[dq_n];
+    d->due = due;
+    d->seq = dq_seq++;
+    d->c = c;
+    d->p = malloc(len ? len : 1);
+    if (!d->p)
+        die("out of memory");
+    memcpy(d->p, p, len);
+    d->len = len;
+    dq_up(dq_n++);
+    c->pending++;
+    dq_arm();
+}
+
+/* Frees every queued answer of c (a connection going away). */
+static void dq_drop(struct conn *c)
+{
+    if (!c->pending)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < dq_n; i++) {
+        if (dq[i].c == c)
+            free(dq[i].p);
+        else
+            dq[k++] = dq[i];
+    }
+    dq_n = k;
+    for (size_t i = dq_n / 2 + 1; i-- > 0;)
+        dq_down(i);
+    c->pending = 0;
+    dq_arm();
+}
+
+/* The delay of one DynamoDB answer, in seconds. */
+static double answer_delay(void)
+{
+    return (opt.latency_ms + opt.jitter_ms * uniform01()) * 1e-3;
+}
 
 /* The value of header `name` (lower-case, with the colon) in head, or NULL. */
 static const char *header(const char *head, size_t hl, const char *name, size_t *vl)
@@ -1393,7 +1720,11 @@ static int process(struct conn *c)
         size_t end = pos + hl + 4 + cl;
         if (end > n) {
             if (!c->sent_continue && (v = header(head, hl, "expect:", &vl)) && ieq(v, vl, "100-continue")) {
-                sb_str(&c->out, "HTTP/1.1 100 Continue\r\n\r\n");
+                static const char CONT[] = "HTTP/1.1 100 Continue\r\n\r\n";
+                if (c->pending) /* after the answers still queued, in order */
+                    dq_push(c, CONT, sizeof CONT - 1, 0);
+                else
+                    sb_str(&c->out, CONT);
                 c->sent_continue = 1;
             }
             sb_reserve(&c->in, end - n); /* room for the whole request */
@@ -1411,14 +1742,25 @@ static int process(struct conn *c)
             !((v = header(head, hl, "connection:", &vl)) && ieq(v, vl, "keep-alive")))
             close = 1;
         const char *body = head + hl + 4;
+        /* Without latency, and nothing of this connection queued, the answer
+         * goes straight out (the fast path); otherwise it is made aside and
+         * queued: DynamoDB answers after their delay, the control answers
+         * right behind what is queued. */
+        static struct sbuf aside;
+        aside.len = 0;
         if ((v = header(head, hl, "x-amz-target:", &vl)) != NULL) {
             const char *dot = memrchr(v, '.', vl);
             const char *t = dot ? dot + 1 : v;
-            dispatch(&c->out, t, (size_t)(v + vl - t), body, cl, close);
+            int delay = opt.latency_ms > 0 || opt.jitter_ms > 0;
+            dispatch(delay || c->pending ? &aside : &c->out, t, (size_t)(v + vl - t), body, cl, close);
+            if (delay || c->pending)
+                dq_push(c, aside.p, aside.len, delay ? answer_delay() : 0);
         } else {
             const char *path = sp ? sp + 1 : head;
             const char *sp2 = sp ? memchr(path, ' ', (size_t)(eol - path)) : NULL;
-            control(&c->out, path, sp2 ? (size_t)(sp2 - path) : 0, close);
+            control(c->pending ? &aside : &c->out, path, sp2 ? (size_t)(sp2 - path) : 0, close);
+            if (c->pending)
+                dq_push(c, aside.p, aside.len, 0);
         }
         pos = end;
         if (close)
@@ -1439,6 +1781,7 @@ static void conn_free(struct conn *c)
         conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    dq_drop(c);
     epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     free(c->in.p);
@@ -1463,7 +1806,7 @@ static int flush_out(struct conn *c)
     int pending = c->out_off < c->out.len;
     if (!pending) {
         c->out.len = c->out_off = 0;
-        if (c->closing)
+        if (c->closing && !c->pending)
             return -1;
     }
     if (pending != c->writing) {
@@ -1526,6 +1869,30 @@ static void on_accept(int lfd)
     }
 }
 
+/* The timerfd fired: every answer now due goes to its connection, each
+ * connection flushed once per run of its answers. */
+static void dq_fire(void)
+{
+    uint64_t expirations;
+    if (read(tfd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        die("timerfd read: %s", strerror(errno));
+    armed_at = -1; /* a one-shot timer is disarmed once it has expired */
+    double now = now_mono();
+    while (dq_n && dq[0].due <= now) {
+        struct delayed d = dq[0];
+        dq[0] = dq[--dq_n];
+        dq_down(0);
+        struct conn *c = d.c;
+        sb_add(&c->out, d.p, d.len);
+        free(d.p);
+        c->pending--;
+        st.answers_delayed++;
+        if ((dq_n == 0 || dq[0].c != c || dq[0].due > now) && flush_out(c))
+            conn_free(c);
+    }
+    dq_arm();
+}
+
 /* -------------------------------------------------------------------- main */
 
 static void write_file(const char *path, const char *data, size_t len)
@@ -1544,7 +1911,11 @@ static void usage(void)
 {
     fputs("usage: nullddb [--listen HOST:PORT] [--workers 1] [--count-file F] [--stats-file F] [--parse]\n"
           "               [--index-name N] [--pk-attr A] [--sk-attr A] [--index-pk-attr A] [--index-sk-attr A]\n"
-          "               [--pk-wcu W] [--pk-burst B] [--table-wcu T] [--table-burst B]\n",
+          "               [--pk-wcu W] [--pk-burst B] [--table-wcu T] [--table-burst B]\n"
+          "               [--index-wcu X] [--index-burst B] [--burst-s S] [--latency-ms L] [--jitter-ms J]\n"
+          "               [--seed N] [--service-model]\n"
+          "  --service-model: every one of these not given as issue 17's service: 8 + 0-4 ms,\n"
+          "  1000 WCU/s per key, 20000 WCU/s table and index, 1 s of burst\n",
           stderr);
     exit(2);
 }
@@ -1572,6 +1943,10 @@ int main(int argc, char **argv)
         name[nl] = 0;
         if (!strcmp(name, "--parse")) {
             opt.parse = 1;
+            continue;
+        }
+        if (!strcmp(name, "--service-model")) {
+            opt.service_model = 1;
             continue;
         }
         if (!strcmp(name, "-h") || !strcmp(name, "--help"))
@@ -1609,13 +1984,42 @@ int main(int argc, char **argv)
             opt.table_wcu = num_arg(v, name);
         else if (!strcmp(name, "--table-burst"))
             opt.table_burst = num_arg(v, name);
+        else if (!strcmp(name, "--index-wcu"))
+            opt.index_wcu = num_arg(v, name);
+        else if (!strcmp(name, "--index-burst"))
+            opt.index_burst = num_arg(v, name);
+        else if (!strcmp(name, "--burst-s"))
+            opt.burst_s = num_arg(v, name);
+        else if (!strcmp(name, "--latency-ms"))
+            opt.latency_ms = num_arg(v, name);
+        else if (!strcmp(name, "--jitter-ms"))
+            opt.jitter_ms = num_arg(v, name);
+        else if (!strcmp(name, "--seed"))
+            opt.seed = (unsigned long long)num_arg(v, name);
         else
             usage();
     }
+    /* what was not given: the service model's figure, or off */
+    int svc = opt.service_model;
+#define RESOLVE(field, svc_value) \
+    if (opt.field < 0)            \
+        opt.field = svc ? (svc_value) : 0;
+    RESOLVE(pk_wcu, SVC_PK_WCU)
+    RESOLVE(table_wcu, SVC_TABLE_WCU)
+    RESOLVE(index_wcu, SVC_INDEX_WCU)
+    RESOLVE(latency_ms, SVC_LATENCY_MS)
+    RESOLVE(jitter_ms, SVC_JITTER_MS)
+#undef RESOLVE
+    if (opt.burst_s < 0)
+        opt.burst_s = svc ? SVC_BURST_S : DEFAULT_BURST_S;
     if (opt.pk_burst < 0)
-        opt.pk_burst = opt.pk_wcu * 0.3;
+        opt.pk_burst = opt.pk_wcu * opt.burst_s;
     if (opt.table_burst < 0)
-        opt.table_burst = opt.table_wcu * 0.3;
+        opt.table_burst = opt.table_wcu * opt.burst_s;
+    if (opt.index_burst < 0)
+        opt.index_burst = opt.index_wcu * opt.burst_s;
+    if (opt.index_wcu > 0 && !opt.index_pk_attr)
+        die("--index-wcu needs an index key (--index-pk-attr)");
 
     /* listen */
     char host[256];
@@ -1654,15 +2058,20 @@ int main(int argc, char **argv)
     ep = epoll_create1(EPOLL_CLOEXEC);
     if (sfd < 0 || ep < 0)
         die("epoll/signalfd: %s", strerror(errno));
-    static int lmark, smark; /* data.ptr tags of the two special fds */
+    tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (tfd < 0)
+        die("timerfd_create: %s", strerror(errno));
+    static int lmark, smark, tmark; /* data.ptr tags of the three special fds */
     struct epoll_event e = {.events = EPOLLIN, .data.ptr = &lmark};
     epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &e);
     e.data.ptr = &smark;
     epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e);
+    e.data.ptr = &tmark;
+    epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &e);
     started = now_mono();
 
-    printf("nullddb listening on %s:%d workers 1 (C%s)\n", addr, ntohs(sa.sin_port),
-           opt.pk_wcu > 0 || opt.table_wcu > 0 ? ", throttling" : "");
+    printf("nullddb listening on %s:%d workers 1 (C%s%s)\n", addr, ntohs(sa.sin_port),
+           model_on() ? ", throttling" : "", opt.latency_ms > 0 || opt.jitter_ms > 0 ? ", latency" : "");
     fflush(stdout);
 
     int running = 1;
@@ -1674,12 +2083,15 @@ int main(int argc, char **argv)
                 continue;
             die("epoll_wait: %s", strerror(errno));
         }
+        int fire = 0;
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
             if (p == &lmark) {
                 on_accept(lfd);
             } else if (p == &smark) {
                 running = 0;
+            } else if (p == &tmark) {
+                fire = 1; /* after this batch: it may free connections with events below */
             } else {
                 struct conn *c = p;
                 if (evs[i].events & EPOLLOUT) {
@@ -1690,12 +2102,15 @@ int main(int argc, char **argv)
                 }
             }
         }
+        if (fire)
+            dq_fire();
     }
 
     while (conns)
         conn_free(conns);
     close(lfd);
     close(sfd);
+    close(tfd);
     close(ep);
     if (opt.count_file) {
         struct sbuf b = {0};
