@@ -152,9 +152,10 @@ el_err el_ddb_driver_submit(el_ddb_driver *d, const char *op, el_buf *body, doub
                             el_ddb_done_fn done, void *ctx, size_t user_size,
                             void **user) EL_MUST_USE;
 
-/* True when a request submitted now could go at once: a slot of the window
- * is free, nothing submitted waits for the window or the budget. Callers
- * that form requests from a backlog (the load's batcher) ask this first. */
+/* True when a request submitted now could go at the next step: the window
+ * has a slot for it beside those in flight and those submitted and not yet
+ * sent. Callers that form requests from a backlog (the load's batcher) ask
+ * this first, so requests wait in their backlog, not in the driver. */
 bool el_ddb_driver_wants(const el_ddb_driver *d);
 
 /* Requests submitted and not done (waiting, in flight, or to be resent). */
