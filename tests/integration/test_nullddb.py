@@ -484,6 +484,19 @@ class NullC(unittest.TestCase):
             for i in range(3000):                      # every edge onto "star": one hot index key
                 f.write("u%04d,star\n" % i)
         p = faultproxy.NullProcess(impl="c", pk_wcu=1000, pk_burst=50, latency_ms=2)
+        s, el_stats = self._load_through(el, p, d, csv)
+        self.assertEqual(el_stats["items_written"], 3000)
+        self.assertEqual(s["items"], 3000)
+        self.assertGreater(s["requests_throttled"], 0)
+        self.assertEqual(s["withheld_table_key"], 0)
+        reasons = el_stats["throttled_by_reason"]
+        self.assertEqual(reasons.get("IndexWriteKeyRangeThroughputExceeded", 0), s["requests_throttled"], reasons)
+        self.assertEqual(sum(v for k, v in reasons.items() if k != "IndexWriteKeyRangeThroughputExceeded"), 0,
+                         reasons)
+
+    def _load_through(self, el, p, d, csv):
+        """Loads csv (follower_id,followee_id) through the endpoint p and stops
+        it; returns the endpoint's stats and edgeload's --stats-json."""
         env = dict(os.environ, AWS_ACCESS_KEY_ID="nullc", AWS_SECRET_ACCESS_KEY="nullc", AWS_REGION="us-east-1")
         try:
             r = subprocess.run([el, "load", "--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
@@ -495,15 +508,7 @@ class NullC(unittest.TestCase):
         finally:
             p.stop()
         with open(os.path.join(d, "stats.json")) as f:
-            el_stats = json.load(f)
-        self.assertEqual(el_stats["items_written"], 3000)
-        self.assertEqual(s["items"], 3000)
-        self.assertGreater(s["requests_throttled"], 0)
-        self.assertEqual(s["withheld_table_key"], 0)
-        reasons = el_stats["throttled_by_reason"]
-        self.assertEqual(reasons.get("IndexWriteKeyRangeThroughputExceeded", 0), s["requests_throttled"], reasons)
-        self.assertEqual(sum(v for k, v in reasons.items() if k != "IndexWriteKeyRangeThroughputExceeded"), 0,
-                         reasons)
+            return s, json.load(f)
 
     def test_edgeload_through_throttling(self):
         el = os.environ.get("EDGELOAD_BIN")
@@ -522,18 +527,7 @@ class NullC(unittest.TestCase):
                     rows += 1
         cf = os.path.join(d, "count")
         p = faultproxy.NullProcess(impl="c", pk_wcu=3000, pk_burst=100, count_file=cf)
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="nullc", AWS_SECRET_ACCESS_KEY="nullc", AWS_REGION="us-east-1")
-        try:
-            r = subprocess.run([el, "load", "--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
-                                "--table", "Graph", "--endpoint-url", p.url, "--quiet",
-                                "--stats-json", os.path.join(d, "stats.json"), csv],
-                               env=env, capture_output=True, text=True, timeout=300)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            s = p.stats()
-        finally:
-            p.stop()
-        with open(os.path.join(d, "stats.json")) as f:
-            el_stats = json.load(f)
+        s, el_stats = self._load_through(el, p, d, csv)
         self.assertEqual(el_stats["items_written"], rows)
         with open(cf) as f:
             self.assertEqual(int(f.read()), rows)
