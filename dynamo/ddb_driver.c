@@ -30,6 +30,7 @@
 #include "dynamo/ddb_errors.h" /* el_ddb_fail: one line for refused credentials */
 #include "dynamo/ddb_internal.h"
 #include "dynamo/ratectl.h"
+#include "dynamo/tablerate.h"
 
 #define MAX_OP_NAME 128
 /* Backoff exponents stop growing here (the delay is capped long before). */
@@ -61,6 +62,9 @@ struct el_ddb_driver {
     el_ddb_transport t;
     const el_aws_config *cfg;  /* for the one-line explanations; may be NULL */
     el_rate rate;
+    el_trate learned;          /* the rate the table grants, when it refuses */
+    bool learn;
+    double cb_refused;         /* units the running callback noted as refused */
     double max_retry_ms;
     uint64_t rng;
     double failing_since;      /* start of failures without a success, 0 = none */
@@ -195,6 +199,8 @@ el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opt
     int window = o && o->concurrency > 0 ? o->concurrency : DEFAULT_CONCURRENCY;
     double now = el_ddb_driver_now(d);
     el_rate_init(&d->rate, window, o ? o->units_per_s : 0, now);
+    el_trate_init(&d->learned);
+    d->learn = !(o && o->no_learned_rate);
     d->max_retry_ms = (o && o->max_retry_time_s > 0 ? o->max_retry_time_s : DEFAULT_MAX_RETRY_S) *
                       1000.0;
     d->rng = (uint64_t)now ^ (uint64_t)(uintptr_t)d ^ 0x5eedULL;
@@ -289,15 +295,29 @@ const el_ddb_driver_stats *el_ddb_driver_stats_get(const el_ddb_driver *d)
     return &d->st;
 }
 
+/* The learned rate's figures, as of now. */
+static void learned_stats(el_ddb_driver *d, double now)
+{
+    d->st.learned_rate = el_trate_rate(&d->learned, now);
+    d->st.rate_cuts = d->learned.nr_cuts;
+    d->st.rate_cuts_undone = d->learned.nr_undone;
+}
+
 void el_ddb_driver_wakeup(el_ddb_driver *d)
 {
     if (d->t.wakeup)
         d->t.wakeup(d->t.self);
 }
 
-void el_ddb_driver_note_throttle(el_ddb_driver *d)
+void el_ddb_driver_note_refused(el_ddb_driver *d, double units)
 {
-    el_rate_on_throttle(&d->rate, el_ddb_driver_now(d));
+    double now = el_ddb_driver_now(d);
+    el_rate_on_throttle(&d->rate, now);
+    if (d->learn && units > 0) {
+        el_trate_refused(&d->learned, units, now);
+        d->cb_refused += units;
+        learned_stats(d, now);
+    }
 }
 
 void el_ddb_driver_hold(el_ddb_driver *d, bool hold)
@@ -337,9 +357,10 @@ static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now, double flo
     heap_push(d, op);
 }
 
-/* A throttling answer: counted by its reasons; the window shrinks unless
- * every reason is a hot key range (then only those keys are too fast). */
-static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double now)
+/* A throttling answer of a request of `units`: counted by its reasons; the
+ * window shrinks and the learned rate takes the sample unless every reason
+ * is a hot key range (then only those keys are too fast). */
+static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double units, double now)
 {
     d->st.throttled++;
     if (!res->reasons)
@@ -351,8 +372,13 @@ static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double now)
         if (res->resource[0])
             snprintf(d->st.resource[r], sizeof d->st.resource[r], "%s", res->resource);
     }
-    if (!res->reasons || (res->reasons & ~EL_THR_KEY_RANGE_MASK))
+    if (!res->reasons || (res->reasons & ~EL_THR_KEY_RANGE_MASK)) {
         el_rate_on_throttle(&d->rate, now);
+        if (d->learn) {
+            el_trate_refused(&d->learned, units, now);
+            learned_stats(d, now);
+        }
+    }
 }
 
 /* ---- sending ---- */
@@ -369,6 +395,13 @@ static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
         op = d->fifo_head;
     if (!op)
         return NULL;
+    /* the learned rate holds it as the budget does (it is 0 until the
+     * table refuses something) */
+    double lw = d->learn ? el_trate_wait_ms(&d->learned, op->units, now) : 0;
+    if (lw > 0) {
+        *budget_due = now + lw;
+        return NULL;
+    }
     if (d->rate.wcu_per_s > 0) {
         double w = el_rate_wait_ms(&d->rate, op->units, now);
         if (w > 0) {
@@ -377,6 +410,8 @@ static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
         }
         (void)el_rate_take(&d->rate, op->units, now);
     }
+    if (d->learn)
+        el_trate_take(&d->learned, op->units, now);
     if (resend) {
         heap_pop(d);
     } else {
@@ -531,7 +566,7 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
         el_rate_settle(&d->rate, op->units, consumed, now);
     switch (res->outcome) {
     case EL_DDB_THROTTLED:
-        on_throttle(d, res, now);
+        on_throttle(d, res, op->units, now);
         el_rate_refund(&d->rate, op->units, now); /* it consumed nothing; the resend pays */
         if (d->throttles_to_caller)
             break;
@@ -566,11 +601,21 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     }
     el_ddb_answer a = { .res = *res, .body = body ? body : "", .len = body ? len : 0,
                         .consumed = consumed, .attempts = op->attempts };
+    d->cb_refused = 0;
     el_ddb_verdict v = op->done ? op->done(d, op, &a, op->ctx) : EL_DDB_DONE;
+    if (d->learn && res->outcome == EL_DDB_SUCCESS && v != EL_DDB_AGAIN_THROTTLED) {
+        /* what the table granted: its ConsumedCapacity, or the estimate
+         * less what the callback said came back */
+        double granted = consumed > 0 ? consumed : op->units - d->cb_refused;
+        if (granted > 0)
+            el_trate_granted(&d->learned, granted, now);
+        if (d->learned.nr_cuts > 0)
+            learned_stats(d, now); /* it creeps, is undone or forgotten */
+    }
     switch (v) {
     case EL_DDB_AGAIN_THROTTLED:
         d->st.throttled++;
-        el_ddb_driver_note_throttle(d);
+        el_ddb_driver_note_refused(d, op->units);
         /* fall through */
     case EL_DDB_AGAIN:
         resend_later(d, op, now, res->retry_after_ms);

@@ -62,6 +62,9 @@ typedef struct el_ddb_driver_opts {
      * load puts a batch's items back to be paced per key) or leave the
      * resend to the driver (AGAIN). Without it the driver resends them. */
     bool throttles_to_caller;
+    /* Without the learned rate (tablerate.h): refusals only shrink the
+     * window, as before it existed (a benchmark's comparison). */
+    bool no_learned_rate;
 } el_ddb_driver_opts;
 
 /* What came back for a request, as its callback sees it (valid during the
@@ -100,6 +103,10 @@ typedef struct el_ddb_driver_stats {
     uint64_t by_reason[EL_THR_COUNT];
     uint64_t unspecified;
     char resource[EL_THR_COUNT][256]; /* the last resource ARN each reason named */
+    /* the learned rate (tablerate.h): units/s now (0: none limits), cuts
+     * made, cuts undone as noise */
+    double learned_rate;
+    uint64_t rate_cuts, rate_cuts_undone;
 } el_ddb_driver_stats;
 
 /* ---- the transport: how a request reaches DynamoDB ---- */
@@ -188,9 +195,15 @@ el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double
 void el_ddb_driver_wakeup(el_ddb_driver *d);
 
 /* A throttle the caller found inside a successful answer (BatchWriteItem's
- * UnprocessedItems): the window shrinks as for a throttling answer (the
- * answer is not counted as throttled: the caller counts what it resends). */
-void el_ddb_driver_note_throttle(el_ddb_driver *d);
+ * UnprocessedItems, BatchGetItem's UnprocessedKeys, a transaction cancelled
+ * for throughput): the window shrinks as for a throttling answer (the
+ * answer is not counted as throttled: the caller counts what it resends),
+ * and `units` of them (0: none) were refused by the table's or the index's
+ * limit rather than by one hot key's, which the learned rate (tablerate.h)
+ * takes as a sample. Called from a request's callback, the units are also
+ * taken off what the answer counts as granted when it reported no
+ * ConsumedCapacity. */
+void el_ddb_driver_note_refused(el_ddb_driver *d, double units);
 
 /* While held, step sends nothing (no fresh request, no resend) and only
  * collects the answers of what is in flight: for a run that is stopping

@@ -250,9 +250,10 @@ static bool is_conflict(const char *code)
            strcmp(code, "RequestLimitExceeded") == 0 || strcmp(code, "Throttling") == 0;
 }
 
-/* A TransactionCanceledException for group gi: who failed and why. */
+/* A TransactionCanceledException for group gi (a request of units): who
+ * failed and why. */
 static el_err on_cancelled(ictx *c, size_t gi, const input *in, const el_ddb_answer *a,
-                           el_diag *diag)
+                           double units, el_diag *diag)
 {
     incr_round *r = &c->rd;
     incr_group *g = &r->groups[gi];
@@ -279,7 +280,7 @@ static el_err on_cancelled(ictx *c, size_t gi, const input *in, const el_ddb_ans
         c->st->conflicts++;
         if (throttle) {
             c->cancel_throttles++;
-            el_ddb_driver_note_throttle(c->drv);
+            el_ddb_driver_note_refused(c->drv, units);
         }
         g->variant++;
         later(c, g);
@@ -354,7 +355,7 @@ static el_ddb_verdict on_txn(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answe
     el_diag_clear(&why);
     el_err err = EL_OK;
     if (strcmp(type, "TransactionCanceledException") == 0) {
-        err = on_cancelled(c, gi, c->cur, a, &why);
+        err = on_cancelled(c, gi, c->cur, a, el_ddb_op_units(op), &why);
     } else if (strcmp(type, "IdempotentParameterMismatchException") == 0) {
         c->resubmits++;
         r->groups[gi].variant++; /* a new token, at once */

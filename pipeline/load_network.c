@@ -244,6 +244,9 @@ static void sync_stats(net *n)
     t->unspecified = ds->unspecified;
     t->items_refused = n->items_refused;
     t->items_sent = n->items_sent;
+    t->table_rate = ds->learned_rate;
+    t->rate_cuts = ds->rate_cuts;
+    t->rate_cuts_undone = ds->rate_cuts_undone;
     if (n->pacer) {
         el_pacer_stats ps;
         el_pacer_stats_get(n->pacer, &ps);
@@ -372,6 +375,23 @@ static el_err send_items(net *n, el_item *const *items, size_t count)
     return EL_OK;
 }
 
+/* Whether the item handed back shares its table or index partition key
+ * with another item of the batch handed back too: a hot key's signature
+ * (a table at its limit hands back items of every key). */
+static bool shares_key_back(const batch *bt, const bool *back, size_t i)
+{
+    const el_item *it = bt->items[i];
+    for (size_t j = 0; j < bt->n; j++) {
+        if (j == i || !back[j])
+            continue;
+        const el_item *o = bt->items[j];
+        if (o->pk_hash == it->pk_hash ||
+            (has_index_key(it) && has_index_key(o) && o->ipk_hash == it->ipk_hash))
+            return true;
+    }
+    return false;
+}
+
 static bool key_matches(const el_item *it, const el_ddb_key *k)
 {
     const char *key = el_item_key(it);
@@ -394,13 +414,19 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
     double now = el_ddb_driver_now(n->drv);
     el_err err = EL_OK;
     bool unpaced_back = false; /* an item of a key not paced came back */
+    double table_units = 0;    /* of those, units refused by the table's limit */
     n->items_refused += br.nunprocessed;
+    bool back[EL_DDB_BATCH_ITEMS];
+    for (size_t i = 0; i < bt->n; i++) {
+        back[i] = false;
+        for (size_t k = 0; k < br.nunprocessed && !back[i]; k++)
+            back[i] = key_matches(bt->items[i], &br.unprocessed[k]);
+    }
     for (size_t i = 0; i < bt->n; i++) {
         el_item *it = bt->items[i];
-        bool unprocessed = false;
-        for (size_t k = 0; k < br.nunprocessed && !unprocessed; k++)
-            unprocessed = key_matches(it, &br.unprocessed[k]);
-        if (unprocessed) {
+        if (back[i]) {
+            if (!item_paced(n, it) && !shares_key_back(bt, back, i))
+                table_units += el_item_wcu(it);
             /* which of its partition keys was too fast is not said: both
              * are suspects, paced when refused again */
             bool was_paced = item_paced(n, it);
@@ -441,9 +467,11 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
     }
     el_ddb_batch_result_clear(&br);
     /* unprocessed items are throttling too: the window is cut unless they
-     * were all of keys already paced (then only those keys are too fast) */
+     * were all of keys already paced (then only those keys are too fast);
+     * those of no key paced and sharing no key with another item handed
+     * back are the table's limit, for its learned rate */
     if (unpaced_back)
-        el_ddb_driver_note_throttle(n->drv);
+        el_ddb_driver_note_refused(n->drv, table_units);
     if (err) {
         el_diag_set(&d, err, "out of memory");
         el_ddb_driver_fail(n->drv, err, &d);
@@ -595,8 +623,12 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     el_ddb_driver_opts dopts = { .concurrency = concurrency, .units_per_s = o->max_wcu,
                                  .max_retry_time_s = o->max_retry_time_s,
                                  .throttles_to_caller = true };
-    /* Benchmark switch (docs/PERFORMANCE.md), not a user option: without
-     * per-key pacing every throttle is resent by the driver as before. */
+    /* Benchmark switches (docs/PERFORMANCE.md), not user options: without
+     * per-key pacing every throttle is resent by the driver as before;
+     * without the learned table rate (dynamo/tablerate.h), or without
+     * either, refusals only shrink the window. */
+    dopts.no_learned_rate = getenv("EDGELOAD_BENCH_NO_PACING") ||
+                            getenv("EDGELOAD_BENCH_NO_TABLE_RATE");
     if (!getenv("EDGELOAD_BENCH_NO_PACING")) {
         n.pacer = el_pacer_new();
         if (n.pacer && n.b)

@@ -155,7 +155,10 @@ static el_err on_answer(vrun *v, const batch *b, const el_ddb_answer *a, el_diag
     if (!err && rest.n > 0) {
         /* unprocessed keys are throttling: a new request of them, later */
         v->st->retries++;
-        el_ddb_driver_note_throttle(v->drv);
+        double units = 0;
+        for (size_t i = 0; i < rest.n; i++)
+            units += read_units(v, rest.slots[i]);
+        el_ddb_driver_note_refused(v->drv, units);
         err = send_batch(v, &rest, diag);
     }
     return err;

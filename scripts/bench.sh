@@ -36,8 +36,10 @@
 #       20,000 WCU/s for the table and for the index, 1 s of burst, the
 #       throttle body with ThrottlingReasons), the skewed graph of (5)
 #       sorted by follower loaded (a) without sharding and (b) with
-#       sharding (--hot-threshold), each also with per-key pacing off
-#       (EDGELOAD_BENCH_NO_PACING=1): wall time against the floor the input
+#       sharding (--hot-threshold), each also with per-key pacing and the
+#       learned table rate off (EDGELOAD_BENCH_NO_PACING=1), and (b) with
+#       only the learned table rate off (EDGELOAD_BENCH_NO_TABLE_RATE=1):
+#       wall time against the floor the input
 #       sets by the model's own rules (the hottest key's units / 1,000, the
 #       table's and the index's units / 20,000, from the model's accounting
 #       of what it accepted), the items sent and refused as the model
@@ -600,6 +602,8 @@ EOF
   svc svc_shard "sharding (--hot-threshold $HOT), per-key pacing on" -- --hot-threshold "$HOT"
   svc svc_shard_np "sharding (--hot-threshold $HOT), per-key pacing off (EDGELOAD_BENCH_NO_PACING=1)" \
     EDGELOAD_BENCH_NO_PACING=1 -- --hot-threshold "$HOT"
+  svc svc_shard_nt "sharding (--hot-threshold $HOT), learned table rate off (EDGELOAD_BENCH_NO_TABLE_RATE=1)" \
+    EDGELOAD_BENCH_NO_TABLE_RATE=1 -- --hot-threshold "$HOT"
 fi
 
 # ======================= the table ============================================
@@ -668,6 +672,7 @@ EOF
   floor_ratio "issue 17 (service model): wall / floor, no sharding, pacing off" svc_flat_np
   floor_ratio "issue 17 (service model): wall / floor, sharding, pacing on (target <= 1.05)" svc_shard
   floor_ratio "issue 17 (service model): wall / floor, sharding, pacing off" svc_shard_np
+  floor_ratio "issue 17 (service model): wall / floor, sharding, learned table rate off" svc_shard_nt
   tratio "issue 17 (service model): elapsed, no sharding, pacing off / on" svc_flat_np svc_flat
   tratio "issue 17 (service model): elapsed, sharding, pacing off / on" svc_shard_np svc_shard
   if [ ${#SVC_TABLE[@]} -gt 0 ]; then
