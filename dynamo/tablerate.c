@@ -13,11 +13,15 @@
 
 #define CUT 0.95              /* of the units granted over the last second */
 #define MIN_SHARE 0.005       /* refusals under 0.5 % of a second's writes do not cut */
-#define CHECK_MS 200.0        /* a cut is judged on the 200 ms after it */
+#define CHECK_MS 200.0        /* the earliest a second cut of a chain may follow */
+#define JUDGE_MS 1500.0       /* a cut is judged on the 1.5 s after it */
+#define KEPT_SHARE 0.005      /* ... and kept if less than this was refused then */
+#define MIN_REFUSALS 3        /* refusals in the last second before a cut */
+#define MIN_GRANTS 10         /* answers with grants the rate is measured on */
 #define CREEP_PER_S 0.01      /* growth while nothing was refused for a second */
 #define QUIET_MS 1000.0
 #define FORGET_MS 60000.0     /* no refusal for a minute: no rate */
-#define NOISE_MS 30000.0      /* a noise share fades to nothing over this */
+#define NOISE_MS 120000.0     /* a noise share fades to nothing over this */
 #define BUCKET_S 0.1
 #define MIN_HISTORY_MS 300.0  /* grants seen for at least this long before a first cut */
 
@@ -40,6 +44,7 @@ static int slot(el_trate *t, double now)
     if (t->tick[i] != k) {
         t->tick[i] = k;
         t->granted[i] = t->refused[i] = 0;
+        t->events[i] = t->grants[i] = 0;
     }
     return i;
 }
@@ -55,25 +60,50 @@ static void sum(const el_trate *t, long long from, long long to, double *g, doub
         }
 }
 
+/* Refusals and grants (calls) in the slots of ticks [from, now's]. */
+static void calls(const el_trate *t, long long from, double now, int *refusals, int *grants)
+{
+    long long k = tick_of(now);
+    *refusals = *grants = 0;
+    for (int i = 0; i < EL_TRATE_SLOTS; i++)
+        if (t->tick[i] >= from && t->tick[i] <= k) {
+            *refusals += t->events[i];
+            *grants += t->grants[i];
+        }
+}
+
 static double share(double g, double r)
 {
     return g + r > 0 ? r / (g + r) : 0;
 }
 
-/* The last second: units granted per second over it (over what there is
- * of it at the start) and the share refused. */
+/* Units granted per second in the slots of ticks [from, now's], counting
+ * only the time of slots in which anything was sent (granted or refused):
+ * a command that writes in rounds (incremental) or a load waiting on its
+ * readers would otherwise look slower than the table let it be. */
+static double granted_rate(const el_trate *t, long long from, double now)
+{
+    long long k = tick_of(now);
+    double g = 0, busy = 0;
+    for (int i = 0; i < EL_TRATE_SLOTS; i++) {
+        if (t->tick[i] < from || t->tick[i] > k || t->granted[i] + t->refused[i] <= 0)
+            continue;
+        g += t->granted[i];
+        busy += t->tick[i] == k ? now - (double)k * EL_TRATE_SLOT_MS : EL_TRATE_SLOT_MS;
+    }
+    if (busy < EL_TRATE_SLOT_MS)
+        busy = EL_TRATE_SLOT_MS;
+    return g / busy * 1000.0;
+}
+
+/* The last second: units granted per second over it and the share
+ * refused. */
 static void last_second(const el_trate *t, double now, double *rate, double *sh)
 {
     long long k = tick_of(now);
     double g, r;
     sum(t, k - 9, k, &g, &r);
-    double from = (double)(k - 9) * EL_TRATE_SLOT_MS;
-    if (t->first > from)
-        from = t->first;
-    double span = now - from;
-    if (span < EL_TRATE_SLOT_MS)
-        span = EL_TRATE_SLOT_MS;
-    *rate = g / span * 1000.0;
+    *rate = granted_rate(t, k - 9, now);
     *sh = share(g, r);
 }
 
@@ -109,34 +139,41 @@ static void advance(el_trate *t, double now)
     t->last_refill = now;
 }
 
-/* Judges the chain of cuts once CHECK_MS have passed since its last one:
- * the share refused fell to under half the chain's worst (the table's
- * limit: kept), or did not after two cuts that lowered the rate by a tenth
- * (noise: undone). */
+/* The share refused since the last cut (its own slot still carries what
+ * was sent before it), up to `until` ms after it. */
+static double share_since_cut(const el_trate *t, double until)
+{
+    double g, r;
+    sum(t, tick_of(t->cut_at) + 1, tick_of(t->cut_at + until), &g, &r);
+    return share(g, r);
+}
+
+/* Judges the chain of cuts JUDGE_MS after its last one, on what was
+ * refused since: under half the chain's worst share and under 0.5 % (the
+ * table's limit: kept); otherwise, after the first cut, the next refusal
+ * cuts again (a limit not yet found, or noise); after the second, noise:
+ * undone, and refusals up to twice that share do not cut for a while.
+ * An absolute bound, not only "fell by half": the reading that set off a
+ * cut is the worst second of many, and the next is better by chance. */
 static void check(el_trate *t, double now)
 {
-    if (t->cuts == 0 || now - t->cut_at < CHECK_MS)
+    if (t->cuts == 0 || t->judged || now - t->cut_at < JUDGE_MS)
         return;
-    double g, r;
-    /* the slot of the cut still carries what was sent before it */
-    sum(t, tick_of(t->cut_at) + 1, tick_of(t->cut_at + CHECK_MS), &g, &r);
-    double after = share(g, r);
-    if (after < t->share_before / 2) {
+    double after = share_since_cut(t, JUDGE_MS);
+    if (after < t->share_before / 2 && after < KEPT_SHARE) {
         t->cuts = 0; /* the limit: kept */
         return;
     }
-    if (after > t->share_before)
-        t->share_before = after; /* the chain is judged against its worst */
-    if (t->cuts < 2)
-        return; /* once more, on a reading free of the table's first burst */
-    if (t->rate_before <= 0 || t->rate <= 0.9 * t->rate_before) {
-        t->rate = t->rate_before;
-        t->tokens = 0;
-        t->last_refill = now;
-        t->noise = after;
-        t->noise_at = now;
-        t->nr_undone++;
+    if (t->cuts < 2) {
+        t->judged = true;
+        return;
     }
+    t->rate = t->rate_before;
+    t->tokens = 0;
+    t->last_refill = now;
+    t->noise = after;
+    t->noise_at = now;
+    t->nr_undone++;
     t->cuts = 0;
 }
 
@@ -144,7 +181,9 @@ void el_trate_granted(el_trate *t, double units, double now)
 {
     if (t->first < 0)
         t->first = now;
-    t->granted[slot(t, now)] += units;
+    int i = slot(t, now);
+    t->granted[i] += units;
+    t->grants[i]++;
     long long k = tick_of(now);
     double g, r;
     sum(t, k - 9, k, &g, &r);
@@ -155,30 +194,39 @@ void el_trate_granted(el_trate *t, double units, double now)
 
 void el_trate_refused(el_trate *t, double units, double now)
 {
-    t->refused[slot(t, now)] += units;
+    int i = slot(t, now);
+    t->refused[i] += units;
+    t->events[i]++;
     advance(t, now);
     t->last_refusal = now;
     check(t, now);
-    if (t->cuts > 0 && now - t->cut_at < CHECK_MS)
-        return; /* each cut judged before the next */
+    if (t->cuts > 0 && !t->judged) {
+        /* a cut under judgement: no other, but for one early (a table's
+         * first burst made the second before the cut look faster than the
+         * table is, and the share refused grew after it) */
+        if (now - t->cut_at < CHECK_MS || t->cuts > 1 ||
+            share_since_cut(t, now - t->cut_at) < t->share_before ||
+            share_since_cut(t, now - t->cut_at) < MIN_SHARE)
+            return;
+    }
     double granted, sh;
     last_second(t, now, &granted, &sh);
-    if (t->cuts > 0) {
+    long long from = tick_of(now) - 9;
+    if (t->cuts > 0 && now - (double)(tick_of(t->cut_at) + 1) * EL_TRATE_SLOT_MS >= EL_TRATE_SLOT_MS) {
         /* a cut not yet judged good: its own time measures what the table
          * grants, free of the burst the second before may have had */
-        long long from = tick_of(t->cut_at) + 1, k = tick_of(now);
-        double g, r;
-        sum(t, from, k, &g, &r);
-        double span = now - (double)from * EL_TRATE_SLOT_MS;
-        if (span >= EL_TRATE_SLOT_MS)
-            granted = g / span * 1000.0;
+        from = tick_of(t->cut_at) + 1;
+        granted = granted_rate(t, from, now);
     }
+    int refusals, grants;
+    calls(t, tick_of(now) - 9, now, &refusals, &grants);
     double noise = noise_now(t, now);
-    if (sh < MIN_SHARE || sh <= 2 * noise)
-        return;
-    /* a rate needs grants to measure: refused from the start, or whole,
-     * the window's backoff is what acts */
-    if (granted <= 0 || now - t->first < MIN_HISTORY_MS)
+    if (!t->judged && (sh < MIN_SHARE || sh <= 2 * noise || refusals < MIN_REFUSALS))
+        return; /* (a chain judged to go on cuts at the next refusal) */
+    /* a rate is measured on enough answers: refused from the start, whole,
+     * or by a command of a few requests, the window's backoff is what acts */
+    calls(t, from, now, &refusals, &grants);
+    if (granted <= 0 || grants < MIN_GRANTS || now - t->first < MIN_HISTORY_MS)
         return;
     if (t->cuts == 0) {
         t->rate_before = t->rate;
@@ -200,6 +248,7 @@ void el_trate_refused(el_trate *t, double units, double now)
         t->tokens = capacity(t);
     t->last_refill = now;
     t->cut_at = now;
+    t->judged = false;
     t->cuts++;
     t->nr_cuts++;
 }

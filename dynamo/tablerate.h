@@ -22,9 +22,10 @@
  * table is); not fallen after that either, while the rate is 10 % lower:
  * not a limit, the rate before the cuts is restored and refusals up to
  * twice that share are noise from then on (forgotten over half a minute).
- * Refusals under 0.5 % of what is sent never cut, and a rate needs 300 ms
- * of grants to be measured: a table that refuses everything is left to
- * the window's backoff.
+ * Refusals under 0.5 % of what is sent, or fewer than three in a second,
+ * never cut, and a rate is measured on at least 300 ms and ten answers
+ * with grants: a table that refuses everything, or a command of a few
+ * requests, is left to the window's backoff.
  *
  * Units are whatever the caller's requests cost (write units for writes,
  * read units for reads). Pure: time is an argument (ms of the caller's
@@ -49,9 +50,11 @@ typedef struct el_trate {
     /* the cut being checked: made at cut_at, from rate_before; cuts = how
      * many in a row have not lowered the share refused (0 = none pending) */
     int cuts;
+    bool judged;            /* the last cut was judged: not fallen, the next refusal cuts */
     double cut_at, rate_before, share_before;
     double noise, noise_at; /* a share refused seen not to depend on the rate */
     double granted[EL_TRATE_SLOTS], refused[EL_TRATE_SLOTS];
+    int events[EL_TRATE_SLOTS], grants[EL_TRATE_SLOTS]; /* refusals, grants (calls) a slot */
     long long tick[EL_TRATE_SLOTS];
     uint64_t nr_cuts, nr_undone; /* figures: cuts made, cuts undone as noise */
 } el_trate;

@@ -2,8 +2,9 @@
  * test_tablerate.c - the learned table rate against simulated services:
  * a table with a write limit and a burst (the rate settles just under the
  * limit and few writes are refused), a service that refuses a share of
- * everything at random whatever the rate (the cuts are undone and the load
- * keeps its pace), growth while quiet, forgetting, and refusals too few to
+ * everything at random whatever the rate, in parts of many requests or
+ * whole requests of few (the cuts are undone and the load keeps its
+ * pace), growth while quiet, forgetting, and refusals too few to
  * cut. Time is the test's: 10-ms steps, answers in the step they are sent.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -23,6 +24,7 @@
 typedef struct service {
     double limit, burst, tokens, last;
     double random_share;
+    bool whole;  /* a request refused at random is refused whole */
     uint64_t rng;
 } service;
 
@@ -49,7 +51,9 @@ static double serve(service *s, double now)
             g = s->tokens > 0 ? (double)(long)s->tokens : 0;
         s->tokens -= g;
     }
-    if (s->random_share > 0 && rnd(s) < s->random_share * 4)
+    if (s->whole && rnd(s) < s->random_share)
+        g = 0;
+    else if (!s->whole && s->random_share > 0 && rnd(s) < s->random_share * 4)
         g -= REQ / 4; /* a quarter of the request handed back, at random */
     return g < 0 ? 0 : g;
 }
@@ -133,6 +137,19 @@ static void test_random_refusals_do_not_slow_the_load(void **state)
     assert_true(late.sent >= 0.9 * 30000 * 30);
 }
 
+static void test_few_requests_refused_at_random(void **state)
+{
+    (void)state;
+    el_trate t;
+    el_trate_init(&t);
+    /* 80 requests a second, 8 % of them refused whole at random: the
+     * fault tests' pattern, where a 200-ms reading sees a dozen requests */
+    service s = { .random_share = 0.08, .whole = true, .rng = 7 };
+    tally tl = { 0 };
+    run(&t, &s, 2000, 0, 120000, 0, &tl);
+    assert_true(tl.sent >= 0.9 * 2000 * 120);
+}
+
 static void test_too_few_refusals_do_not_cut(void **state)
 {
     (void)state;
@@ -152,7 +169,11 @@ static void test_cut_creep_and_forget(void **state)
     el_trate_init(&t);
     for (double now = 0; now < 1000; now += 10)
         el_trate_granted(&t, 100, now); /* 10,000 units/s */
-    el_trate_refused(&t, 1000, 1000);   /* 9 % */
+    /* one refusal is not enough to cut: three in a second are */
+    el_trate_refused(&t, 400, 1000);
+    el_trate_refused(&t, 300, 1000);
+    assert_true(el_trate_rate(&t, 1000) == 0);
+    el_trate_refused(&t, 300, 1000);    /* 9 % in all */
     double r0 = el_trate_rate(&t, 1000);
     assert_true(r0 > 0.94 * 10000 && r0 < 0.96 * 10000);
     /* at that rate a 100 ms bucket: 950 units, then one request a 100/r0 s */
@@ -172,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_no_refusal_no_rate),
         cmocka_unit_test(test_settles_under_a_table_limit),
         cmocka_unit_test(test_random_refusals_do_not_slow_the_load),
+        cmocka_unit_test(test_few_requests_refused_at_random),
         cmocka_unit_test(test_too_few_refusals_do_not_cut),
         cmocka_unit_test(test_cut_creep_and_forget),
     };
