@@ -420,6 +420,19 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, el_sq
     }
 }
 
+/* One hex digit v of a blob literal: the first of a pair waits in *hi (-1:
+ * none waits), the second completes the byte. */
+static el_err put_nibble(el_buf *dst, el_sql_tok *tok, int *hi, int v)
+{
+    if (*hi < 0) {
+        *hi = v;
+        return EL_OK;
+    }
+    int byte = *hi * 16 + v;
+    *hi = -1;
+    return put1(dst, tok, byte);
+}
+
 /* X'..': pairs of hex digits to bytes. A bad digit or an odd count makes the
  * literal invalid (tok->invalid) but the token is consumed to its quote. */
 static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
@@ -444,13 +457,8 @@ static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
             tok->invalid = true;
             continue;
         }
-        if (hi < 0) {
-            hi = v;
-        } else {
-            if ((err = put1(dst, tok, hi * 16 + v)))
-                return err;
-            hi = -1;
-        }
+        if ((err = put_nibble(dst, tok, &hi, v)))
+            return err;
     }
 }
 
@@ -469,13 +477,8 @@ static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
         if (v < 0)
             break;
         advance(lex, 1);
-        if (hi < 0) {
-            hi = v;
-        } else {
-            if ((err = put1(dst, tok, hi * 16 + v)))
-                return err;
-            hi = -1;
-        }
+        if ((err = put_nibble(dst, tok, &hi, v)))
+            return err;
     }
     if (hi >= 0 && dst && !tok->overflow) {
         /* odd digit count: shift the bytes of this literal right by a nibble */
