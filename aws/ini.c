@@ -22,12 +22,13 @@
 #include <ctype.h>     /* isspace, tolower */
 #include <errno.h>     /* errno, ENOENT */
 #include <stdio.h>     /* FILE, fopen, fread */
-#include <stdlib.h>    /* realloc, free */
+#include <stdlib.h>    /* free */
 #include <string.h>    /* strlen, strcmp, memcpy, explicit_bzero */
 #include <sys/stat.h>  /* stat for the permission check */
 
 #include "aws/aws_internal.h"  /* string helpers */
 #include "common/buf.h"
+#include "common/vec.h"    /* el_grow: the entries */
 
 /* Longest file we accept. */
 #define INI_MAX_FILE (4u * 1024 * 1024)
@@ -47,14 +48,10 @@ void el_ini_clear(el_ini *f)
 static el_err el_ini_add(el_ini *f, el_ini_kind kind, const char *section, const char *key,
                       size_t keylen, const char *value, size_t valuelen)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        el_ini_entry *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        f->v = v;
-        f->cap = cap;
-    }
+    el_ini_entry *v = el_grow(f->v, &f->cap, f->n + 1, sizeof *v, 16);
+    if (!v)
+        return EL_ENOMEM;
+    f->v = v;
     el_ini_entry *e = &f->v[f->n];
     e->kind = kind;
     e->section = el_aws_dup(section);
