@@ -101,6 +101,19 @@ static void trim(const char **s, size_t *n)
         (*n)--;
 }
 
+/* "key = value" (or "key: value") split at sep, a byte of s[0..n): the key
+ * and the value, each trimmed. */
+static void split_setting(const char *s, size_t n, const char *sep, const char **k,
+                          size_t *klen, const char **v, size_t *vlen)
+{
+    *k = s;
+    *klen = (size_t)(sep - s);
+    *v = sep + 1;
+    *vlen = n - *klen - 1;
+    trim(k, klen);
+    trim(v, vlen);
+}
+
 /* Splits a section header's inside into kind and name. The credentials file
  * names profiles directly; the config file says `profile x` (or `default`). */
 static el_err parse_section(const char *s, size_t n, bool config_file, el_ini_kind *kind,
@@ -179,12 +192,9 @@ static el_err el_ini_parse(el_ini *f, char *text, bool config_file, el_diag *dia
             if (parent) {
                 const char *eq = memchr(s, '=', n);
                 if (eq) {
-                    const char *k = s;
-                    size_t klen = (size_t)(eq - s);
-                    const char *v = eq + 1;
-                    size_t vlen = n - klen - 1;
-                    trim(&k, &klen);
-                    trim(&v, &vlen);
+                    const char *k, *v;
+                    size_t klen, vlen;
+                    split_setting(s, n, eq, &k, &klen, &v, &vlen);
                     el_buf name;
                     el_buf_init(&name, 1024);
                     if (el_buf_puts(&name, parent) || el_buf_putc(&name, '.') ||
@@ -239,12 +249,9 @@ static el_err el_ini_parse(el_ini *f, char *text, bool config_file, el_diag *dia
             err = parse_line_error(diag, f->path, lineno, "expected key = value");
             break;
         }
-        const char *k = s;
-        size_t klen = (size_t)(sep - s);
-        const char *v = sep + 1;
-        size_t vlen = n - klen - 1;
-        trim(&k, &klen);
-        trim(&v, &vlen);
+        const char *k, *v;
+        size_t klen, vlen;
+        split_setting(s, n, sep, &k, &klen, &v, &vlen);
         free(parent);
         parent = NULL;
         in_key = true;
