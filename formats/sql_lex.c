@@ -420,52 +420,13 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, el_sq
     }
 }
 
-/* One hex digit v of a blob literal: the first of a pair waits in *hi (-1:
- * none waits), the second completes the byte. */
-static el_err put_nibble(el_buf *dst, el_sql_tok *tok, int *hi, int v)
+/* X'..' (quoted) or 0x..: pairs of hex digits to bytes. Quoted, a bad digit
+ * or an odd count makes the literal invalid (tok->invalid) but the token is
+ * consumed to its quote; unquoted, the first other byte ends it and an odd
+ * count means a leading zero. */
+static el_err hex(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, bool quoted_form, el_diag *diag)
 {
-    if (*hi < 0) {
-        *hi = v;
-        return EL_OK;
-    }
-    int byte = *hi * 16 + v;
-    *hi = -1;
-    return put1(dst, tok, byte);
-}
-
-/* X'..': pairs of hex digits to bytes. A bad digit or an odd count makes the
- * literal invalid (tok->invalid) but the token is consumed to its quote. */
-static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
-{
-    advance(lex, 2); /* X' */
-    int hi = -1;
-    for (;;) {
-        int c;
-        el_err err = peek(lex, 0, &c, diag);
-        if (err)
-            return err;
-        if (c < 0)
-            return unterminated(lex, tok, "hex literal", diag);
-        advance(lex, 1);
-        if (c == '\'') {
-            if (hi >= 0)
-                tok->invalid = true;
-            return EL_OK;
-        }
-        int v = el_hex_value(c);
-        if (v < 0) {
-            tok->invalid = true;
-            continue;
-        }
-        if ((err = put_nibble(dst, tok, &hi, v)))
-            return err;
-    }
-}
-
-/* 0x..: like X'..' but unquoted, and an odd count means a leading zero. */
-static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
-{
-    advance(lex, 2); /* 0x */
+    advance(lex, 2); /* X' or 0x */
     size_t start = dst ? dst->len : 0;
     int hi = -1;
     for (;;) {
@@ -473,12 +434,30 @@ static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
         el_err err = peek(lex, 0, &c, diag);
         if (err)
             return err;
+        if (quoted_form && c < 0)
+            return unterminated(lex, tok, "hex literal", diag);
+        if (quoted_form && c == '\'') {
+            advance(lex, 1);
+            if (hi >= 0)
+                tok->invalid = true;
+            return EL_OK;
+        }
         int v = el_hex_value(c);
-        if (v < 0)
-            break;
+        if (v < 0) {
+            if (!quoted_form)
+                break;
+            tok->invalid = true;
+            advance(lex, 1);
+            continue;
+        }
         advance(lex, 1);
-        if ((err = put_nibble(dst, tok, &hi, v)))
-            return err;
+        if (hi < 0) {
+            hi = v;
+        } else {
+            if ((err = put1(dst, tok, hi * 16 + v)))
+                return err;
+            hi = -1;
+        }
     }
     if (hi >= 0 && dst && !tok->overflow) {
         /* odd digit count: shift the bytes of this literal right by a nibble */
@@ -717,7 +696,7 @@ again:
     }
     if ((c == 'x' || c == 'X') && c1 == '\'') {
         tok->kind = EL_TOK_HEX;
-        return hex_string(lex, tok, dst, diag);
+        return hex(lex, tok, dst, true, diag);
     }
     if ((c == 'b' || c == 'B') && c1 == '\'' && mysql) {
         tok->kind = EL_TOK_BITS;
@@ -727,7 +706,7 @@ again:
         int c2 = n > 2 ? p[2] : -1;
         if (c1 == 'x' && el_hex_value(c2) >= 0) {
             tok->kind = EL_TOK_HEX;
-            return hex_number(lex, tok, dst, diag);
+            return hex(lex, tok, dst, false, diag);
         }
         if (c1 == 'b' && (c2 == '0' || c2 == '1')) {
             tok->kind = EL_TOK_BITS;
