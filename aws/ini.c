@@ -22,12 +22,13 @@
 #include <ctype.h>     /* isspace, tolower */
 #include <errno.h>     /* errno, ENOENT */
 #include <stdio.h>     /* FILE, fopen, fread */
-#include <stdlib.h>    /* realloc, free */
+#include <stdlib.h>    /* free */
 #include <string.h>    /* strlen, strcmp, memcpy, explicit_bzero */
 #include <sys/stat.h>  /* stat for the permission check */
 
 #include "aws/aws_internal.h"  /* string helpers */
 #include "common/buf.h"
+#include "common/vec.h"    /* el_grow: the entries */
 
 /* Longest file we accept. */
 #define INI_MAX_FILE (4u * 1024 * 1024)
@@ -47,14 +48,10 @@ void el_ini_clear(el_ini *f)
 static el_err el_ini_add(el_ini *f, el_ini_kind kind, const char *section, const char *key,
                       size_t keylen, const char *value, size_t valuelen)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        el_ini_entry *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return EL_ENOMEM;
-        f->v = v;
-        f->cap = cap;
-    }
+    el_ini_entry *v = el_grow(f->v, &f->cap, f->n + 1, sizeof *v, 16);
+    if (!v)
+        return EL_ENOMEM;
+    f->v = v;
     el_ini_entry *e = &f->v[f->n];
     e->kind = kind;
     e->section = el_aws_dup(section);
@@ -102,6 +99,19 @@ static void trim(const char **s, size_t *n)
     }
     while (*n && isspace((unsigned char)(*s)[*n - 1]))
         (*n)--;
+}
+
+/* "key = value" (or "key: value") split at sep, a byte of s[0..n): the key
+ * and the value, each trimmed. */
+static void split_setting(const char *s, size_t n, const char *sep, const char **k,
+                          size_t *klen, const char **v, size_t *vlen)
+{
+    *k = s;
+    *klen = (size_t)(sep - s);
+    *v = sep + 1;
+    *vlen = n - *klen - 1;
+    trim(k, klen);
+    trim(v, vlen);
 }
 
 /* Splits a section header's inside into kind and name. The credentials file
@@ -182,12 +192,9 @@ static el_err el_ini_parse(el_ini *f, char *text, bool config_file, el_diag *dia
             if (parent) {
                 const char *eq = memchr(s, '=', n);
                 if (eq) {
-                    const char *k = s;
-                    size_t klen = (size_t)(eq - s);
-                    const char *v = eq + 1;
-                    size_t vlen = n - klen - 1;
-                    trim(&k, &klen);
-                    trim(&v, &vlen);
+                    const char *k, *v;
+                    size_t klen, vlen;
+                    split_setting(s, n, eq, &k, &klen, &v, &vlen);
                     el_buf name;
                     el_buf_init(&name, 1024);
                     if (el_buf_puts(&name, parent) || el_buf_putc(&name, '.') ||
@@ -242,12 +249,9 @@ static el_err el_ini_parse(el_ini *f, char *text, bool config_file, el_diag *dia
             err = parse_line_error(diag, f->path, lineno, "expected key = value");
             break;
         }
-        const char *k = s;
-        size_t klen = (size_t)(sep - s);
-        const char *v = sep + 1;
-        size_t vlen = n - klen - 1;
-        trim(&k, &klen);
-        trim(&v, &vlen);
+        const char *k, *v;
+        size_t klen, vlen;
+        split_setting(s, n, sep, &k, &klen, &v, &vlen);
         free(parent);
         parent = NULL;
         in_key = true;

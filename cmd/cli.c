@@ -14,13 +14,22 @@
 #include <stdlib.h>  /* strtol, getenv */
 #include <string.h>  /* strncmp, strlen */
 
+/* One line on stderr: the prefix, the message, a newline. */
+static void say(const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+    fputs(prefix, stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("edgeload: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("edgeload: ", fmt, ap);
     va_end(ap);
 }
 
@@ -28,9 +37,7 @@ void cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("edgeload: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say("edgeload: warning: ", fmt, ap);
     va_end(ap);
 }
 

@@ -68,10 +68,6 @@ int cmd_counters(int argc, char **argv)
     cmd_options o;
     int rc = EXIT_FATAL;
     cmd_load_job j = { 0 }; /* freed at out: whatever is set by then */
-    if (!cmd_options_init(&o, argc)) {
-        cli_error("out of memory");
-        goto out;
-    }
     if ((rc = cmd_parse(&spec, argc, argv, &o, NULL)) >= 0)
         goto out;
     el_mapping *m = build_mapping(&o.map, &rc);
@@ -88,12 +84,8 @@ int cmd_counters(int argc, char **argv)
     if ((rc = cmd_load_job_prepare(&j, &o, true, EL_TABLE_KEYS)))
         goto out;
     el_load_stats st;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_load_run(&j.lo, &st, &d);
-    if (err)
-        cli_error("%s", d.msg);
-    rc = cmd_exit_code(err);
+    el_err err;
+    rc = cmd_load_job_run(&j, &st, &err);
     if (rc == EXIT_USAGE)
         goto out;
     if (!err && st.rejected > 0)

@@ -126,10 +126,6 @@ int cmd_create_table(int argc, char **argv)
 {
     cmd_options o;
     create_args ca = { .projection = "ALL", .wait = 300 };
-    if (!cmd_options_init(&o, argc)) {
-        cli_error("out of memory");
-        return EXIT_FATAL;
-    }
     int prc = cmd_parse(&spec, argc, argv, &o, &ca);
     const char *table = o.map.table, *index_name = o.map.index_name;
     const char *projection = ca.projection, *mapping_path = o.map.mapping_path;

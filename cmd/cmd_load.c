@@ -276,10 +276,6 @@ int cmd_load(int argc, char **argv)
     int rc = EXIT_FATAL;
     char *split_names[4] = { NULL, NULL, NULL, NULL };
     cmd_load_job j = { 0 }; /* freed at out: whatever is set by then */
-    if (!cmd_options_init(&o, argc)) {
-        cli_error("out of memory");
-        goto out;
-    }
     if ((rc = cmd_parse(&spec, argc, argv, &o, &la)) >= 0)
         goto out;
     /* a --split worker's own checkpoint, rejects and stats files */
@@ -316,12 +312,8 @@ int cmd_load(int argc, char **argv)
         goto out;
     }
     el_load_stats st;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_load_run(lo, &st, &d);
-    if (err)
-        cli_error("%s", d.msg);
-    rc = cmd_exit_code(err);
+    el_err err;
+    rc = cmd_load_job_run(&j, &st, &err);
     if (rc == EXIT_USAGE)
         goto out; /* found before anything was written: no summary */
     if (!err && st.rejects_in_file > 0)

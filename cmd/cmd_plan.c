@@ -491,10 +491,6 @@ int cmd_plan(int argc, char **argv)
     char *estimate = NULL;
     int rc = EXIT_FATAL;
     cli_s3 s3c = { 0 };
-    if (!cmd_options_init(&o, argc)) {
-        cli_error("out of memory");
-        goto out;
-    }
     if ((rc = cmd_parse(&spec, argc, argv, &o, &pa)) >= 0)
         goto out;
     r.m = build_mapping(&o.map, &rc);

@@ -257,10 +257,6 @@ int cmd_verify(int argc, char **argv)
     el_aws_config *cfg = NULL;
     el_ddb *ddb = NULL;
     cli_s3 s3c = { 0 };
-    if (!cmd_options_init(&o, argc)) {
-        cli_error("out of memory");
-        goto out;
-    }
     if ((rc = cmd_parse(&spec, argc, argv, &o, &va)) >= 0)
         goto out;
     if (!(m = build_mapping(&o.map, &rc)))

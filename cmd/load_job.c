@@ -59,6 +59,16 @@ int cmd_load_job_prepare(cmd_load_job *j, const cmd_options *o, bool connect, un
     return 0;
 }
 
+int cmd_load_job_run(cmd_load_job *j, el_load_stats *st, el_err *err)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    *err = el_load_run(&j->lo, st, &d);
+    if (*err)
+        cli_error("%s", d.msg);
+    return cmd_exit_code(*err);
+}
+
 void cmd_load_job_free(cmd_load_job *j)
 {
     el_rejects_free(j->rej);

@@ -45,6 +45,11 @@ void cmd_load_job_init(cmd_load_job *j, const cmd_options *o, el_mapping *m,
  * after printing why. */
 int cmd_load_job_prepare(cmd_load_job *j, const cmd_options *o, bool connect, unsigned need);
 
+/* Runs the prepared job: el_load_run into st, its error printed and kept in
+ * *err. Returns the exit status of *err (cmd_exit_code); EXIT_USAGE means
+ * the run stopped before writing anything, so there is no summary to show. */
+int cmd_load_job_run(cmd_load_job *j, el_load_stats *st, el_err *err);
+
 void cmd_load_job_free(cmd_load_job *j);
 
 #endif

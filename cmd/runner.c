@@ -144,6 +144,10 @@ static const char *refusal_of(const cmd_spec *spec, int id)
 
 int cmd_parse(const cmd_spec *spec, int argc, char **argv, cmd_options *o, void *ctx)
 {
+    if (!cmd_options_init(o, argc)) {
+        cli_error("out of memory");
+        return EXIT_FATAL;
+    }
     size_t nshared = 0, nown = 0;
     while (cmd_shared_opts[nshared].opt.name)
         nshared++;

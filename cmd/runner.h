@@ -45,11 +45,12 @@ typedef struct cmd_spec {
 } cmd_spec;
 
 /*
- * Parses argv (the arguments after the command's name) into o, which
- * cmd_options_init prepared, and the command's own options through
+ * Prepares o (cmd_options_init) and parses argv (the arguments after the
+ * command's name) into it, and the command's own options through
  * spec->own_opt(ctx, ...). Returns -1 when the command is to run; else the
  * exit status to return at once: 0 after --help, EXIT_USAGE after a usage
- * error or a refused option (printed), EXIT_FATAL when out of memory.
+ * error or a refused option (printed), EXIT_FATAL when out of memory
+ * (printed). Whatever it returns, o is the caller's to cmd_options_free.
  */
 int cmd_parse(const cmd_spec *spec, int argc, char **argv, cmd_options *o, void *ctx);
 

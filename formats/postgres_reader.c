@@ -99,7 +99,9 @@ static el_err no_end(el_sql_lex *lex, el_diag *diag)
                       "COPY data ends without its \\. line (truncated dump)");
 }
 
-el_err el_sql_pg_copy_is_empty(el_sql_lex *lex, bool *empty, el_diag *diag)
+/* Where a line of COPY data starts: *end when it is the "\." line. The
+ * input ending here instead is a truncated dump. */
+static el_err line_start(el_sql_lex *lex, bool *end, el_diag *diag)
 {
     int c;
     el_err err = el_sql_lex_peekc(lex, 0, &c, diag);
@@ -107,7 +109,12 @@ el_err el_sql_pg_copy_is_empty(el_sql_lex *lex, bool *empty, el_diag *diag)
         return err;
     if (c < 0)
         return no_end(lex, diag);
-    return at_end_marker(lex, empty, diag);
+    return at_end_marker(lex, end, diag);
+}
+
+el_err el_sql_pg_copy_is_empty(el_sql_lex *lex, bool *empty, el_diag *diag)
+{
+    return line_start(lex, empty, diag);
 }
 
 el_err el_sql_pg_copy_skip(el_sql_lex *lex, uint64_t *rows, el_diag *diag)
@@ -115,12 +122,8 @@ el_err el_sql_pg_copy_skip(el_sql_lex *lex, uint64_t *rows, el_diag *diag)
     for (;;) {
         bool end, over = false;
         int c;
-        el_err err = el_sql_lex_peekc(lex, 0, &c, diag);
+        el_err err = line_start(lex, &end, diag);
         if (err)
-            return err;
-        if (c < 0)
-            return no_end(lex, diag);
-        if ((err = at_end_marker(lex, &end, diag)))
             return err;
         if (end)
             return consume_end_marker(lex, diag);
@@ -155,11 +158,7 @@ el_err el_sql_pg_copy_row(el_sql_lex *lex, el_buf *cols, bool *null, const size_
     *end = false;
     *nfields = 0;
     *overflow_field = SIZE_MAX;
-    if ((err = el_sql_lex_peekc(lex, 0, &c, diag)))
-        return err;
-    if (c < 0)
-        return no_end(lex, diag);
-    if ((err = at_end_marker(lex, end, diag)))
+    if ((err = line_start(lex, end, diag)))
         return err;
     if (*end)
         return consume_end_marker(lex, diag);

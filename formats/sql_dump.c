@@ -112,21 +112,16 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
     s->names = calloc(n, sizeof *s->names);
     s->types = calloc(n, sizeof *s->types);
     s->sql_types = calloc(n, sizeof *s->sql_types);
+    s->ncols = n; /* the names are all NULL until set: el_schema_clear frees what there is */
     d->vals = calloc(n, sizeof *d->vals);
     d->null = calloc(n, sizeof *d->null);
     d->values = calloc(n, sizeof *d->values);
     d->bitcol = calloc(n, sizeof *d->bitcol);
     if (!s->names || !s->types || !s->sql_types || !d->vals || !d->null || !d->values ||
         !d->bitcol) {
-        free(s->names);
-        free(s->types);
-        free(s->sql_types);
-        s->names = NULL;
-        s->types = NULL;
-        s->sql_types = NULL;
+        el_schema_clear(s);
         return EL_ENOMEM;
     }
-    s->ncols = n;
     for (size_t i = 0; i < n; i++)
         el_buf_init(&d->vals[i], EL_SQL_VALUE_MAX + 1);
     for (size_t i = 0; i < n; i++) {
@@ -288,13 +283,43 @@ static bool insert_modifier(const char *w)
     return false;
 }
 
+/* The table an INSERT or COPY names: "[schema.]name [(column, ...)]". */
+typedef struct target {
+    char *schema;  /* NULL when the name is not qualified */
+    char *name;    /* NULL when the statement names no table */
+    char **cols;   /* NULL when it has no column list */
+    size_t ncols;
+} target;
+
+/* Reads the target whose first token is *tok; *tok is then the token after
+ * it. When *tok is not a name, reads nothing and leaves t->name NULL. On
+ * failure too, t holds only what target_free frees. */
+static el_err target_read(el_sql_dump *d, el_sql_tok *tok, target *t, el_diag *diag)
+{
+    el_err err;
+    if (!el_sql_is_name(d->dialect, tok))
+        return EL_OK;
+    if ((err = el_sql_qualified_name(d->lex, d->dialect, &d->word, tok, &t->schema, &t->name,
+                                     diag)))
+        return err;
+    if (tok->kind == EL_TOK_PUNCT && tok->punct == '(')
+        return column_list(d, &t->cols, &t->ncols, tok, diag);
+    return EL_OK;
+}
+
+static void target_free(target *t)
+{
+    free(t->schema);
+    free(t->name);
+    free_cols(t->cols, t->ncols);
+}
+
 /* After INSERT/REPLACE: *take set when the VALUES of the selected table follow
  * (the next token is the first tuple's '('). */
 static el_err insert_header(el_sql_dump *d, const el_sql_tok *start, bool *take, el_diag *diag)
 {
     el_sql_tok tok;
-    char *schema = NULL, *name = NULL, **cols = NULL;
-    size_t ncols = 0;
+    target t = { 0 };
     el_err err;
     bool eof;
     *take = false;
@@ -302,14 +327,10 @@ static el_err insert_header(el_sql_dump *d, const el_sql_tok *start, bool *take,
         if ((err = lex_next(d, &tok, &d->word, diag)))
             return err;
     } while (tok.kind == EL_TOK_WORD && insert_modifier(el_buf_str(&d->word)));
-    if (!el_sql_is_name(d->dialect, &tok))
+    if ((err = target_read(d, &tok, &t, diag)))
+        goto out;
+    if (!t.name)
         goto skip;
-    if ((err = el_sql_qualified_name(d->lex, d->dialect, &d->word, &tok, &schema, &name, diag)))
-        return err;
-    if (tok.kind == EL_TOK_PUNCT && tok.punct == '(') {
-        if ((err = column_list(d, &cols, &ncols, &tok, diag)))
-            goto out;
-    }
     /* OVERRIDING SYSTEM VALUE, AS alias ... up to VALUES (mysql: or VALUE) */
     bool mysql = d->dialect == EL_SQL_MYSQL;
     while (tok.kind == EL_TOK_WORD && !ieq(el_buf_str(&d->word), "values") &&
@@ -322,7 +343,7 @@ static el_err insert_header(el_sql_dump *d, const el_sql_tok *start, bool *take,
     if (tok.kind != EL_TOK_WORD ||
         !(ieq(el_buf_str(&d->word), "values") || (mysql && ieq(el_buf_str(&d->word), "value"))))
         goto skip;
-    if ((err = claim(d, schema, name, cols, ncols, start, take, diag)))
+    if ((err = claim(d, t.schema, t.name, t.cols, t.ncols, start, take, diag)))
         goto out;
     if (*take)
         goto out;
@@ -336,9 +357,7 @@ skip:
                          "INSERT statement at line %llu is not terminated (truncated dump)",
                          (unsigned long long)start->line);
 out:
-    free(schema);
-    free(name);
-    free_cols(cols, ncols);
+    target_free(&t);
     return err;
 }
 
@@ -346,21 +365,16 @@ out:
 static el_err copy_header(el_sql_dump *d, const el_sql_tok *start, bool *take, el_diag *diag)
 {
     el_sql_tok tok;
-    char *schema = NULL, *name = NULL, **cols = NULL;
-    size_t ncols = 0;
+    target t = { 0 };
     el_err err;
     bool eof, from_stdin = false, text_format = true;
     *take = false;
     if ((err = lex_next(d, &tok, &d->word, diag)))
         return err;
-    if (!el_sql_is_name(d->dialect, &tok))
+    if ((err = target_read(d, &tok, &t, diag)))
+        goto out;
+    if (!t.name)
         goto skip;
-    if ((err = el_sql_qualified_name(d->lex, d->dialect, &d->word, &tok, &schema, &name, diag)))
-        return err;
-    if (tok.kind == EL_TOK_PUNCT && tok.punct == '(') {
-        if ((err = column_list(d, &cols, &ncols, &tok, diag)))
-            goto out;
-    }
     if (tok.kind == EL_TOK_WORD && ieq(el_buf_str(&d->word), "from")) {
         if ((err = lex_next(d, &tok, &d->word, diag)))
             goto out;
@@ -394,17 +408,17 @@ static el_err copy_header(el_sql_dump *d, const el_sql_tok *start, bool *take, e
     if (!text_format) {
         err = el_diag_at(diag, EL_EPARSE, start->line, 0, start->offset,
                          "COPY %s uses a format other than text, which pg_dump never writes",
-                         name);
+                         t.name);
         goto out;
     }
     bool empty;
     if ((err = el_sql_pg_copy_is_empty(d->lex, &empty, diag)))
         goto out;
-    if (!empty && (err = claim(d, schema, name, cols, ncols, start, take, diag)))
+    if (!empty && (err = claim(d, t.schema, t.name, t.cols, t.ncols, start, take, diag)))
         goto out;
-    if (!*take && empty && d->want_name && wanted(d, schema, name) && !d->selected) {
+    if (!*take && empty && d->want_name && wanted(d, t.schema, t.name) && !d->selected) {
         /* the chosen table is empty: still fix its schema */
-        if ((err = build_schema(d, schema, name, cols, ncols, start, diag)))
+        if ((err = build_schema(d, t.schema, t.name, t.cols, t.ncols, start, diag)))
             goto out;
     }
     if (!*take) {
@@ -416,9 +430,7 @@ skip:
     if (tok.kind != EL_TOK_END && tok.kind != EL_TOK_EOF)
         err = el_sql_lex_skip_statement(d->lex, &eof, diag);
 out:
-    free(schema);
-    free(name);
-    free_cols(cols, ncols);
+    target_free(&t);
     return err;
 }
 

@@ -420,30 +420,55 @@ static el_err quoted(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, int q, el_sq
     }
 }
 
-/* X'..': pairs of hex digits to bytes. A bad digit or an odd count makes the
- * literal invalid (tok->invalid) but the token is consumed to its quote. */
-static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
+/* The next digit of X'..', 0x.., b'..' or 0b.. (base 16 or 2): its value in
+ * *v, or -1 once the literal has ended (quoted: its closing quote consumed;
+ * unquoted: at the first other byte, not consumed). Quoted, any other byte is
+ * consumed and makes the literal invalid (tok->invalid). */
+static el_err literal_digit(el_sql_lex *lex, el_sql_tok *tok, bool quoted_form, int base,
+                            const char *what, int *v, el_diag *diag)
 {
-    advance(lex, 2); /* X' */
-    int hi = -1;
     for (;;) {
         int c;
         el_err err = peek(lex, 0, &c, diag);
         if (err)
             return err;
-        if (c < 0)
-            return unterminated(lex, tok, "hex literal", diag);
-        advance(lex, 1);
-        if (c == '\'') {
-            if (hi >= 0)
-                tok->invalid = true;
+        if (quoted_form && c < 0)
+            return unterminated(lex, tok, what, diag);
+        if (quoted_form && c == '\'') {
+            advance(lex, 1);
+            *v = -1;
             return EL_OK;
         }
-        int v = el_hex_value(c);
-        if (v < 0) {
+        int d = el_hex_value(c);
+        if (d < 0 || d >= base) {
+            if (!quoted_form) {
+                *v = -1;
+                return EL_OK;
+            }
             tok->invalid = true;
+            advance(lex, 1);
             continue;
         }
+        advance(lex, 1);
+        *v = d;
+        return EL_OK;
+    }
+}
+
+/* X'..' (quoted) or 0x..: pairs of hex digits to bytes. Quoted, an odd count
+ * makes the literal invalid; unquoted, it means a leading zero. */
+static el_err hex(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, bool quoted_form, el_diag *diag)
+{
+    advance(lex, 2); /* X' or 0x */
+    size_t start = dst ? dst->len : 0;
+    int hi = -1;
+    for (;;) {
+        int v;
+        el_err err = literal_digit(lex, tok, quoted_form, 16, "hex literal", &v, diag);
+        if (err)
+            return err;
+        if (v < 0)
+            break;
         if (hi < 0) {
             hi = v;
         } else {
@@ -452,30 +477,10 @@ static el_err hex_string(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag 
             hi = -1;
         }
     }
-}
-
-/* 0x..: like X'..' but unquoted, and an odd count means a leading zero. */
-static el_err hex_number(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, el_diag *diag)
-{
-    advance(lex, 2); /* 0x */
-    size_t start = dst ? dst->len : 0;
-    int hi = -1;
-    for (;;) {
-        int c;
-        el_err err = peek(lex, 0, &c, diag);
-        if (err)
-            return err;
-        int v = el_hex_value(c);
-        if (v < 0)
-            break;
-        advance(lex, 1);
-        if (hi < 0) {
-            hi = v;
-        } else {
-            if ((err = put1(dst, tok, hi * 16 + v)))
-                return err;
-            hi = -1;
-        }
+    if (quoted_form) {
+        if (hi >= 0)
+            tok->invalid = true;
+        return EL_OK;
     }
     if (hi >= 0 && dst && !tok->overflow) {
         /* odd digit count: shift the bytes of this literal right by a nibble */
@@ -502,27 +507,15 @@ static el_err bits(el_sql_lex *lex, el_sql_tok *tok, el_buf *dst, bool quoted_fo
     advance(lex, 2); /* b' or 0b */
     uint64_t v = 0;
     for (;;) {
-        int c;
-        el_err err = peek(lex, 0, &c, diag);
+        int d;
+        el_err err = literal_digit(lex, tok, quoted_form, 2, "bit literal", &d, diag);
         if (err)
             return err;
-        if (quoted_form && c < 0)
-            return unterminated(lex, tok, "bit literal", diag);
-        if (quoted_form && c == '\'') {
-            advance(lex, 1);
+        if (d < 0)
             break;
-        }
-        if (c != '0' && c != '1') {
-            if (!quoted_form)
-                break;
-            tok->invalid = true;
-            advance(lex, 1);
-            continue;
-        }
-        advance(lex, 1);
         if (v >> 63)
             tok->invalid = true;
-        v = v * 2 + (uint64_t)(c - '0');
+        v = v * 2 + (uint64_t)d;
     }
     char text[24];
     size_t n = 0;
@@ -714,7 +707,7 @@ again:
     }
     if ((c == 'x' || c == 'X') && c1 == '\'') {
         tok->kind = EL_TOK_HEX;
-        return hex_string(lex, tok, dst, diag);
+        return hex(lex, tok, dst, true, diag);
     }
     if ((c == 'b' || c == 'B') && c1 == '\'' && mysql) {
         tok->kind = EL_TOK_BITS;
@@ -724,7 +717,7 @@ again:
         int c2 = n > 2 ? p[2] : -1;
         if (c1 == 'x' && el_hex_value(c2) >= 0) {
             tok->kind = EL_TOK_HEX;
-            return hex_number(lex, tok, dst, diag);
+            return hex(lex, tok, dst, false, diag);
         }
         if (c1 == 'b' && (c2 == '0' || c2 == '1')) {
             tok->kind = EL_TOK_BITS;

@@ -305,29 +305,28 @@ el_err el_counters_add_row(el_counters *c, const el_source *src, const el_row *r
     return EL_OK;
 }
 
-uint64_t el_counters_edges(const el_counters *c)
+/* The stripes' figures added up: the getters below, which run once the
+ * adders are done (counters.h), so no stripe lock is taken. */
+typedef struct totals {
+    uint64_t edges, dups, counters;
+} totals;
+
+static totals sum_stripes(const el_counters *c)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < STRIPES; i++)
-        n += c->s[i].nedges;
-    return n;
+    totals t = { 0, 0, 0 };
+    for (size_t i = 0; i < STRIPES; i++) {
+        t.edges += c->s[i].nedges;
+        t.dups += c->s[i].dups;
+        t.counters += c->s[i].nctr;
+    }
+    return t;
 }
 
-uint64_t el_counters_duplicates(const el_counters *c)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < STRIPES; i++)
-        n += c->s[i].dups;
-    return n;
-}
+uint64_t el_counters_edges(const el_counters *c) { return sum_stripes(c).edges; }
 
-uint64_t el_counters_size(const el_counters *c)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < STRIPES; i++)
-        n += c->s[i].nctr;
-    return n;
-}
+uint64_t el_counters_duplicates(const el_counters *c) { return sum_stripes(c).dups; }
+
+uint64_t el_counters_size(const el_counters *c) { return sum_stripes(c).counters; }
 
 size_t el_counters_memory(const el_counters *c)
 {

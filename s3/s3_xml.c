@@ -9,9 +9,10 @@
  */
 #include "s3/s3_xml.h"
 
-#include <stdlib.h>  /* malloc, realloc, free, strtoull */
+#include <stdlib.h>  /* free */
 #include <string.h>  /* memcmp, memcpy, strlen */
 
+#include "common/vec.h"  /* el_grow: a page's objects */
 #include "common/xml.h"  /* the bounded scanner the readers are callbacks of */
 
 #define MAX_OBJECTS 1000000u
@@ -49,14 +50,10 @@ static el_err list_leaf(void *user, const char *parent, uint64_t parent_id, cons
         if (parent_id != c->cur_id) {   /* a new <Contents> */
             if (p->n == MAX_OBJECTS)
                 return EL_ELIMIT;
-            if (p->n == p->cap) {
-                size_t cap = p->cap ? p->cap * 2 : 64;
-                el_s3_object *v = realloc(p->objects, cap * sizeof *v);
-                if (!v)
-                    return EL_ENOMEM;
-                p->objects = v;
-                p->cap = cap;
-            }
+            el_s3_object *v = el_grow(p->objects, &p->cap, p->n + 1, sizeof *v, 64);
+            if (!v)
+                return EL_ENOMEM;
+            p->objects = v;
             p->objects[p->n++] = (el_s3_object){ NULL, 0, NULL };
             c->cur_id = parent_id;
         }
