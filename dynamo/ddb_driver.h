@@ -142,7 +142,8 @@ void el_ddb_driver_free(el_ddb_driver *d);
 
 /*
  * Queues a request of operation op ("BatchWriteItem") with body (taken: the
- * el_buf is left empty) estimated at `units` capacity units, to go when the
+ * el_buf is left empty, perhaps with the storage of an earlier request to
+ * build the next one into) estimated at `units` capacity units, to go when the
  * window and the budget allow. *user gets user_size zeroed bytes that live
  * as long as the request (NULL when user_size is 0). done is called with
  * ctx when it is answered. EL_ENOMEM (the body is freed) or EL_EUSAGE for

@@ -17,6 +17,9 @@
 /* A response larger than this is not DynamoDB's (its largest answers hold
  * the unprocessed part of a 16 MB request). */
 #define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
+/* A pooled request (and the driver's spare bodies) keep a response or body
+ * buffer up to this capacity; larger ones are freed. */
+#define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
 
 /*
  * Classifies a finished transfer from curl's code, the HTTP status and the
