@@ -544,8 +544,9 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
         return;
     }
     double consumed = 0;
+    bool all_done = false;
     if (body && len && res->outcome == EL_DDB_SUCCESS)
-        consumed = el_ddb_consumed_units(body, len);
+        consumed = el_ddb_answer_units(body, len, &all_done);
     d->st.consumed += consumed;
     /* what the answer consumed enters the budget's window now; a throttle
      * consumed nothing (refunded below) */
@@ -587,7 +588,8 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
         break;
     }
     el_ddb_answer a = { .res = *res, .body = body ? body : "", .len = body ? len : 0,
-                        .consumed = consumed, .attempts = op->attempts };
+                        .consumed = consumed, .all_done = all_done,
+                        .attempts = op->attempts };
     el_ddb_verdict v = op->done ? op->done(d, op, &a, op->ctx) : EL_DDB_DONE;
     switch (v) {
     case EL_DDB_AGAIN_THROTTLED:

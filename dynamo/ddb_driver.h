@@ -72,6 +72,10 @@ typedef struct el_ddb_answer {
     const char *body;         /* the response, NUL-terminated */
     size_t len;
     double consumed;          /* ConsumedCapacity CapacityUnits (all entries), 0 if absent */
+    bool all_done;            /* a success whose body is no more than an empty
+                                 UnprocessedItems and that ConsumedCapacity: a
+                                 BatchWriteItem caller need not parse it again
+                                 (el_ddb_parse_batch_write would find nothing else) */
     unsigned attempts;        /* times this request was sent, this one included */
 } el_ddb_answer;
 

@@ -141,6 +141,12 @@ unsigned el_ddb_throttling_reasons(const char *body, size_t len, char *resource,
  * the body is not JSON. Pure; streams the body without building a tree. */
 double el_ddb_consumed_units(const char *body, size_t len);
 
+/* The same, and *all_done says whether the body has the shape of
+ * el_ddb_batch_write_all_done (nothing unprocessed; the units are exactly
+ * what el_ddb_parse_batch_write would sum): the driver's one scan of an
+ * answer then serves its caller too. */
+double el_ddb_answer_units(const char *body, size_t len, bool *all_done);
+
 /* For the transports of ddb_driver.h: the request's body buffer, to take
  * by swapping (the driver then frees an empty buffer), and where the body
  * now lives, for el_ddb_op_body. */

@@ -150,6 +150,7 @@ typedef struct cb_ctx {
     int done;
     int split;           /* REJECTED answers submit two halves this many times */
     double last_consumed;
+    int all_done;        /* answers with el_ddb_answer.all_done */
 } cb_ctx;
 
 static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
@@ -160,6 +161,7 @@ static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answ
     s->calls++;
     s->last = a->res.outcome;
     c->last_consumed = a->consumed;
+    c->all_done += a->all_done;
     if (a->res.outcome == EL_DDB_REJECTED && c->split > 0) {
         c->split--;
         for (int k = 0; k < 2; k++) {
@@ -627,6 +629,39 @@ static void test_consumed_units(void **state)
 #undef CU
 }
 
+/* all_done: the driver's scan of an answer tells a BatchWriteItem caller
+ * when there is nothing more to read in it. */
+static void test_answer_all_done(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = (answer){ .outcome = EL_DDB_SUCCESS, .status = 200,
+                            .body = "{\"UnprocessedItems\":{},\"ConsumedCapacity\":"
+                                    "[{\"TableName\":\"T\",\"CapacityUnits\":50}]}" };
+    f.script[1] = (answer){ .outcome = EL_DDB_SUCCESS, .status = 200,
+                            .body = "{\"UnprocessedItems\":{\"T\":[{\"PutRequest\":{\"Item\":"
+                                    "{\"PK\":{\"S\":\"a\"}}}}]},\"ConsumedCapacity\":"
+                                    "[{\"TableName\":\"T\",\"CapacityUnits\":24}]}" };
+    f.script[2] = (answer){ .outcome = EL_DDB_REJECTED, .status = 400,
+                            .type = "ValidationException", .body = "{}" };
+    f.nscript = 3;
+    el_ddb_driver *d = driver(&f, 1, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    el_diag diag;
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1);
+    assert_true(c.last_consumed == 50);
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1); /* an unprocessed item: not all done */
+    assert_true(c.last_consumed == 24);
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1); /* a refusal is never all done */
+    el_ddb_driver_free(d);
+}
+
 static void test_body_storage_reused(void **state)
 {
     (void)state;
@@ -687,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_consumed_units),
         cmocka_unit_test(test_transport_resends_counted),
         cmocka_unit_test(test_body_storage_reused),
+        cmocka_unit_test(test_answer_all_done),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
