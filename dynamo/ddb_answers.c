@@ -235,13 +235,20 @@ static bool scan(const char *body, size_t len, cc_scan *s)
     return ok;
 }
 
-double el_ddb_consumed_units(const char *body, size_t len)
+double el_ddb_answer_units(const char *body, size_t len, bool *all_done)
 {
     double fast;
-    if (el_ddb_batch_write_all_done(body, len, &fast))
+    *all_done = el_ddb_batch_write_all_done(body, len, &fast);
+    if (*all_done)
         return fast; /* nearly every BatchWriteItem answer: no parser at all */
     cc_scan s = { 0 };
     return scan(body, len, &s) ? s.total : 0;
+}
+
+double el_ddb_consumed_units(const char *body, size_t len)
+{
+    bool all_done;
+    return el_ddb_answer_units(body, len, &all_done);
 }
 
 bool el_ddb_txn_replayed(const char *body, size_t len)

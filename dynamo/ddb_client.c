@@ -64,8 +64,6 @@ typedef struct xfer {
 
 /* Requests kept for reuse by a client; more are freed. */
 #define EL_DDB_POOL_MAX 256
-/* A pooled request keeps a response or body buffer up to this capacity. */
-#define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
 /* "X-Amz-Target: DynamoDB_20120810." + op */
 #define TARGET_PREFIX "X-Amz-Target: DynamoDB_20120810."
 #define MAX_OP 128

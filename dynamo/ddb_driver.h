@@ -75,6 +75,10 @@ typedef struct el_ddb_answer {
     const char *body;         /* the response, NUL-terminated */
     size_t len;
     double consumed;          /* ConsumedCapacity CapacityUnits (all entries), 0 if absent */
+    bool all_done;            /* a success whose body is no more than an empty
+                                 UnprocessedItems and that ConsumedCapacity: a
+                                 BatchWriteItem caller need not parse it again
+                                 (el_ddb_parse_batch_write would find nothing else) */
     unsigned attempts;        /* times this request was sent, this one included */
 } el_ddb_answer;
 
@@ -149,7 +153,8 @@ void el_ddb_driver_free(el_ddb_driver *d);
 
 /*
  * Queues a request of operation op ("BatchWriteItem") with body (taken: the
- * el_buf is left empty) estimated at `units` capacity units, to go when the
+ * el_buf is left empty, perhaps with the storage of an earlier request to
+ * build the next one into) estimated at `units` capacity units, to go when the
  * window and the budget allow. *user gets user_size zeroed bytes that live
  * as long as the request (NULL when user_size is 0). done is called with
  * ctx when it is answered. EL_ENOMEM (the body is freed) or EL_EUSAGE for

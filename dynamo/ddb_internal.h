@@ -17,6 +17,9 @@
 /* A response larger than this is not DynamoDB's (its largest answers hold
  * the unprocessed part of a 16 MB request). */
 #define EL_DDB_MAX_RESPONSE (64u * 1024 * 1024)
+/* A pooled request (and the driver's spare bodies) keep a response or body
+ * buffer up to this capacity; larger ones are freed. */
+#define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
 
 /*
  * Classifies a finished transfer from curl's code, the HTTP status and the
@@ -137,6 +140,12 @@ unsigned el_ddb_throttling_reasons(const char *body, size_t len, char *resource,
  * CapacityUnits, or its parts when that is absent), 0 when there is none or
  * the body is not JSON. Pure; streams the body without building a tree. */
 double el_ddb_consumed_units(const char *body, size_t len);
+
+/* The same, and *all_done says whether the body has the shape of
+ * el_ddb_batch_write_all_done (nothing unprocessed; the units are exactly
+ * what el_ddb_parse_batch_write would sum): the driver's one scan of an
+ * answer then serves its caller too. */
+double el_ddb_answer_units(const char *body, size_t len, bool *all_done);
 
 /* For the transports of ddb_driver.h: the request's body buffer, to take
  * by swapping (the driver then frees an empty buffer), and where the body

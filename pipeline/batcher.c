@@ -680,7 +680,8 @@ static void put(forming *f, el_item *it)
 {
     f->out[f->n++] = it;
     f->bytes += it->json_len + 64;
-    f->units += el_item_wcu(it);
+    if (f->max_units > 0) /* only fits() reads it, and only then */
+        f->units += el_item_wcu(it);
 }
 
 static void note_pks(el_batcher *b, forming *f, const el_item *it)

@@ -150,6 +150,7 @@ typedef struct cb_ctx {
     int done;
     int split;           /* REJECTED answers submit two halves this many times */
     double last_consumed;
+    int all_done;        /* answers with el_ddb_answer.all_done */
 } cb_ctx;
 
 static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
@@ -160,6 +161,7 @@ static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answ
     s->calls++;
     s->last = a->res.outcome;
     c->last_consumed = a->consumed;
+    c->all_done += a->all_done;
     if (a->res.outcome == EL_DDB_REJECTED && c->split > 0) {
         c->split--;
         for (int k = 0; k < 2; k++) {
@@ -168,6 +170,7 @@ static el_ddb_verdict on_done(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answ
             assert_int_equal(el_buf_puts(&b, "{\"half\":1}"), EL_OK);
             assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, 1, on_done, c,
                                                   sizeof(req_state), NULL), EL_OK);
+            el_buf_free(&b); /* perhaps an earlier request's storage */
         }
     }
     if (c->verdict == EL_DDB_DONE)
@@ -183,7 +186,8 @@ static req_state *submit(el_ddb_driver *d, cb_ctx *c, double units)
     void *user;
     assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, units, on_done, c,
                                           sizeof(req_state), &user), EL_OK);
-    assert_null(b.data); /* taken */
+    assert_int_equal(b.len, 0); /* taken; the storage may be an earlier request's */
+    el_buf_free(&b);
     return user;
 }
 
@@ -625,6 +629,76 @@ static void test_consumed_units(void **state)
 #undef CU
 }
 
+/* all_done: the driver's scan of an answer tells a BatchWriteItem caller
+ * when there is nothing more to read in it. */
+static void test_answer_all_done(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = (answer){ .outcome = EL_DDB_SUCCESS, .status = 200,
+                            .body = "{\"UnprocessedItems\":{},\"ConsumedCapacity\":"
+                                    "[{\"TableName\":\"T\",\"CapacityUnits\":50}]}" };
+    f.script[1] = (answer){ .outcome = EL_DDB_SUCCESS, .status = 200,
+                            .body = "{\"UnprocessedItems\":{\"T\":[{\"PutRequest\":{\"Item\":"
+                                    "{\"PK\":{\"S\":\"a\"}}}}]},\"ConsumedCapacity\":"
+                                    "[{\"TableName\":\"T\",\"CapacityUnits\":24}]}" };
+    f.script[2] = (answer){ .outcome = EL_DDB_REJECTED, .status = 400,
+                            .type = "ValidationException", .body = "{}" };
+    f.nscript = 3;
+    el_ddb_driver *d = driver(&f, 1, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    el_diag diag;
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1);
+    assert_true(c.last_consumed == 50);
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1); /* an unprocessed item: not all done */
+    assert_true(c.last_consumed == 24);
+    submit(d, &c, 1);
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.all_done, 1); /* a refusal is never all done */
+    el_ddb_driver_free(d);
+}
+
+static void test_body_storage_reused(void **state)
+{
+    (void)state;
+    /* a done request's body storage is handed to the next submit to build
+     * into, empty, and only within that buffer's limit */
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    el_diag diag;
+    el_buf b;
+    el_buf_init(&b, 1024);
+    assert_int_equal(el_buf_puts(&b, "{\"RequestItems\":{\"a long enough table\":[]}}"), EL_OK);
+    char *first = b.data;
+    assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, 1, on_done, &c,
+                                          sizeof(req_state), NULL), EL_OK);
+    assert_null(b.data); /* nothing done yet: nothing to hand over */
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(el_buf_puts(&b, "{}"), EL_OK);
+    assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, 1, on_done, &c,
+                                          sizeof(req_state), NULL), EL_OK);
+    assert_ptr_equal(b.data, first); /* the first body's storage, empty */
+    assert_int_equal(b.len, 0);
+    assert_string_equal(b.data, "");
+    assert_int_equal(b.max, 1024);
+    assert_int_equal(run(d, &diag), EL_OK);
+    el_buf_free(&b);
+    el_buf small;
+    el_buf_init(&small, 8);
+    assert_int_equal(el_buf_puts(&small, "{}"), EL_OK);
+    assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &small, 1, on_done, &c,
+                                          sizeof(req_state), NULL), EL_OK);
+    assert_null(small.data); /* the spare is larger than this buffer may grow */
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 3);
+    el_ddb_driver_free(d); /* frees the spares (ASan: no leak) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -647,6 +721,8 @@ int main(void)
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_consumed_units),
         cmocka_unit_test(test_transport_resends_counted),
+        cmocka_unit_test(test_body_storage_reused),
+        cmocka_unit_test(test_answer_all_done),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,6 +152,45 @@ static void test_follow_edge(void **state)
     fx_close(&f);
 }
 
+/* An epoch's DynamoDB size is that of the number it becomes: a byte per two
+ * significant digits, trailing zeros not significant, plus one. */
+static void test_epoch_size(void **state)
+{
+    (void)state;
+    static char *names[] = { "id", "ts" };
+    static el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT };
+    fx f;
+    fx_open(&f,
+            "{\"table\":\"Graph\",\"sources\":[{\"name\":\"e\",\"pk\":\"E#{id}\","
+            "\"sk\":\"X\",\"index\":false,"
+            "\"attributes\":{\"t\":{\"column\":\"ts\",\"type\":\"epoch\"}}}]}",
+            2, names, types);
+    static const struct {
+        const char *ts, *n;
+        size_t size;
+    } cases[] = {
+        { "1718900000", "1718900000", 4 },           /* 17189: 5 digits */
+        { "1718900123", "1718900123", 6 },           /* 10 digits */
+        { "1970-01-01 00:00:00", "0", 1 },
+        { "1970-01-01 00:00:10", "10", 2 },
+        { "1969-12-31 23:59:50", "-10", 2 },         /* the sign is not a digit */
+        { "2024-01-01 00:00:00", "1704067200", 5 },  /* 17040672: 8 digits */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        out o;
+        run_row(&f, 2, V("a", cases[i].ts), &o);
+        assert_int_equal(o.err, EL_OK);
+        char want[128];
+        snprintf(want, sizeof want,
+                 "{\"PK\":{\"S\":\"E#a\"},\"SK\":{\"S\":\"X\"},\"t\":{\"N\":\"%s\"}}",
+                 cases[i].n);
+        assert_string_equal(el_buf_str(&o.json), want);
+        assert_int_equal(o.size, (2 + 3) + (2 + 1) + (1 + cases[i].size));
+        out_free(&o);
+    }
+    fx_close(&f);
+}
+
 static void test_entity_without_index(void **state)
 {
     (void)state;
@@ -515,6 +554,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_follow_edge),
         cmocka_unit_test(test_entity_without_index),
+        cmocka_unit_test(test_epoch_size),
         cmocka_unit_test(test_course_with_index_templates),
         cmocka_unit_test(test_enrollment_edge),
         cmocka_unit_test(test_null_type),
