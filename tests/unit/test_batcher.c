@@ -42,9 +42,9 @@ static el_chunk *make_distinct(size_t n, size_t json_len)
     char **keys = malloc(n * sizeof *keys);
     assert_non_null(keys);
     for (size_t i = 0; i < n; i++) {
-        keys[i] = malloc(16);
+        keys[i] = malloc(24);
         assert_non_null(keys[i]);
-        snprintf(keys[i], 16, "k%zu", i);
+        snprintf(keys[i], 24, "k%zu", i);
     }
     el_chunk *c = make_chunk(n, (const char *const *)keys, json_len);
     for (size_t i = 0; i < n; i++)
