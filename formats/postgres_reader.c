@@ -120,7 +120,7 @@ el_err el_sql_pg_copy_is_empty(el_sql_lex *lex, bool *empty, el_diag *diag)
 el_err el_sql_pg_copy_skip(el_sql_lex *lex, uint64_t *rows, el_diag *diag)
 {
     for (;;) {
-        bool end, over = false;
+        bool end = false, over = false;
         int c;
         el_err err = line_start(lex, &end, diag);
         if (err)
