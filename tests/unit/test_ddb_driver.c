@@ -2,7 +2,8 @@
  * test_ddb_driver.c - the request driver's policies against a scripted
  * transport on a virtual clock: the window, throttling and its backoff,
  * the give-up after max_retry_time_s, refusals to the callback, verdicts,
- * the capacity budget and its settling, fatal answers, dropping on free;
+ * the capacity budget and its settling, the rate learned from refusals,
+ * fatal answers, dropping on free;
  * and the ConsumedCapacity scan every answer goes through.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -388,6 +389,57 @@ static void test_budget_paces_sends(void **state)
     el_ddb_driver_free(d);
 }
 
+/* A callback that says half of each answer's units came back refused by
+ * the table's limit, from its `from`-th answer on. */
+typedef struct partial_ctx {
+    int answers, from;
+} partial_ctx;
+
+static el_ddb_verdict on_partial(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answer *a,
+                                 void *ctx)
+{
+    (void)a;
+    partial_ctx *p = ctx;
+    if (p->answers++ >= p->from)
+        el_ddb_driver_note_refused(d, el_ddb_op_units(op) / 2);
+    return EL_DDB_DONE;
+}
+
+/* The learned table rate: 4 requests of 10 units in flight with 10 ms
+ * answers, 4,000 units/s; from the 100th answer half of each comes back.
+ * The driver learns a rate under what it sent (95 % of what was granted,
+ * estimate less refused, as no ConsumedCapacity is given) and spaces the
+ * later sends by it, with the window still at work. */
+static void test_learned_rate_spaces_sends(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    partial_ctx p = { .from = 100 };
+    for (int i = 0; i < 250; i++) {
+        el_buf b;
+        el_buf_init(&b, 1024);
+        assert_int_equal(el_buf_puts(&b, "{\"RequestItems\":{}}"), EL_OK);
+        assert_int_equal(el_ddb_driver_submit(d, "BatchWriteItem", &b, 10, on_partial, &p, 0,
+                                              NULL), EL_OK);
+        el_buf_free(&b);
+    }
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_true(st->rate_cuts >= 1);
+    assert_int_equal(st->rate_cuts_undone, 0);
+    /* granted: 4,000 units/s before, 2,000 after the refusals began */
+    assert_true(st->learned_rate > 1500 && st->learned_rate < 3900);
+    /* the last 50 sends: no faster than the rate (10 units each) allows,
+     * a little slack for the bucket's 100 ms */
+    double span = f.sends[249].at - f.sends[199].at;
+    assert_true(span >= 0.9 * 49 * 10 * 1000 / st->learned_rate);
+    /* without refusals the same 50 sends took 125 ms (4 per 10 ms) */
+    assert_true(span > 150);
+    el_ddb_driver_free(d);
+}
+
 /* A request larger than the whole bucket waits for a full bucket, goes,
  * and the next one waits until its debt is paid. */
 static void test_budget_large_request(void **state)
@@ -712,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_stop_verdict),
         cmocka_unit_test(test_budget_paces_sends),
         cmocka_unit_test(test_budget_large_request),
+        cmocka_unit_test(test_learned_rate_spaces_sends),
         cmocka_unit_test(test_budget_settles_consumed),
         cmocka_unit_test(test_throttle_refunds_budget),
         cmocka_unit_test(test_free_drops_pending),
