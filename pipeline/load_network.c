@@ -418,21 +418,32 @@ static el_ddb_verdict on_written(net *n, batch *bt, const el_ddb_answer *a)
     bool unpaced_back = false; /* an item of a key not paced came back */
     double table_units = 0;    /* of those, units refused by the table's limit */
     n->items_refused += br.nunprocessed;
-    bool back[EL_DDB_BATCH_ITEMS];
+    bool back[EL_DDB_BATCH_ITEMS], spread[EL_DDB_BATCH_ITEMS];
     for (size_t i = 0; i < bt->n; i++) {
         back[i] = false;
         for (size_t k = 0; k < br.nunprocessed && !back[i]; k++)
             back[i] = key_matches(bt->items[i], &br.unprocessed[k]);
     }
+    /* Items handed back of keys not paced, sharing no key with another
+     * handed back: the table's limit. Two or more of them in one answer
+     * are that limit for sure, and their keys are not suspects (a table
+     * at its limit hands back items of every key, and a key with many rows
+     * would be paced for it); one alone may still be a hot key's. */
+    size_t nspread = 0;
+    for (size_t i = 0; i < bt->n; i++) {
+        spread[i] = back[i] && !item_paced(n, bt->items[i]) && !shares_key_back(bt, back, i);
+        if (spread[i]) {
+            nspread++;
+            table_units += el_item_wcu(bt->items[i]);
+        }
+    }
     for (size_t i = 0; i < bt->n; i++) {
         el_item *it = bt->items[i];
         if (back[i]) {
-            if (!item_paced(n, it) && !shares_key_back(bt, back, i))
-                table_units += el_item_wcu(it);
             /* which of its partition keys was too fast is not said: both
              * are suspects, paced when refused again */
             bool was_paced = item_paced(n, it);
-            if (n->pacer) {
+            if (n->pacer && !(spread[i] && nspread >= 2)) {
                 err = refused(n, it, EL_PACE_TABLE, false, now);
                 if (!err && has_index_key(it))
                     err = refused(n, it, EL_PACE_INDEX, false, now);
