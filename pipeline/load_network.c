@@ -26,6 +26,10 @@
  * the window and resends after a backoff. UnprocessedItems name their
  * items but not the cause: a key refused again within seconds is paced,
  * and the window is cut only when items of keys not paced came back.
+ * Those of them that share no key with another item handed back are the
+ * table's limit: their units go to the driver's learned table rate
+ * (dynamo/tablerate.h), and when two or more come back in one answer
+ * their keys are not suspects.
  */
 #include "pipeline/load_internal.h"
 
