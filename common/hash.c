@@ -69,16 +69,15 @@ void el_siphash128(const uint64_t key[2], const void *data, size_t len, uint64_t
     SIPROUND;
     SIPROUND;
     v0 ^= b;
-    v2 ^= 0xee;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    out[0] = v0 ^ v1 ^ v2 ^ v3;
-    v1 ^= 0xdd;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    out[1] = v0 ^ v1 ^ v2 ^ v3;
+    /* finalisation: 4 rounds for each half of the 128-bit output, after
+     * the constant that tells the halves apart */
+    for (int half = 0; half < 2; half++) {
+        if (half == 0)
+            v2 ^= 0xee;
+        else
+            v1 ^= 0xdd;
+        for (int r = 0; r < 4; r++)
+            SIPROUND;
+        out[half] = v0 ^ v1 ^ v2 ^ v3;
+    }
 }

@@ -320,9 +320,9 @@ const el_ddb_driver_stats *el_ddb_driver_stats_get(const el_ddb_driver *d)
 /* The learned rate's figures, as of now. */
 static void learned_stats(el_ddb_driver *d, double now)
 {
-    d->st.learned_rate = el_trate_rate(&d->learned, now);
-    d->st.rate_cuts = d->learned.nr_cuts;
-    d->st.rate_cuts_undone = d->learned.nr_undone;
+    d->st.learned = (el_trate_figures){ .rate = el_trate_rate(&d->learned, now),
+                                        .cuts = d->learned.nr_cuts,
+                                        .undone = d->learned.nr_undone };
 }
 
 void el_ddb_driver_wakeup(el_ddb_driver *d)

@@ -48,6 +48,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/tablerate.h"  /* el_trate_figures */
 
 typedef struct el_ddb_driver el_ddb_driver;
 typedef struct el_ddb_op el_ddb_op;
@@ -107,10 +108,7 @@ typedef struct el_ddb_driver_stats {
     uint64_t by_reason[EL_THR_COUNT];
     uint64_t unspecified;
     char resource[EL_THR_COUNT][256]; /* the last resource ARN each reason named */
-    /* the learned rate (tablerate.h): units/s now (0: none limits), cuts
-     * made, cuts undone as noise */
-    double learned_rate;
-    uint64_t rate_cuts, rate_cuts_undone;
+    el_trate_figures learned; /* the rate learned from refusals (tablerate.h) */
 } el_ddb_driver_stats;
 
 /* ---- the transport: how a request reaches DynamoDB ---- */

@@ -59,6 +59,13 @@ typedef struct el_trate {
     uint64_t nr_cuts, nr_undone; /* figures: cuts made, cuts undone as noise */
 } el_trate;
 
+/* What a run did with it, for its figures. */
+typedef struct el_trate_figures {
+    double rate;      /* units/s learned now; 0: none limits */
+    uint64_t cuts;    /* times the rate was set or lowered */
+    uint64_t undone;  /* cuts undone: the refusals did not depend on the rate */
+} el_trate_figures;
+
 void el_trate_init(el_trate *t);
 
 /* units were accepted (written or read) at now. */

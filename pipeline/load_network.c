@@ -248,9 +248,7 @@ static void sync_stats(net *n)
     t->unspecified = ds->unspecified;
     t->items_refused = n->items_refused;
     t->items_sent = n->items_sent;
-    t->table_rate = ds->learned_rate;
-    t->rate_cuts = ds->rate_cuts;
-    t->rate_cuts_undone = ds->rate_cuts_undone;
+    t->learned = ds->learned;
     if (n->pacer) {
         el_pacer_stats ps;
         el_pacer_stats_get(n->pacer, &ps);

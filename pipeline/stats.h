@@ -15,6 +15,7 @@
 
 #include "common/error.h"  /* el_diag */
 #include "dynamo/ddb_client.h" /* EL_THR_COUNT: throttling reasons */
+#include "dynamo/tablerate.h"  /* el_trate_figures */
 
 /* Throttling by its cause: the answers by DynamoDB's ThrottlingReasons
  * (one answer may give several), what per-key pacing did, and in a word
@@ -26,10 +27,7 @@ typedef struct el_throttle_figures {
                                  of throttled requests (sent again) */
     uint64_t items_sent;      /* items in requests sent, resends included */
     uint64_t keys_paced;      /* partition keys the run paced on their own */
-    double table_rate;        /* the rate learned from the table's refusals at the end
-                                 (units/s; 0: none held the run back at the end) */
-    uint64_t rate_cuts;       /* times that rate was set or lowered */
-    uint64_t rate_cuts_undone; /* cuts undone: the refusals did not depend on the rate */
+    el_trate_figures learned; /* the rate learned from the table's refusals, at the end */
     char limited_by[200];     /* "index key range TARGET#bob#3", "table write limit",
                                  "the --max-wcu budget", ...; "" when nothing did */
 } el_throttle_figures;

@@ -427,14 +427,14 @@ static void test_learned_rate_spaces_sends(void **state)
     el_diag diag;
     assert_int_equal(run(d, &diag), EL_OK);
     const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
-    assert_true(st->rate_cuts >= 1);
-    assert_int_equal(st->rate_cuts_undone, 0);
+    assert_true(st->learned.cuts >= 1);
+    assert_int_equal(st->learned.undone, 0);
     /* granted: 4,000 units/s before, 2,000 after the refusals began */
-    assert_true(st->learned_rate > 1500 && st->learned_rate < 3900);
+    assert_true(st->learned.rate > 1500 && st->learned.rate < 3900);
     /* the last 50 sends: no faster than the rate (10 units each) allows,
      * a little slack for the bucket's 100 ms */
     double span = f.sends[249].at - f.sends[199].at;
-    assert_true(span >= 0.9 * 49 * 10 * 1000 / st->learned_rate);
+    assert_true(span >= 0.9 * 49 * 10 * 1000 / st->learned.rate);
     /* without refusals the same 50 sends took 125 ms (4 per 10 ms) */
     assert_true(span > 150);
     el_ddb_driver_free(d);
