@@ -14,6 +14,7 @@
 #define CUT 0.95              /* of the units granted over the last second */
 #define MIN_SHARE 0.005       /* refusals under 0.5 % of a second's writes do not cut */
 #define CHECK_MS 200.0        /* the earliest a second cut of a chain may follow */
+#define EARLY_SHARE 0.10      /* ... if still this much is refused (or more than before) */
 #define JUDGE_MS 1500.0       /* a cut is judged on the 1.5 s after it */
 #define KEPT_SHARE 0.005      /* ... and kept if less than this was refused then */
 #define MIN_REFUSALS 3        /* refusals in the last second before a cut */
@@ -203,10 +204,10 @@ void el_trate_refused(el_trate *t, double units, double now)
     if (t->cuts > 0 && !t->judged) {
         /* a cut under judgement: no other, but for one early (a table's
          * first burst made the second before the cut look faster than the
-         * table is, and the share refused grew after it) */
-        if (now - t->cut_at < CHECK_MS || t->cuts > 1 ||
-            share_since_cut(t, now - t->cut_at) < t->share_before ||
-            share_since_cut(t, now - t->cut_at) < MIN_SHARE)
+         * table is: the share refused grew after it, or stays over 10 %) */
+        double since = share_since_cut(t, now - t->cut_at);
+        if (now - t->cut_at < CHECK_MS || t->cuts > 1 || since < MIN_SHARE ||
+            (since < t->share_before && since < EARLY_SHARE))
             return;
     }
     double granted, sh;

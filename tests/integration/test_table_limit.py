@@ -1,0 +1,84 @@
+"""The learned table rate: the fault proxy holds the table to a write limit
+(--table-limit-wcu: a batch over it is refused whole with ThrottlingReasons
+TableWriteProvisionedThroughputExceeded, as the service refuses a request
+over a table's provisioned throughput), in front of DynamoDB Local.
+edgeload learns the rate the table grants from those refusals and sends at
+it: the table ends exact (checked with boto3), the rate was set and not
+undone, it is near what the proxy let through, and fewer requests are sent
+only to be refused than with the rate switched off
+(EDGELOAD_BENCH_NO_TABLE_RATE, a benchmark switch) - the window alone keeps
+probing past the limit.
+"""
+
+import json
+import os
+import sys
+
+from edgeload_test import ENDPOINT, EdgeloadTestCase, main
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import faultproxy  # noqa: E402  (the suite's own tool, found beside this directory)
+
+ROWS = 4000
+LIMIT_WCU = 400  # the proxy's table limit (its own cost: a unit per started KB)
+
+
+class TableLimitTest(EdgeloadTestCase):
+
+    def write_edges(self, d):
+        path = os.path.join(d, "edges.csv")
+        with open(path, "w") as f:
+            f.write("a,b\n")
+            for i in range(ROWS):
+                f.write("u%d,t%d\n" % (i, i % 97))
+        return path
+
+    def run_load(self, d, path, name, env=None):
+        table = self.unique_table(name)
+        self.create_table_boto(table)
+        stats_path = os.path.join(d, name + ".json")
+        with faultproxy.ProxyProcess(ENDPOINT, table_limit_wcu=LIMIT_WCU) as proxy:
+            proc = self.run_edgeload(
+                "load", "--endpoint-url", proxy.url, "--region", "us-east-1",
+                "--table", table, "--pk", "A#{a}", "--sk", "B#{b}", "--progress", "none",
+                "--stats-json", stats_path, path, env=env, timeout=600)
+            ps = proxy.stats()
+        self.assertExit(proc, 0)
+        with open(stats_path) as f:
+            stats = json.load(f)
+        got = sorted((it["PK"]["S"], it["SK"]["S"]) for it in self.scan_all(table))
+        self.assertEqual(got, sorted(("A#u%d" % i, "B#t%d" % (i % 97)) for i in range(ROWS)))
+        self.assertEqual(stats["items_written"], ROWS)
+        return stats, ps
+
+    def test_rate_learned_from_table_refusals(self):
+        d = self.tmpdir()
+        path = self.write_edges(d)
+        stats, ps = self.run_load(d, path, "tlimit")
+        refusals = ps["faults"]["table_limit_throttle"]
+        self.assertGreater(refusals, 0, "the proxy held the table to its limit")
+        by = stats["throttled_by_reason"]
+        self.assertGreater(by.get("TableWriteProvisionedThroughputExceeded", 0), 0, by)
+        self.assertGreaterEqual(stats["rate_cuts"], 1)
+        self.assertEqual(stats["rate_cuts_undone"], 0)
+        # the rate is in edgeload's units (the table's and the index's, as
+        # DynamoDB Local reports them consumed: 2 an edge) when it was last
+        # set, then crept up; the proxy counts the table's alone (1 an edge)
+        self.assertGreater(stats["table_rate"], 0.5 * 2 * LIMIT_WCU, stats)
+        self.assertLess(stats["table_rate"], 2.0 * 2 * LIMIT_WCU, stats)
+        env = dict(os.environ, EDGELOAD_BENCH_NO_TABLE_RATE="1")
+        stats_w, ps_w = self.run_load(d, path, "tlimitw", env=env)
+        refusals_w = ps_w["faults"]["table_limit_throttle"]
+        self.assertEqual(stats_w["rate_cuts"], 0)
+        print("\ntable limit %d WCU/s: %d requests refused whole with the learned rate "
+              "(%.0f units/s learned, %d cuts), %d with the window alone; wall %.1f s "
+              "and %.1f s" % (LIMIT_WCU, refusals, stats["table_rate"], stats["rate_cuts"],
+                              refusals_w, stats["elapsed_s"], stats_w["elapsed_s"]),
+              file=sys.stderr)
+        self.assertLess(refusals, refusals_w,
+                        "requests refused: %d learning the rate, %d with the window alone"
+                        % (refusals, refusals_w))
+
+
+if __name__ == "__main__":
+    main()
