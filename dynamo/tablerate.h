@@ -14,18 +14,22 @@
  * without refusals forgets it.
  *
  * Refusals that do not depend on the rate (a share of requests failing at
- * random, whatever the load sends) must not drive the rate down: after a
- * cut, the share refused is looked at again 200 ms later. Fallen to under
- * half: the table's limit, kept. Not fallen: cut once more, from what was
- * granted since the cut (a reading free of the burst a table has at first,
- * which makes the second before the first refusal look faster than the
- * table is); not fallen after that either, while the rate is 10 % lower:
- * not a limit, the rate before the cuts is restored and refusals up to
- * twice that share are noise from then on (forgotten over half a minute).
- * Refusals under 0.5 % of what is sent, or fewer than three in a second,
- * never cut, and a rate is measured on at least 300 ms and ten answers
- * with grants: a table that refuses everything, or a command of a few
- * requests, is left to the window's backoff.
+ * random, whatever the load sends) must not drive the rate down, so each
+ * cut is judged on the 1.5 s after it. Under 0.5 % refused then (and under
+ * half the worst share of its chain of cuts): the table's limit, kept.
+ * Otherwise, after a first cut the next refusal cuts again, measured on
+ * what was granted since the cut (a reading free of the burst a table has
+ * at first, which makes the second before the first refusal look faster
+ * than the table is; when the share refused grew after the cut or stays
+ * over 10 %, this second cut comes after 200 ms already); still not under
+ * 0.5 % after the second: not a limit, the rate before the cuts is
+ * restored, and refusals up to twice that share do not cut for a while
+ * (the share fades over two minutes). Refusals under 0.5 % of what is
+ * sent, or fewer than three in a second, never cut, and a rate is
+ * measured on at least 300 ms and ten answers with grants: a table that
+ * refuses everything, or a command of a few requests, is left to the
+ * window's backoff. The rate never falls under a quarter of the best
+ * second granted.
  *
  * Units are whatever the caller's requests cost (write units for writes,
  * read units for reads). Pure: time is an argument (ms of the caller's
