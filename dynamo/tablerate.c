@@ -1,6 +1,6 @@
 /*
  * tablerate.c - the learned rate of a table: cut on refusals to just under
- * what was granted, judged 200 ms later, crept up while quiet.
+ * what was granted, judged on the 1.5 s after, crept up while quiet.
  *
  * DESIGN: a ring of 100-ms slots of units granted and refused (two seconds
  * of history: the second before a cut and the time after it), a token
