@@ -17,6 +17,7 @@
 #define EARLY_SHARE 0.10      /* ... if still this much is refused (or more than before) */
 #define JUDGE_MS 1500.0       /* a cut is judged on the 1.5 s after it */
 #define KEPT_SHARE 0.005      /* ... and kept if less than this was refused then */
+#define MAX_CHAIN 3           /* cuts not kept in a row before they are undone as noise */
 #define MIN_REFUSALS 3        /* refusals in the last second before a cut */
 #define MIN_GRANTS 10         /* answers with grants the rate is measured on */
 #define CREEP_PER_S 0.01      /* growth while nothing was refused for a second */
@@ -151,9 +152,11 @@ static double share_since_cut(const el_trate *t, double until)
 
 /* Judges the chain of cuts JUDGE_MS after its last one, on what was
  * refused since: under half the chain's worst share and under 0.5 % (the
- * table's limit: kept); otherwise, after the first cut, the next refusal
- * cuts again (a limit not yet found, or noise); after the second, noise:
- * undone, and refusals up to twice that share do not cut for a while.
+ * table's limit: kept); otherwise, after the first or second cut, the next
+ * refusal cuts again (a limit not yet found, or noise); after the third,
+ * noise: undone, and refusals up to twice that share do not cut for a
+ * while. Three, not two: a second cut measured while the answers were
+ * slow (a busy machine) can still be over the limit.
  * An absolute bound, not only "fell by half": the reading that set off a
  * cut is the worst second of many, and the next is better by chance. */
 static void check(el_trate *t, double now)
@@ -165,7 +168,7 @@ static void check(el_trate *t, double now)
         t->cuts = 0; /* the limit: kept */
         return;
     }
-    if (t->cuts < 2) {
+    if (t->cuts < MAX_CHAIN) {
         t->judged = true;
         return;
     }

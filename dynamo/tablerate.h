@@ -22,7 +22,7 @@
  * at first, which makes the second before the first refusal look faster
  * than the table is; when the share refused grew after the cut or stays
  * over 10 %, this second cut comes after 200 ms already); still not under
- * 0.5 % after the second: not a limit, the rate before the cuts is
+ * 0.5 % after a third: not a limit, the rate before the cuts is
  * restored, and refusals up to twice that share do not cut for a while
  * (the share fades over two minutes). Refusals under 0.5 % of what is
  * sent, or fewer than three in a second, never cut, and a rate is

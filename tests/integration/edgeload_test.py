@@ -221,6 +221,26 @@ class EdgeloadTestCase(unittest.TestCase):
         return self.run_edgeload("load", *self.endpoint_args(), *args,
                                  cwd=cwd, timeout=timeout)
 
+    def load_edges_through_proxy(self, d, path, name, proxy_options, env=None):
+        """A fresh table (boto3, with the index); `edgeload load` of path's
+        a,b edges (A#{a} -> B#{b}) through a tests/tools/faultproxy.py with
+        proxy_options in front of DynamoDB Local, exit 0 checked. Returns
+        (table, CompletedProcess, its --stats-json, the proxy's /__stats)."""
+        import faultproxy  # tests/tools, on the path of the tests that use it
+        table = self.unique_table(name)
+        self.create_table_boto(table)
+        stats_path = os.path.join(d, name + ".json")
+        with faultproxy.ProxyProcess(ENDPOINT, **proxy_options) as proxy:
+            proc = self.run_edgeload(
+                "load", "--endpoint-url", proxy.url, "--region", "us-east-1",
+                "--table", table, "--pk", "A#{a}", "--sk", "B#{b}", "--progress", "none",
+                "--stats-json", stats_path, path, env=env, timeout=600)
+            ps = proxy.stats()
+        self.assertExit(proc, 0)
+        with open(stats_path) as f:
+            stats = json.load(f)
+        return table, proc, stats, ps
+
     def assertExit(self, proc, code, what="edgeload"):
         self.assertEqual(
             proc.returncode, code,

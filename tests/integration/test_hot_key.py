@@ -12,14 +12,13 @@ with pacing switched off (EDGELOAD_BENCH_NO_PACING, a benchmark switch) is
 run too and its ratio printed, not asserted: it is the figure pacing is for.
 """
 
-import json
 import os
 import sys
 
-from edgeload_test import ENDPOINT, EdgeloadTestCase, main
+from edgeload_test import EdgeloadTestCase, main
 
+# the suite's own fault proxy (tests/tools), which load_edges_through_proxy runs
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import faultproxy  # noqa: E402  (the suite's own tool, found beside this directory)
 
 ROWS = 30000
 HOT_EVERY = 75          # every 75th row follows the hot target: 400 rows
@@ -37,19 +36,8 @@ class HotKeyTest(EdgeloadTestCase):
         return path
 
     def run_load(self, d, path, name, hot, env=None):
-        table = self.unique_table(name)
-        self.create_table_boto(table)
         opts = {"hot_key": "B#hot", "hot_wcu": HOT_WCU} if hot else {"hot_key": "B#none"}
-        stats_path = os.path.join(d, name + ".json")
-        with faultproxy.ProxyProcess(ENDPOINT, **opts) as proxy:
-            proc = self.run_edgeload(
-                "load", "--endpoint-url", proxy.url, "--region", "us-east-1",
-                "--table", table, "--pk", "A#{a}", "--sk", "B#{b}", "--progress", "none",
-                "--stats-json", stats_path, path, env=env, timeout=600)
-            ps = proxy.stats()
-        self.assertExit(proc, 0)
-        with open(stats_path) as f:
-            stats = json.load(f)
+        table, proc, stats, ps = self.load_edges_through_proxy(d, path, name, opts, env=env)
         h = {"throttles": ps["faults"]["hot_key_throttle"], "items_refused": ps["items_refused"]}
         other = ps["classes"]["other"]
         span = other["last"] - other["first"]

@@ -10,14 +10,13 @@ only to be refused than with the rate switched off
 probing past the limit.
 """
 
-import json
 import os
 import sys
 
-from edgeload_test import ENDPOINT, EdgeloadTestCase, main
+from edgeload_test import EdgeloadTestCase, main
 
+# the suite's own fault proxy (tests/tools), which load_edges_through_proxy runs
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import faultproxy  # noqa: E402  (the suite's own tool, found beside this directory)
 
 ROWS = 4000
 LIMIT_WCU = 400  # the proxy's table limit (its own cost: a unit per started KB)
@@ -34,18 +33,8 @@ class TableLimitTest(EdgeloadTestCase):
         return path
 
     def run_load(self, d, path, name, env=None):
-        table = self.unique_table(name)
-        self.create_table_boto(table)
-        stats_path = os.path.join(d, name + ".json")
-        with faultproxy.ProxyProcess(ENDPOINT, table_limit_wcu=LIMIT_WCU) as proxy:
-            proc = self.run_edgeload(
-                "load", "--endpoint-url", proxy.url, "--region", "us-east-1",
-                "--table", table, "--pk", "A#{a}", "--sk", "B#{b}", "--progress", "none",
-                "--stats-json", stats_path, path, env=env, timeout=600)
-            ps = proxy.stats()
-        self.assertExit(proc, 0)
-        with open(stats_path) as f:
-            stats = json.load(f)
+        table, _, stats, ps = self.load_edges_through_proxy(
+            d, path, name, {"table_limit_wcu": LIMIT_WCU}, env=env)
         got = sorted((it["PK"]["S"], it["SK"]["S"]) for it in self.scan_all(table))
         self.assertEqual(got, sorted(("A#u%d" % i, "B#t%d" % (i % 97)) for i in range(ROWS)))
         self.assertEqual(stats["items_written"], ROWS)
