@@ -221,6 +221,15 @@ class EdgeloadTestCase(unittest.TestCase):
         return self.run_edgeload("load", *self.endpoint_args(), *args,
                                  cwd=cwd, timeout=timeout)
 
+    def write_edges(self, d, pairs):
+        """d/edges.csv: a header a,b and one row a pair (a, b); its path."""
+        path = os.path.join(d, "edges.csv")
+        with open(path, "w") as f:
+            f.write("a,b\n")
+            for a, b in pairs:
+                f.write("%s,%s\n" % (a, b))
+        return path
+
     def load_edges_through_proxy(self, d, path, name, proxy_options, env=None):
         """A fresh table (boto3, with the index); `edgeload load` of path's
         a,b edges (A#{a} -> B#{b}) through a tests/tools/faultproxy.py with

@@ -27,14 +27,6 @@ HOT_WCU = 40            # its key range's limit: about 10 s for its rows
 
 class HotKeyTest(EdgeloadTestCase):
 
-    def write_edges(self, d):
-        path = os.path.join(d, "edges.csv")
-        with open(path, "w") as f:
-            f.write("a,b\n")
-            for i in range(ROWS):
-                f.write("u%d,%s\n" % (i, "hot" if i % HOT_EVERY == 0 else "t%d" % i))
-        return path
-
     def run_load(self, d, path, name, hot, env=None):
         opts = {"hot_key": "B#hot", "hot_wcu": HOT_WCU} if hot else {"hot_key": "B#none"}
         table, proc, stats, ps = self.load_edges_through_proxy(d, path, name, opts, env=env)
@@ -54,7 +46,8 @@ class HotKeyTest(EdgeloadTestCase):
 
     def test_hot_key_range_is_paced_alone(self):
         d = self.tmpdir()
-        path = self.write_edges(d)
+        path = self.write_edges(d, (("u%d" % i, "hot" if i % HOT_EVERY == 0 else "t%d" % i)
+                                    for i in range(ROWS)))
         # the same load without a hot key: the other keys' throughput to keep
         base_t, _, _, base_h, base = self.run_load(d, path, "hotbase", hot=False)
         self.assertTableExact(base_t)

@@ -472,11 +472,7 @@ class NullC(unittest.TestCase):
         """edgeload's parser (dynamo/ddb_answers.c) reads the reasons sent:
         every throttled answer of a load whose only hot key is an index key
         is counted under IndexWriteKeyRangeThroughputExceeded."""
-        el = os.environ.get("EDGELOAD_BIN")
-        if not el or not os.access(el, os.X_OK):
-            if MUST:
-                self.fail("EDGELOAD_BIN not set")
-            self.skipTest("EDGELOAD_BIN not set")
+        el = self._edgeload_bin()
         d = tempfile.mkdtemp(prefix="nullc-reasons-")
         csv = os.path.join(d, "edges.csv")
         with open(csv, "w") as f:
@@ -493,6 +489,15 @@ class NullC(unittest.TestCase):
         self.assertEqual(reasons.get("IndexWriteKeyRangeThroughputExceeded", 0), s["requests_throttled"], reasons)
         self.assertEqual(sum(v for k, v in reasons.items() if k != "IndexWriteKeyRangeThroughputExceeded"), 0,
                          reasons)
+
+    def _edgeload_bin(self):
+        """The edgeload binary to test; skips (fails under MUST) without one."""
+        el = os.environ.get("EDGELOAD_BIN")
+        if not el or not os.access(el, os.X_OK):
+            if MUST:
+                self.fail("EDGELOAD_BIN not set")
+            self.skipTest("EDGELOAD_BIN not set")
+        return el
 
     def _load_through(self, el, p, d, csv):
         """Loads csv (follower_id,followee_id) through the endpoint p and stops
@@ -511,11 +516,7 @@ class NullC(unittest.TestCase):
             return s, json.load(f)
 
     def test_edgeload_through_throttling(self):
-        el = os.environ.get("EDGELOAD_BIN")
-        if not el or not os.access(el, os.X_OK):
-            if MUST:
-                self.fail("EDGELOAD_BIN not set")
-            self.skipTest("EDGELOAD_BIN not set")
+        el = self._edgeload_bin()
         d = tempfile.mkdtemp(prefix="nullc-el-")
         csv = os.path.join(d, "edges.csv")
         rows = 0

@@ -24,14 +24,6 @@ LIMIT_WCU = 400  # the proxy's table limit (its own cost: a unit per started KB)
 
 class TableLimitTest(EdgeloadTestCase):
 
-    def write_edges(self, d):
-        path = os.path.join(d, "edges.csv")
-        with open(path, "w") as f:
-            f.write("a,b\n")
-            for i in range(ROWS):
-                f.write("u%d,t%d\n" % (i, i % 97))
-        return path
-
     def run_load(self, d, path, name, env=None):
         table, _, stats, ps = self.load_edges_through_proxy(
             d, path, name, {"table_limit_wcu": LIMIT_WCU}, env=env)
@@ -42,7 +34,7 @@ class TableLimitTest(EdgeloadTestCase):
 
     def test_rate_learned_from_table_refusals(self):
         d = self.tmpdir()
-        path = self.write_edges(d)
+        path = self.write_edges(d, (("u%d" % i, "t%d" % (i % 97)) for i in range(ROWS)))
         stats, ps = self.run_load(d, path, "tlimit")
         refusals = ps["faults"]["table_limit_throttle"]
         self.assertGreater(refusals, 0, "the proxy held the table to its limit")
