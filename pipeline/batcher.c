@@ -38,7 +38,7 @@
 #include "common/vec.h"  /* el_grow */
 
 #include <stdint.h>  /* uint32_t, UINT32_MAX */
-#include <stdlib.h>  /* calloc, realloc, free, getenv */
+#include <stdlib.h>  /* calloc, realloc, free */
 #include <string.h>  /* memcmp */
 
 #define NONE UINT32_MAX
@@ -118,7 +118,7 @@ struct el_batcher {
     size_t nretry, retry_cap;
     double retry_min;          /* earliest not_before among the retries (any when none) */
     unsigned long long visits; /* nodes examined by form (tests) */
-    bool spread;  /* false only for scripts/bench.sh's "interleaving off" run */
+    bool spread;  /* false only for a benchmark's "interleaving off" run */
 };
 
 /* Fibonacci hashing: the slot of h in a table of 2^bits. */
@@ -495,15 +495,13 @@ static void wait_on_key(el_batcher *b, kent *k, uint32_t id)
 
 /* ---- the API ---- */
 
-el_batcher *el_batcher_new(size_t window_max)
+el_batcher *el_batcher_new(size_t window_max, bool spread)
 {
     el_batcher *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     b->max = window_max ? window_max : 1;
-    /* Benchmark switch (docs/PERFORMANCE.md), not a user option: the
-     * batches then take the window in input order. */
-    b->spread = getenv("EDGELOAD_BENCH_NO_INTERLEAVE") == NULL;
+    b->spread = spread;
     b->ncap = 64;
     b->kcap = 256;
     b->kbits = 8;

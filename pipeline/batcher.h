@@ -35,8 +35,11 @@
 
 typedef struct el_batcher el_batcher;
 
-/* window_max: how many fresh items the window holds (back-pressure). */
-el_batcher *el_batcher_new(size_t window_max);
+/* window_max: how many fresh items the window holds (back-pressure).
+ * spread: batches are spread over partition keys (interleaving, above);
+ * false only for a benchmark's comparison, when batches take the window
+ * in input order. NULL when out of memory. */
+el_batcher *el_batcher_new(size_t window_max, bool spread);
 void el_batcher_free(el_batcher *b);
 
 /* True while the window has room for more fresh items. */

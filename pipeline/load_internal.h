@@ -6,7 +6,8 @@
  *   loader.c          setting up: inputs, plan, checkpoint, threads; the run
  *   load_read.c       reader threads: one input at a time, rows to chunks
  *   load_parts.c      one large CSV/TSV input cut into parts for several threads
- *   load_network.c    the network stage: batches to DynamoDB, acknowledgements
+ *   load_network.c    the network stage: chunks to the sender (sender.h), acknowledgements,
+ *                     checkpoints, progress
  *   load_output.c     the output stage (--output DIR, --dry-run) in the network
  *                     stage's place: each key once, the last row winning
  *
@@ -36,8 +37,6 @@
 
 #define LOAD_QUEUE_CHUNKS 32   /* chunks between the readers and the next stage */
 #define LOAD_WINDOW_ITEMS 8192 /* items the network stage holds to form batches from */
-#define LOAD_MAX_SUPERSEDED 512 /* rows one batch may supersede (el_batcher_form): a chain of
-                                   a key's rows goes at once unless longer */
 
 /* One input cut into parts for several reader threads (load_parts.c). */
 typedef struct load_split load_split;

@@ -115,7 +115,7 @@ static void test_at_most_25_in_order(void **state)
 {
     (void)state;
     el_chunk *c = make_distinct(60, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     assert_non_null(b);
     for (size_t i = 0; i < 60; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
@@ -142,7 +142,7 @@ static void test_duplicate_in_batch_later_row_wins(void **state)
     (void)state;
     const char *const keys[] = { "A", "B", "A", "C", "A" };
     el_chunk *c = make_chunk(5, keys, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -167,7 +167,7 @@ static void test_held_key_waits_and_counts_once(void **state)
     (void)state;
     const char *const keys[] = { "A", "B", "A", "C" };
     el_chunk *c = make_chunk(4, keys, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
     formed f;
     form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
@@ -203,7 +203,7 @@ static void test_retries_first_when_due_and_keep_key(void **state)
     (void)state;
     const char *const keys[] = { "R", "X", "R", "Y", "Z" };
     el_chunk *c = make_chunk(5, keys, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
     formed f;
     form(b, 0, EL_DDB_BATCH_ITEMS, BIG_BUDGET, &f);
@@ -247,7 +247,7 @@ static void test_next_due_after_partial_takes(void **state)
      * not yet due, all count for the next due time */
     enum { N = 6 };
     el_chunk *c = make_distinct(N, 10);
-    el_batcher *b = el_batcher_new(N);
+    el_batcher *b = el_batcher_new(N, true);
     for (size_t i = 0; i < N; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -293,7 +293,7 @@ static void test_next_due_is_earliest(void **state)
 {
     (void)state;
     el_chunk *c = make_distinct(3, 10);
-    el_batcher *b = el_batcher_new(10);
+    el_batcher *b = el_batcher_new(10, true);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -319,7 +319,7 @@ static void test_byte_budget(void **state)
 {
     (void)state;
     el_chunk *c = make_distinct(10, 1000);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     for (size_t i = 0; i < 10; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -347,7 +347,7 @@ static void test_unit_budget(void **state)
         c->items[i].indexed = 1;
     }
     assert_true(el_item_wcu(&c->items[0]) == 6.0);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     for (size_t i = 0; i < 10; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     el_item *out[EL_DDB_BATCH_ITEMS], *sup[EL_DDB_BATCH_ITEMS];
@@ -385,7 +385,7 @@ static void test_byte_budget_holds_when_a_later_row_is_bigger(void **state)
         assert_int_equal(el_buf_puts(&c->keys, keys[i]), EL_OK);
         assert_int_equal(el_chunk_commit(c, jm, km, lens[i], i, i), EL_OK);
     }
-    el_batcher *b = el_batcher_new(10);
+    el_batcher *b = el_batcher_new(10, true);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     size_t budget = (1000 + 64) + (100 + 64);
@@ -422,7 +422,7 @@ static void test_many_rows_of_one_key(void **state)
         keys[i] = "SAME";
     el_chunk *c = make_chunk(n, keys, 10);
     free(keys);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     /* exactly max_items slots, on the heap so ASan sees an overrun */
@@ -470,7 +470,7 @@ static void test_window_room(void **state)
 {
     (void)state;
     el_chunk *c = make_distinct(10, 10);
-    el_batcher *b = el_batcher_new(3);
+    el_batcher *b = el_batcher_new(3, true);
     assert_true(el_batcher_has_room(b));
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
@@ -498,7 +498,7 @@ static void test_window_room(void **state)
     el_batcher_free(b);
     el_chunk_free(c);
     /* window_max 0 still lets one item in */
-    b = el_batcher_new(0);
+    b = el_batcher_new(0, true);
     assert_true(el_batcher_has_room(b));
     el_batcher_free(b);
 }
@@ -508,7 +508,7 @@ static void test_window_grows_past_max(void **state)
     (void)state;
     /* adding past max (the caller ignored has_room) still works */
     el_chunk *c = make_distinct(100, 4);
-    el_batcher *b = el_batcher_new(4);
+    el_batcher *b = el_batcher_new(4, true);
     for (size_t i = 0; i < 100; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     assert_int_equal(el_batcher_pending(b), 100);
@@ -565,7 +565,7 @@ static void test_held_keys_with_colliding_slots(void **state)
         c->items[i].hash = hashes[i];          /* holder i */
         c->items[N + i].hash = hashes[i];      /* probe i */
     }
-    el_batcher *b = el_batcher_new(4 * N);
+    el_batcher *b = el_batcher_new(4 * N, true);
     for (size_t i = 0; i < N; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed *f = malloc(sizeof *f);
@@ -643,7 +643,7 @@ static void test_release_of_unheld_key_is_harmless(void **state)
 {
     (void)state;
     el_chunk *c = make_distinct(2, 4);
-    el_batcher *b = el_batcher_new(4);
+    el_batcher *b = el_batcher_new(4, true);
     el_batcher_release(b, &c->items[0]);       /* never held */
     assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
     formed f;
@@ -688,7 +688,7 @@ static void test_interleave_spreads_sorted_input(void **state)
     /* 40 partition keys with 20 rows each, sorted: a naive batch would be
      * 20 rows of P0 and 5 of P1 */
     el_chunk *c = make_sorted(800, 20, false, 0);
-    el_batcher *b = el_batcher_new(4096);
+    el_batcher *b = el_batcher_new(4096, true);
     for (size_t i = 0; i < c->nitems; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     bool sent[800] = { false };
@@ -728,7 +728,7 @@ static void test_interleave_first_batches_have_distinct_keys(void **state)
 {
     (void)state;
     el_chunk *c = make_sorted(800, 20, false, 0);
-    el_batcher *b = el_batcher_new(4096);
+    el_batcher *b = el_batcher_new(4096, true);
     for (size_t i = 0; i < c->nitems; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -752,7 +752,7 @@ static void test_interleave_index_keys_too(void **state)
     /* every row has its own base partition, but only 5 index partitions:
      * a batch takes one row per index partition while others wait */
     el_chunk *c = make_sorted(100, 1, true, 5);
-    el_batcher *b = el_batcher_new(4096);
+    el_batcher *b = el_batcher_new(4096, true);
     for (size_t i = 0; i < c->nitems; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -787,7 +787,7 @@ static void test_interleave_keeps_row_order_of_a_key(void **state)
         assert_int_equal(el_buf_puts(&c->keys, sks[i]), EL_OK);
         assert_int_equal(el_chunk_commit(c, jm, km, 3, i, i), EL_OK);
     }
-    el_batcher *b = el_batcher_new(64);
+    el_batcher *b = el_batcher_new(64, true);
     for (size_t i = 0; i < c->nitems; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -811,7 +811,7 @@ static void test_duplicates_counted_once_per_row(void **state)
      * Every row ends one way: 3 rows = 2 sent + 1 superseded. */
     const char *const keys[] = { "A", "A", "A" };
     el_chunk *c = make_chunk(3, keys, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     assert_int_equal(el_batcher_add(b, &c->items[0]), EL_OK);
     formed f;
     size_t dups = 0, sent = 0;
@@ -850,7 +850,7 @@ static void test_chain_goes_whole_into_last_place(void **state)
     (void)state;
     const char *const keys[] = { "A", "A", "A", "A" };
     el_chunk *c = make_chunk(4, keys, 10);
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     for (size_t i = 0; i < 4; i++)
         assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
     formed f;
@@ -883,7 +883,7 @@ static void check_every_row_once(size_t nrows, size_t nkeys, unsigned lag)
         snprintf(names[i], 24, "K%zu", k);
     }
     el_chunk *c = make_chunk(nrows, (const char *const *)names, 10);
-    el_batcher *b = el_batcher_new(nrows);
+    el_batcher *b = el_batcher_new(nrows, true);
     formed *f = malloc(sizeof *f);
     assert_non_null(f);
     unsigned char *seen = calloc(nrows, 1);
@@ -1009,7 +1009,7 @@ static void test_skewed_sorted_input_is_cheap(void **state)
      * the oldest acknowledged first. */
     enum { ROWS = 60000, INFLIGHT = 16 };
     el_chunk *c = make_follow_graph(ROWS, 12000);
-    el_batcher *b = el_batcher_new(8192);
+    el_batcher *b = el_batcher_new(8192, true);
     assert_non_null(b);
     static el_item *flight[INFLIGHT][EL_DDB_BATCH_ITEMS];
     static size_t flight_n[INFLIGHT];
@@ -1080,7 +1080,7 @@ static void test_partition_key_order_kept(void **state)
     /* rows of one base or index partition key leave in input order */
     enum { ROWS = 5000 };
     el_chunk *c = make_follow_graph(ROWS, 800);
-    el_batcher *b = el_batcher_new(1024);
+    el_batcher *b = el_batcher_new(1024, true);
     size_t next = 0, nsent = 0;
     unsigned char *gone = calloc(ROWS, 1);
     assert_non_null(gone);
@@ -1129,7 +1129,7 @@ static void test_uniform_input_stays_in_order(void **state)
         int len = snprintf(tb, sizeof tb, "T%zu", t);
         c->items[i].ipk_hash = el_fnv1a64(tb, (size_t)len);
     }
-    el_batcher *b = el_batcher_new(WINDOW);
+    el_batcher *b = el_batcher_new(WINDOW, true);
     static el_item *flight[INFLIGHT][EL_DDB_BATCH_ITEMS];
     static size_t flight_n[INFLIGHT];
     static unsigned char sent[ROWS];
@@ -1194,7 +1194,7 @@ static void test_gate_parks_paced_rows(void **state)
     const char *keys[] = { "hot", "a", "hot", "b", "hot", "c" };
     el_chunk *c = make_chunk(6, keys, 10);
     /* distinct sort keys: three rows of partition key "hot" */
-    el_batcher *b = el_batcher_new(100);
+    el_batcher *b = el_batcher_new(100, true);
     gate_state g = { .slow = "hot", .next = 0 };
     el_batcher_set_gate(b, slow_gate, &g);
     for (size_t i = 0; i < 6; i++) {
