@@ -622,12 +622,20 @@ el_err el_plan_add_hot(el_plan *p, const char *key, size_t len, size_t shards,
     return EL_OK;
 }
 
-/* A key found hot while counting, with its shares (in the counters' arenas
- * and one shares array, until it is added). */
+/* A key found hot while counting: the key (in its counter's arena) and its
+ * fan-in over every source, and where its shares are in found.shares. */
 typedef struct candidate {
-    el_plan_entry e;          /* the key, and its fan-in over every source */
-    size_t first, n;          /* its shares in the shares array */
+    el_plan_entry e;
+    size_t first, n;
 } candidate;
+
+/* The hot keys found so far, before they are sorted and added. */
+typedef struct found {
+    candidate *cand;
+    size_t ncand, cand_cap;
+    el_plan_share *shares;
+    size_t nshares, shares_cap;
+} found;
 
 static int candidate_cmp(const void *a, const void *b)
 {
@@ -639,14 +647,12 @@ static int candidate_cmp(const void *a, const void *b)
     return r ? r : (x->len > y->len) - (x->len < y->len);
 }
 
-/* Decides one key of source `from` (its first counter that holds it):
- * appends it to cand/shares when it is hot. */
+/* Decides key e of source `from`, the first counter that holds it (the
+ * later ones are summed in): appended to f when it is hot. */
 static el_err consider(el_plan *p, const el_plan_counter *const *targets, size_t from,
-                       const el_plan_entry *e, candidate **cand, size_t *ncand, size_t *cand_cap,
-                       el_plan_share **shares, size_t *nshares, size_t *shares_cap,
-                       el_diag *diag)
+                       const el_plan_entry *e, found *f, el_diag *diag)
 {
-    size_t mark = *nshares, lowest = from;
+    size_t mark = f->nshares, lowest = from;
     uint64_t fan_in = 0;
     bool agree = true;
     for (size_t j = from; j < p->n; j++) {
@@ -654,11 +660,11 @@ static el_err consider(el_plan *p, const el_plan_counter *const *targets, size_t
                                : targets[j] ? el_plan_counter_get(targets[j], e->key, e->len) : 0;
         if (n == 0)
             continue;
-        el_plan_share *v = el_grow(*shares, shares_cap, *nshares + 1, sizeof *v, 64);
+        el_plan_share *v = el_grow(f->shares, &f->shares_cap, f->nshares + 1, sizeof *v, 64);
         if (!v)
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
-        *shares = v;
-        v[(*nshares)++] = (el_plan_share){ j, n };
+        f->shares = v;
+        v[f->nshares++] = (el_plan_share){ j, n };
         fan_in += n;
         const el_plan_source *s = &p->src[j].pub;
         agree = agree && same_settings(s, &p->src[from].pub);
@@ -668,54 +674,48 @@ static el_err consider(el_plan *p, const el_plan_counter *const *targets, size_t
     }
     const el_plan_source *low = &p->src[lowest].pub;
     if (low->threshold == 0 || fan_in < low->threshold) {
-        *nshares = mark; /* not hot under any of its sources' settings */
+        f->nshares = mark; /* not hot under any of its sources' settings */
         return EL_OK;
     }
-    if (!agree) {
-        for (size_t k = mark; k < *nshares; k++)
-            if (!same_settings(&p->src[(*shares)[k].source].pub, &p->src[from].pub))
-                return settings_conflict(p, e->key, e->len, from, (*shares)[k].source, diag);
-    }
-    candidate *c = el_grow(*cand, cand_cap, *ncand + 1, sizeof *c, 64);
+    for (size_t k = mark; !agree && k < f->nshares; k++)
+        if (!same_settings(&p->src[f->shares[k].source].pub, &p->src[from].pub))
+            return settings_conflict(p, e->key, e->len, from, f->shares[k].source, diag);
+    candidate *c = el_grow(f->cand, &f->cand_cap, f->ncand + 1, sizeof *c, 64);
     if (!c)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    *cand = c;
-    c[(*ncand)++] = (candidate){ { e->key, e->len, fan_in }, mark, *nshares - mark };
+    f->cand = c;
+    c[f->ncand++] = (candidate){ { e->key, e->len, fan_in }, mark, f->nshares - mark };
     return EL_OK;
 }
 
 el_err el_plan_add_counted(el_plan *p, const el_plan_counter *const *targets, el_diag *diag)
 {
-    candidate *cand = NULL;
-    el_plan_share *shares = NULL;
-    size_t ncand = 0, cand_cap = 0, nshares = 0, shares_cap = 0;
+    found f = { 0 };
     el_err err = EL_OK;
-    /* a key is decided at its first source: the later ones are summed in */
     for (size_t i = 0; !err && i < p->n; i++) {
         if (!targets[i])
             continue;
         size_t pos = 0;
         el_plan_entry e;
         while (!err && el_plan_counter_next(targets[i], &pos, &e)) {
-            bool seen = false;
+            bool seen = false; /* decided with an earlier source */
             for (size_t j = 0; !seen && j < i; j++)
                 seen = targets[j] && el_plan_counter_get(targets[j], e.key, e.len) > 0;
             if (!seen)
-                err = consider(p, targets, i, &e, &cand, &ncand, &cand_cap, &shares, &nshares,
-                               &shares_cap, diag);
+                err = consider(p, targets, i, &e, &f, diag);
         }
     }
     if (!err)
-        qsort(cand, ncand, sizeof *cand, candidate_cmp);
-    for (size_t k = 0; !err && k < ncand; k++) {
-        const candidate *c = &cand[k];
-        const el_plan_source *s = &p->src[shares[c->first].source].pub;
+        qsort(f.cand, f.ncand, sizeof *f.cand, candidate_cmp);
+    for (size_t k = 0; !err && k < f.ncand; k++) {
+        const candidate *c = &f.cand[k];
+        const el_plan_source *s = &p->src[f.shares[c->first].source].pub;
         err = el_plan_add_hot(p, c->e.key, c->e.len,
                               el_shard_count(c->e.count, s->threshold, s->max_shards),
-                              &shares[c->first], c->n, diag);
+                              &f.shares[c->first], c->n, diag);
     }
-    free(cand);
-    free(shares);
+    free(f.cand);
+    free(f.shares);
     return err;
 }
 

@@ -9,7 +9,9 @@
  * pipeline/estimate.h reckons its write units, its index entry, its
  * partition's share and its line in an import. Keys repeated across the
  * input are found with the dedup --output uses, so the import figures are
- * those of each key once. Every input is opened (and its source bound)
+ * those of each key once. The shard plan is made of every source's fan-in
+ * together (a key's fan-in is that of every source that writes it), and
+ * the estimate shards by it: an index partition's units are every source's. Every input is opened (and its source bound)
  * before the first row is read: a bad path or schema stops the pass before
  * minutes of counting, and the progress has the total of input bytes.
  */
