@@ -705,7 +705,7 @@ el_err el_plan_add_counted(el_plan *p, const el_plan_counter *const *targets, el
                 err = consider(p, targets, i, &e, &f, diag);
         }
     }
-    if (!err)
+    if (!err && f.ncand) /* qsort wants a non-NULL array, even empty */
         qsort(f.cand, f.ncand, sizeof *f.cand, candidate_cmp);
     for (size_t k = 0; !err && k < f.ncand; k++) {
         const candidate *c = &f.cand[k];
