@@ -157,17 +157,19 @@ static slot *keytab_find(const keytab *t, const char *key, size_t len, uint64_t 
     }
 }
 
-static el_err keytab_grow(keytab *t)
+/* Rehashes into a table of cap slots (a power of two, larger than now). */
+static el_err keytab_resize(keytab *t, size_t cap)
 {
-    size_t cap = t->cap * 2;
     slot *ns = calloc(cap, sizeof *ns);
     if (!ns)
         return EL_ENOMEM;
     slot *old = t->slots;
     size_t oldcap = t->cap;
     t->slots = ns;
-    t->cap = cap;
-    t->shift--;
+    while (t->cap < cap) {
+        t->cap *= 2;
+        t->shift--;
+    }
     for (size_t i = 0; i < oldcap; i++) {
         if (old[i].ref == 0)
             continue;
@@ -181,6 +183,24 @@ static el_err keytab_grow(keytab *t)
     }
     free(old);
     return EL_OK;
+}
+
+static el_err keytab_grow(keytab *t)
+{
+    return keytab_resize(t, t->cap * 2);
+}
+
+/* Makes room for n keys in all without growing on the way. Keys inserted
+ * in another table's slot order (a merge) come in the order of their hash:
+ * into a table smaller than theirs they pile up in runs that every probe
+ * then walks (merging 2 counters of 200,000 keys took 2 s); into one as
+ * large, each lands near where it sits in its own. */
+static el_err keytab_reserve(keytab *t, size_t n)
+{
+    size_t cap = t->cap;
+    while ((n + 1) * 4 > cap * 3)
+        cap *= 2;
+    return cap > t->cap ? keytab_resize(t, cap) : EL_OK;
 }
 
 /* The slot of key, inserted with val 0 when new (*added tells). */
@@ -281,12 +301,15 @@ el_err el_plan_counter_add(el_plan_counter *c, const char *key, size_t len)
 el_err el_plan_counter_merge(el_plan_counter *into, const el_plan_counter *from)
 {
     const keytab *t = &from->tab;
+    el_err err = keytab_reserve(&into->tab, into->tab.n + t->n);
+    if (err)
+        return err;
     for (size_t i = 0; i < t->cap; i++) {
         if (t->slots[i].ref == 0)
             continue;
         size_t len;
         const char *k = arena_key(t, t->slots[i].ref, &len);
-        el_err err = el_plan_counter_add_n(into, k, len, t->slots[i].val);
+        err = el_plan_counter_add_n(into, k, len, t->slots[i].val);
         if (err)
             return err;
     }
