@@ -70,6 +70,8 @@ int cmd_counters(int argc, char **argv)
     cmd_load_job j = { 0 }; /* freed at out: whatever is set by then */
     if ((rc = cmd_parse(&spec, argc, argv, &o, NULL)) >= 0)
         goto out;
+    if ((rc = cmd_check_outputs(&spec, &o, NULL, 0)))
+        goto out;
     el_mapping *m = build_mapping(&o.map, &rc);
     if (!m)
         goto out;
@@ -103,7 +105,7 @@ int cmd_counters(int argc, char **argv)
                 st.wcu_consumed);
     if (!o.quiet)
         cmd_print_counters_resumed(&st);
-    if (!o.quiet && err && o.checkpoint)
+    if (!o.quiet && err && cmd_checkpoint_saved(o.checkpoint))
         fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
                 o.checkpoint);
     if (o.stats_json) {

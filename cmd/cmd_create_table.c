@@ -127,6 +127,8 @@ int cmd_create_table(int argc, char **argv)
     cmd_options o;
     create_args ca = { .projection = "ALL", .wait = 300 };
     int prc = cmd_parse(&spec, argc, argv, &o, &ca);
+    if (prc < 0 && cmd_check_outputs(&spec, &o, NULL, 0))
+        prc = EXIT_USAGE;
     const char *table = o.map.table, *index_name = o.map.index_name;
     const char *projection = ca.projection, *mapping_path = o.map.mapping_path;
     bool no_index = o.map.no_index;

@@ -264,7 +264,7 @@ static void summary(const el_load_opts *lo, const el_load_stats *st, el_err err)
     cmd_print_counters_resumed(st);
     if (st->rejects_in_file > 0)
         fprintf(stderr, "edgeload: rejected rows are in %s\n", el_rejects_path(lo->rejects));
-    if (lo->checkpoint_path && err)
+    if (err && cmd_checkpoint_saved(lo->checkpoint_path))
         fprintf(stderr, "edgeload: checkpoint saved in %s; rerun with --resume to continue\n",
                 lo->checkpoint_path);
 }
@@ -283,6 +283,8 @@ int cmd_load(int argc, char **argv)
         rc = EXIT_FATAL;
         goto out;
     }
+    if ((rc = cmd_check_outputs(&spec, &o, NULL, 0)))
+        goto out;
     el_mapping *m = build_mapping(&o.map, &rc);
     if (!m)
         goto out;

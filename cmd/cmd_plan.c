@@ -98,12 +98,14 @@ static const cmd_spec spec = {
     .about =
 "Reads every input of every source, writes nothing, and reports:\n"
 "\n"
-"  fan-in: for each source that writes the index, exactly, the fan-in of each\n"
-"  unsharded index partition key (the rendered index_pk; default the rendered\n"
-"  sk, e.g. TARGET#bob): rows, distinct sources and targets, a log-scale\n"
-"  histogram and the top targets with the shard count each gets (a key whose\n"
-"  fan-in reaches the threshold gets N = min(max_shards, ceil(fan_in /\n"
-"  threshold)) shards, at least 2);\n"
+"  fan-in: exactly, the fan-in of each unsharded index partition key (the\n"
+"  rendered index_pk; default the rendered sk, e.g. TARGET#bob) over every\n"
+"  source that writes it, since all their edges to a hot key go to its\n"
+"  shards: when several sources write the index, per index key (with each\n"
+"  source's rows), then for each source: rows, distinct sources and targets,\n"
+"  a log-scale histogram and the top targets with the shard count each gets\n"
+"  (a key whose fan-in reaches the threshold gets N = min(max_shards,\n"
+"  ceil(fan_in / threshold)) shards, at least 2);\n"
 "\n"
 "  the estimate, for each source and in total, from every item as load makes\n"
 "  it: write units by DynamoDB's rules (one per started KB of the item's\n"
@@ -126,8 +128,10 @@ static const cmd_spec spec = {
     .own = own_opts,
     .own_help =
 "Plan:\n"
-"  --plan-out FILE          write the plan as JSON (atomically), for load --plan,\n"
-"                           with the estimate under \"estimate\" (load ignores it)\n"
+"  --plan-out FILE          write the plan as JSON (atomically), for load --plan:\n"
+"                           each hot key once, its fan-in and shards, and the\n"
+"                           rows of each source; the estimate under \"estimate\"\n"
+"                           (load ignores it)\n"
 "  --top N                  targets listed in the report (default " STR(DEFAULT_TOP) ")\n"
 "  --table-wcu N            the table's write limit in units a second (and its\n"
 "                           index's), instead of the default or the table's own\n"
@@ -165,86 +169,161 @@ static void warn_reject(const char *path, const el_diag *d, void *user)
         cli_warn("%s: row not counted: %s", path, d->msg);
 }
 
-static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
+/* The hot keys of plan source ps: how many, their rows in it, the index
+ * partitions they take. */
+static void source_hot(const el_plan *plan, size_t ps, size_t *nhot, uint64_t *rows,
+                       uint64_t *parts)
+{
+    *nhot = 0;
+    *rows = *parts = 0;
+    for (size_t h = 0; h < el_plan_nhot(plan); h++) {
+        const el_plan_hot *hot = el_plan_get_hot(plan, h);
+        for (size_t k = 0; k < hot->nshares; k++) {
+            if (hot->shares[k].source != ps)
+                continue;
+            (*nhot)++;
+            *rows += hot->shares[k].count;
+            *parts += hot->shards;
+        }
+    }
+}
+
+static void print_histogram(const el_plan_counter *targets)
+{
+    uint64_t hist[EL_PLAN_HIST_BUCKETS];
+    el_plan_counter_histogram(targets, hist);
+    int last = -1;
+    for (int b = 0; b < EL_PLAN_HIST_BUCKETS; b++)
+        if (hist[b])
+            last = b;
+    if (last < 0)
+        return;
+    printf("  fan-in histogram:\n    %-25s %12s\n", "fan-in", "targets");
+    for (int b = 0; b <= last; b++) {
+        char label[48];
+        uint64_t lo = (uint64_t)1 << b;
+        uint64_t hi = b == 63 ? UINT64_MAX : (lo << 1) - 1;
+        if (lo == hi)
+            snprintf(label, sizeof label, "%" PRIu64, lo);
+        else
+            snprintf(label, sizeof label, "%" PRIu64 "-%" PRIu64, lo, hi);
+        printf("    %-25s %12" PRIu64 "\n", label, hist[b]);
+    }
+}
+
+/* The index keys over every source that writes the index (when several
+ * do): a key's fan-in is theirs together, and so are its shards. */
+static void print_index_keys(const plan_run *r, const el_plan *plan, size_t top_n,
+                             el_plan_entry *top)
 {
     const el_mapping *m = r->m;
-    for (size_t i = 0; i < m->nsources; i++) {
-        const el_plan_source_count *sc = el_plan_count_source(r->count, i);
-        const el_source *s = sc->src;
-        if (!s->index) {
-            printf("source '%s': writes no index, no fan-in to count (%" PRIu64 " items, %"
-                   PRIu64 " rejected)\n\n", s->name, sc->est.rows, sc->rejected);
-            continue;
-        }
-        printf("source '%s' (index %s: %s = %s%s, %s = %s%s)\n", s->name, m->index_name,
-               m->index_pk_attr, el_template_text(s->index_pk ? s->index_pk : s->sk),
-               s->index_pk ? "" : " (the sk)", m->index_sk_attr,
-               el_template_text(s->index_sk ? s->index_sk : s->pk),
-               s->index_sk ? "" : " (the pk)");
-        printf("  rows:              %" PRIu64 " counted, %" PRIu64 " rejected, %zu input%s\n",
-               sc->rows, sc->rejected, sc->ninputs, sc->ninputs == 1 ? "" : "s");
-        printf("  distinct sources:  %zu (index sort keys)\n",
-               el_plan_counter_distinct(sc->sources));
-        printf("  distinct targets:  %zu (index partition keys)\n",
-               el_plan_counter_distinct(sc->targets));
-        size_t tmem = el_plan_counter_memory(sc->targets);
-        size_t smem = el_plan_counter_memory(sc->sources);
-        size_t nt = el_plan_counter_distinct(sc->targets);
-        printf("  counting memory:   %.1f MB (targets %.1f MB%s", (double)(tmem + smem) / 1e6,
-               (double)tmem / 1e6, nt ? ", " : "");
-        if (nt)
-            printf("%.1f bytes/target", (double)tmem / (double)nt);
-        printf(")\n");
-        /* hot targets and the partitions they take */
-        size_t nhot = 0;
-        uint64_t parts = 0, hot_rows = 0;
-        el_plan_entry *hot = NULL;
-        if (s->hot_threshold &&
-            el_plan_counter_at_least(sc->targets, s->hot_threshold, &hot, &nhot) == EL_OK) {
-            for (size_t j = 0; j < nhot; j++) {
-                parts += el_shard_count(hot[j].count, s->hot_threshold, s->max_shards);
-                hot_rows += hot[j].count;
-            }
-            free(hot);
-        }
-        if (s->hot_threshold)
-            printf("  hot targets:       %zu at fan-in >= %" PRIu64 " (max shards %zu): %" PRIu64
-                   " rows over %" PRIu64 " index partitions\n", nhot, s->hot_threshold,
-                   s->max_shards, hot_rows, parts);
-        else
-            printf("  hot targets:       none (no hot threshold: --hot-threshold N or "
-                   "\"hot\" in the mapping)\n");
-        /* histogram */
-        uint64_t hist[EL_PLAN_HIST_BUCKETS];
-        el_plan_counter_histogram(sc->targets, hist);
-        int last = -1;
-        for (int b = 0; b < EL_PLAN_HIST_BUCKETS; b++)
-            if (hist[b])
-                last = b;
-        if (last >= 0) {
-            printf("  fan-in histogram:\n    %-25s %12s\n", "fan-in", "targets");
-            for (int b = 0; b <= last; b++) {
-                char label[48];
-                uint64_t lo = (uint64_t)1 << b;
-                uint64_t hi = b == 63 ? UINT64_MAX : (lo << 1) - 1;
-                if (lo == hi)
-                    snprintf(label, sizeof label, "%" PRIu64, lo);
-                else
-                    snprintf(label, sizeof label, "%" PRIu64 "-%" PRIu64, lo, hi);
-                printf("    %-25s %12" PRIu64 "\n", label, hist[b]);
-            }
-        }
-        size_t nt_top = el_plan_counter_top(sc->targets, top_n, top);
-        if (nt_top) {
-            printf("  top %zu targets by fan-in:\n    %4s %12s %6s  %s\n", nt_top, "rank",
-                   "fan-in", "shards", "target");
-            for (size_t j = 0; j < nt_top; j++)
-                printf("    %4zu %12" PRIu64 " %6zu  %.*s\n", j + 1, top[j].count,
-                       el_shard_count(top[j].count, s->hot_threshold, s->max_shards),
-                       (int)top[j].len, top[j].key);
-        }
-        printf("\n");
+    const el_plan_counter *all = el_plan_count_targets(r->count);
+    printf("index %s: fan-in of each index partition key over the %zu sources that write "
+           "the index\n", m->index_name, el_plan_nsources(plan));
+    printf("  distinct targets:  %zu (index partition keys)\n", el_plan_counter_distinct(all));
+    uint64_t hot_rows = 0, parts = 0;
+    for (size_t h = 0; h < el_plan_nhot(plan); h++) {
+        hot_rows += el_plan_get_hot(plan, h)->fan_in;
+        parts += el_plan_get_hot(plan, h)->shards;
     }
+    printf("  hot targets:       %zu: %" PRIu64 " rows over %" PRIu64 " index partitions\n",
+           el_plan_nhot(plan), hot_rows, parts);
+    print_histogram(all);
+    size_t n = el_plan_counter_top(all, top_n, top);
+    if (n == 0) {
+        printf("\n");
+        return;
+    }
+    printf("  top %zu targets by fan-in:\n    %4s %12s %6s  %s  (rows of each source)\n", n,
+           "rank", "fan-in", "shards", "target");
+    for (size_t j = 0; j < n; j++) {
+        printf("    %4zu %12" PRIu64 " %6zu  %.*s", j + 1, top[j].count,
+               el_plan_shards(plan, top[j].key, top[j].len), (int)top[j].len, top[j].key);
+        const char *sep = " (";
+        for (size_t i = 0; i < m->nsources; i++) {
+            const el_plan_source_count *sc = el_plan_count_source(r->count, i);
+            uint64_t c = sc->src->index ? el_plan_counter_get(sc->targets, top[j].key,
+                                                              top[j].len) : 0;
+            if (c == 0)
+                continue;
+            printf("%s%s %" PRIu64, sep, sc->src->name, c);
+            sep = ", ";
+        }
+        printf(")\n");
+    }
+    printf("\n");
+}
+
+static void print_source(const plan_run *r, const el_plan *plan, size_t i, bool several,
+                         size_t top_n, el_plan_entry *top)
+{
+    const el_mapping *m = r->m;
+    const el_plan_source_count *sc = el_plan_count_source(r->count, i);
+    const el_source *s = sc->src;
+    if (!s->index) {
+        printf("source '%s': writes no index, no fan-in to count (%" PRIu64 " items, %"
+               PRIu64 " rejected)\n\n", s->name, sc->est.rows, sc->rejected);
+        return;
+    }
+    printf("source '%s' (index %s: %s = %s%s, %s = %s%s)\n", s->name, m->index_name,
+           m->index_pk_attr, el_template_text(s->index_pk ? s->index_pk : s->sk),
+           s->index_pk ? "" : " (the sk)", m->index_sk_attr,
+           el_template_text(s->index_sk ? s->index_sk : s->pk), s->index_sk ? "" : " (the pk)");
+    printf("  rows:              %" PRIu64 " counted, %" PRIu64 " rejected, %zu input%s\n",
+           sc->rows, sc->rejected, sc->ninputs, sc->ninputs == 1 ? "" : "s");
+    printf("  distinct sources:  %zu (index sort keys)\n", el_plan_counter_distinct(sc->sources));
+    printf("  distinct targets:  %zu (index partition keys)\n",
+           el_plan_counter_distinct(sc->targets));
+    size_t tmem = el_plan_counter_memory(sc->targets);
+    size_t smem = el_plan_counter_memory(sc->sources);
+    size_t nt = el_plan_counter_distinct(sc->targets);
+    printf("  counting memory:   %.1f MB (targets %.1f MB%s", (double)(tmem + smem) / 1e6,
+           (double)tmem / 1e6, nt ? ", " : "");
+    if (nt)
+        printf("%.1f bytes/target", (double)tmem / (double)nt);
+    printf(")\n");
+    /* hot targets and the partitions they take: the plan's, whose fan-in
+     * is every source's */
+    size_t nhot;
+    uint64_t hot_rows, parts;
+    source_hot(plan, el_plan_find_source(plan, s->name), &nhot, &hot_rows, &parts);
+    if (s->hot_threshold)
+        printf("  hot targets:       %zu at fan-in >= %" PRIu64 "%s (max shards %zu): %" PRIu64
+               " rows of this source over %" PRIu64 " index partitions\n", nhot,
+               s->hot_threshold, several ? " over every source" : "", s->max_shards, hot_rows,
+               parts);
+    else
+        printf("  hot targets:       none (no hot threshold: --hot-threshold N or "
+               "\"hot\" in the mapping)\n");
+    print_histogram(sc->targets);
+    size_t nt_top = el_plan_counter_top(sc->targets, top_n, top);
+    if (nt_top == 0) {
+        printf("\n");
+        return;
+    }
+    const el_plan_counter *all = el_plan_count_targets(r->count);
+    printf("  top %zu targets by fan-in:\n    %4s %12s%s %6s  %s\n", nt_top, "rank", "fan-in",
+           several ? "  all sources" : "", "shards", "target");
+    for (size_t j = 0; j < nt_top; j++) {
+        printf("    %4zu %12" PRIu64, j + 1, top[j].count);
+        if (several)
+            printf(" %12" PRIu64, el_plan_counter_get(all, top[j].key, top[j].len));
+        printf(" %6zu  %.*s\n", el_plan_shards(plan, top[j].key, top[j].len), (int)top[j].len,
+               top[j].key);
+    }
+    printf("\n");
+}
+
+/* Per index partition key first (what decides the shards) when several
+ * sources write the index, then per source. */
+static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
+{
+    const el_plan *plan = el_plan_count_plan(r->count);
+    bool several = el_plan_nsources(plan) > 1;
+    if (several)
+        print_index_keys(r, plan, top_n, top);
+    for (size_t i = 0; i < r->m->nsources; i++)
+        print_source(r, plan, i, several, top_n, top);
 }
 
 /* ---- the estimate ---- */
@@ -388,13 +467,11 @@ static char *estimate_json(const plan_run *r, const el_estimate_writes *total,
 
 static int write_plan(const plan_run *r, const char *path, const char *estimate)
 {
-    el_plan *p;
+    el_plan *p = el_plan_count_plan(r->count);
     el_diag d;
     el_diag_clear(&d);
-    el_err err = el_plan_count_plan(r->count, estimate, &p, &d);
-    if (!err)
-        err = el_plan_write(p, path, &d);
-    el_plan_free(p);
+    el_err err = el_plan_set_estimate(p, estimate) ? el_diag_set(&d, EL_ENOMEM, "out of memory")
+                                                   : el_plan_write(p, path, &d);
     if (err) {
         cli_error("%s", d.msg);
         return EXIT_FATAL;
@@ -405,29 +482,21 @@ static int write_plan(const plan_run *r, const char *path, const char *estimate)
 static void write_stats(const char *path, const plan_run *r, const el_estimate_writes *total,
                         const el_import_estimate *imp)
 {
-    uint64_t rows = 0, rejected = 0, targets = 0, hot = 0;
+    uint64_t rows = 0, rejected = 0;
     for (size_t i = 0; i < r->m->nsources; i++) {
         const el_plan_source_count *sc = el_plan_count_source(r->count, i);
         rows += sc->est.rows + sc->rejected; /* every row read: an item, or rejected,
                                                 as load and verify count them */
         rejected += sc->rejected;
-        if (!sc->src->index)
-            continue;
-        targets += el_plan_counter_distinct(sc->targets);
-        el_plan_entry *e = NULL;
-        size_t n = 0;
-        if (sc->src->hot_threshold &&
-            el_plan_counter_at_least(sc->targets, sc->src->hot_threshold, &e, &n) == EL_OK)
-            hot += n;
-        free(e);
     }
+    const el_plan_counter *targets = el_plan_count_targets(r->count);
     el_estimate_time t;
     el_estimate_time_of(total, &r->limits, &t);
     const cmd_stat v[] = {
         CMD_U64("rows_read", rows),
         CMD_U64("rejected", rejected),
-        CMD_U64("targets", targets),
-        CMD_U64("hot_targets", hot),
+        CMD_U64("targets", targets ? el_plan_counter_distinct(targets) : 0),
+        CMD_U64("hot_targets", el_plan_nhot(el_plan_count_plan(r->count))),
         CMD_U64("items", total->rows),
         CMD_U64("table_wcu", total->table_wcu),
         CMD_U64("index_wcu", total->index_wcu),
@@ -493,6 +562,9 @@ int cmd_plan(int argc, char **argv)
     cli_s3 s3c = { 0 };
     if ((rc = cmd_parse(&spec, argc, argv, &o, &pa)) >= 0)
         goto out;
+    const cmd_output plan_out = { "--plan-out", "the plan", pa.plan_out, false };
+    if ((rc = cmd_check_outputs(&spec, &o, &plan_out, 1)))
+        goto out;
     r.m = build_mapping(&o.map, &rc);
     if (!r.m)
         goto out;
@@ -532,8 +604,10 @@ int cmd_plan(int argc, char **argv)
     }
     el_estimate_writes total;
     el_import_estimate imp;
-    if (el_plan_count_finish(r.count, &total, &imp, &d)) {
+    err = el_plan_count_finish(r.count, &total, &imp, &d);
+    if (err) {
         cli_error("%s", d.msg);
+        rc = cmd_exit_code(err);
         goto out;
     }
     if (!o.quiet) {

@@ -2,7 +2,8 @@
  * cmd_verify.c - `edgeload verify`: the same mapping and inputs as load,
  * a table check, the verification, the first mismatches, the report file,
  * the summary and the exit status (0 all match, 4 anything missing or
- * different).
+ * different, or rows of the input that could not become items unless
+ * --allow-rejected).
  */
 #include <errno.h>   /* errno for the report file */
 #include <stdio.h>   /* fprintf, fopen */
@@ -14,11 +15,14 @@
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
+#include "common/buf.h"
+#include "formats/ddb_value.h"  /* el_json_put_string */
 #include "pipeline/mapping.h"
 #include "pipeline/verify.h"
 
 enum {
-    O_SAMPLE = OPT_OWN, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_NO_COUNTERS, O_COUNTERS_ONLY
+    O_SAMPLE = OPT_OWN, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_NO_COUNTERS, O_COUNTERS_ONLY,
+    O_ALLOW_REJECTED
 };
 
 static const cli_opt own_opts[] = {
@@ -29,6 +33,7 @@ static const cli_opt own_opts[] = {
     { "show", true, O_SHOW },
     { "no-counters", false, O_NO_COUNTERS },
     { "counters-only", false, O_COUNTERS_ONLY },
+    { "allow-rejected", false, O_ALLOW_REJECTED },
     { NULL, false, 0 }
 };
 
@@ -41,6 +46,7 @@ typedef struct verify_args {
     el_verify_opts vo;
     const char *report;
     long show;
+    bool allow_rejected;       /* rows that cannot become items are expected */
 } verify_args;
 
 static int own_opt(void *ctx, int id, const char *arg)
@@ -67,6 +73,7 @@ static int own_opt(void *ctx, int id, const char *arg)
     case O_SHOW: return cli_parse_long("show", arg, 0, &a->show) ? 0 : EXIT_USAGE;
     case O_NO_COUNTERS: a->vo.no_counters = true; return 0;
     case O_COUNTERS_ONLY: a->vo.counters_only = true; return 0;
+    case O_ALLOW_REJECTED: a->allow_rejected = true; return 0;
     }
     return EXIT_FATAL;
 }
@@ -97,8 +104,13 @@ static const cmd_spec spec = {
 "each is present with every mapped attribute equal (numbers compared as\n"
 "numbers, so 1.50 equals 1.5; attributes the mapping does not write are\n"
 "ignored). Prints the counts and the first mismatches; writes every mismatch\n"
-"to the report file as JSON lines. Rows load would reject are counted and\n"
-"skipped.\n"
+"to the report file as JSON lines.\n"
+"\n"
+"Rows of the input that cannot become items (load rejects them: an empty\n"
+"key, an invalid number, a wrong column count, ...) are not in the table:\n"
+"verify counts them per source, names each source that has some (\"N rows of\n"
+"SOURCE could not become items\") and exits 4, unless --allow-rejected says\n"
+"they are expected.\n"
 "\n"
 "Counters: when the mapping has counters (\"counters\" or --counter), they are\n"
 "counted from the same rows with the backfill's own code (a duplicate row\n"
@@ -110,6 +122,8 @@ static const cmd_spec spec = {
 "\n"
 "Give the mapping and the hot-target settings (--hot-threshold, --max-shards,\n"
 "--plan) the load used, so sharded index keys are expected where load put them.\n"
+"Each hot key's shard directory item (PK=KEY, SK=#SHARDS) is an expected item,\n"
+"its fanIn the fan-in over every source that writes the key.\n"
 "With --split I/N, only the items of part I of N are checked, as 'load --split'\n"
 "cuts the inputs; no --reverse then.",
     .takes = OPTS_MAPPING | OPTS_INPUT | OPTS_AWS | OPTS_REQUESTS | OPTS_REPORTS |
@@ -126,12 +140,18 @@ static const cmd_spec spec = {
 "                           seed and inputs check the same items\n"
 "  --reverse K              also Query the index for K sampled index partition\n"
 "                           keys and check that it lists exactly the expected\n"
-"                           items (default 0: no reverse check). The index is\n"
-"                           eventually consistent: a key that does not match is\n"
-"                           queried again a second later before it is reported\n"
+"                           items (default 0: no reverse check). A hot key is\n"
+"                           checked whole: the edges of every source, each on\n"
+"                           its shard, every shard queried, nothing under the\n"
+"                           plain key. The index is eventually consistent: a\n"
+"                           key that does not match is queried again a second\n"
+"                           later before it is reported\n"
 "  --no-counters            do not check the mapping's counters\n"
 "  --counters-only          check the counters and no item (after `edgeload\n"
 "                           counters`)\n"
+"  --allow-rejected         rows that cannot become items are expected (the\n"
+"                           load rejected them): counted and shown, not a\n"
+"                           reason for exit 4\n"
 "  --report FILE            every mismatch as a JSON line: {\"kind\":\"missing\"|\n"
 "                           \"different\"|\"reverse-missing\"|\"reverse-extra\"|\n"
 "                           \"counter-missing\"|\"counter-different\",\n"
@@ -141,7 +161,8 @@ static const cmd_spec spec = {
 "  --show N                 mismatches printed (default 10)\n",
     .epilogue =
 "Exit status: 0 every checked item and counter matches, 4 some item or\n"
-"counter is missing or different, 2 usage, mapping, configuration or table\n"
+"counter is missing or different, or some rows could not become items\n"
+"(without --allow-rejected), 2 usage, mapping, configuration or table\n"
 "error, 1 aborted by a fatal error, 130 interrupted.\n",
     .default_concurrency = 8,
     .inputs = true,
@@ -185,13 +206,35 @@ static void on_mismatch(void *user, const el_verify_mismatch *mm)
     putchar('\n');
 }
 
-static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep)
+/* Every source with rows that cannot become items, one line each: a
+ * failure (exit 4) on stderr, or with --allow-rejected a line of the
+ * summary. */
+static void print_rejected(const el_mapping *m, const uint64_t *by_source, bool allowed)
+{
+    for (size_t i = 0; i < m->nsources; i++) {
+        if (!by_source[i])
+            continue;
+        if (allowed)
+            printf("edgeload: verify: %llu rows of %s could not become items (rejected, "
+                   "allowed by --allow-rejected)\n", (unsigned long long)by_source[i],
+                   m->sources[i]->name);
+        else
+            cli_error("verify: %llu rows of %s could not become items (rejected: see the "
+                      "rejects file)", (unsigned long long)by_source[i], m->sources[i]->name);
+    }
+}
+
+static void summary(const el_verify_stats *st, const el_verify_opts *vo, const report_ctx *rep,
+                    bool allow_rejected)
 {
     if (!vo->counters_only)
         printf("edgeload: verify: expected %llu present %llu missing %llu different %llu%s\n",
                (unsigned long long)st->expected, (unsigned long long)st->present,
                (unsigned long long)st->missing, (unsigned long long)st->different,
                vo->sample ? " (sample)" : "");
+    if (st->directories)
+        printf("edgeload: verify: %llu shard directory items among the expected (one per hot "
+               "key, fanIn over every source)\n", (unsigned long long)st->directories);
     if (st->counters_expected || st->counter_edges)
         printf("edgeload: verify: counters: expected %llu present %llu missing %llu "
                "different %llu (%llu counter items%s; %llu distinct edges counted, %llu "
@@ -206,9 +249,10 @@ static void summary(const el_verify_stats *st, const el_verify_opts *vo, const r
                "reverse-missing %llu reverse-extra %llu\n",
                (unsigned long long)st->reverse_keys, (unsigned long long)st->reverse_expected,
                (unsigned long long)st->reverse_missing, (unsigned long long)st->reverse_extra);
-    printf("edgeload: verify: %llu rows read, %llu rejected, %llu duplicates, %llu requests, "
+    printf("edgeload: verify: %llu rows read, %llu rejected%s, %llu duplicates, %llu requests, "
            "%llu retries, %llu throttled, %.1f RCU in %.2f s\n",
            (unsigned long long)st->rows_read, (unsigned long long)st->rejected,
+           st->rejected && allow_rejected ? " (allowed)" : "",
            (unsigned long long)st->duplicates, (unsigned long long)st->requests,
            (unsigned long long)st->retries, (unsigned long long)st->throttled,
            st->rcu_consumed, st->elapsed_s);
@@ -217,13 +261,42 @@ static void summary(const el_verify_stats *st, const el_verify_opts *vo, const r
                (unsigned long long)rep->seen, rep->path);
 }
 
-static void write_stats(const char *path, const el_verify_stats *st)
+/* "rejected_by_source": {"SOURCE": N, ...}, the sources with rejected rows. */
+static char *rejected_json(const el_mapping *m, const uint64_t *by_source)
 {
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    el_err err = el_buf_putc(&b, '{');
+    bool first = true;
+    for (size_t i = 0; !err && i < m->nsources; i++) {
+        if (!by_source[i])
+            continue;
+        err = first ? EL_OK : el_buf_putc(&b, ',');
+        first = false;
+        err = err ? err : el_json_put_string(&b, m->sources[i]->name,
+                                             strlen(m->sources[i]->name));
+        err = err ? err : el_buf_printf(&b, ":%llu", (unsigned long long)by_source[i]);
+    }
+    err = err ? err : el_buf_putc(&b, '}');
+    if (err) {
+        el_buf_free(&b);
+        return NULL;
+    }
+    return el_buf_take(&b);
+}
+
+static void write_stats(const char *path, const el_verify_stats *st, const el_mapping *m,
+                        const uint64_t *by_source, bool allow_rejected)
+{
+    char *rejected = rejected_json(m, by_source);
     const cmd_stat v[] = {
         CMD_U64("rows_read", st->rows_read),
         CMD_U64("rejected", st->rejected),
+        CMD_RAW("rejected_by_source", rejected ? rejected : "{}"),
+        CMD_RAW("rejected_allowed", allow_rejected ? "true" : "false"),
         CMD_U64("duplicates", st->duplicates),
         CMD_U64("expected", st->expected),
+        CMD_U64("directories", st->directories),
         CMD_U64("present", st->present),
         CMD_U64("missing", st->missing),
         CMD_U64("different", st->different),
@@ -241,6 +314,7 @@ static void write_stats(const char *path, const el_verify_stats *st)
         CMD_DBL("elapsed_s", st->elapsed_s, 3),
     };
     cmd_write_stats(path, v, sizeof v / sizeof v[0]);
+    free(rejected);
 }
 
 int cmd_verify(int argc, char **argv)
@@ -259,8 +333,21 @@ int cmd_verify(int argc, char **argv)
     cli_s3 s3c = { 0 };
     if ((rc = cmd_parse(&spec, argc, argv, &o, &va)) >= 0)
         goto out;
+    if (o.split.count && !cmd_split_names(&o, &va.report, split_names)) {
+        rc = EXIT_FATAL;
+        goto out;
+    }
+    const cmd_output report = { "--report", "the report file", va.report, false };
+    if ((rc = cmd_check_outputs(&spec, &o, &report, 1)))
+        goto out;
     if (!(m = build_mapping(&o.map, &rc)))
         goto out;
+    rc = EXIT_FATAL;
+    if (!(vo->rejected_by_source = calloc(m->nsources ? m->nsources : 1,
+                                          sizeof *vo->rejected_by_source))) {
+        cli_error("out of memory");
+        goto out;
+    }
     rc = EXIT_USAGE;
     if (o.split.count && vo->reverse) {
         cli_error("verify: --split checks a part's items only: no --reverse (a part does not "
@@ -288,10 +375,6 @@ int cmd_verify(int argc, char **argv)
         fprintf(stderr, "edgeload: --split %u/%u: counters are not checked by a part (its counts "
                 "are not the totals); run 'edgeload verify --counters-only' once over the "
                 "whole input\n", o.split.index + 1, o.split.count);
-    if (o.split.count && !cmd_split_names(&o, &va.report, split_names)) {
-        rc = EXIT_FATAL;
-        goto out;
-    }
     rep.path = va.report;
     rep.show = o.quiet ? 0 : va.show;
     rep.file = fopen(rep.path, "w");
@@ -323,16 +406,19 @@ int cmd_verify(int argc, char **argv)
         cli_error("%s", d.msg);
         rc = cmd_exit_code(err);
     } else if (st.missing || st.different || st.reverse_missing || st.reverse_extra ||
-               st.counters_missing || st.counters_different) {
+               st.counters_missing || st.counters_different ||
+               (st.rejected && !va.allow_rejected)) {
         rc = EXIT_VERIFY;
     } else {
         rc = EXIT_LOADED;
     }
+    if (!err && (!va.allow_rejected || !o.quiet))
+        print_rejected(m, vo->rejected_by_source, va.allow_rejected);
     if (!o.quiet && err != EL_EUSAGE)
-        summary(&st, vo, &rep);
+        summary(&st, vo, &rep, va.allow_rejected);
     fflush(stdout);
     if (o.stats_json && err != EL_EUSAGE)
-        write_stats(o.stats_json, &st);
+        write_stats(o.stats_json, &st, m, vo->rejected_by_source, va.allow_rejected);
     if (rep.write_failed) {
         cli_error("cannot write the report file %s", rep.path);
         if (rc == EXIT_LOADED || rc == EXIT_VERIFY)
@@ -340,6 +426,7 @@ int cmd_verify(int argc, char **argv)
     }
 out:
     cmd_split_names_free(split_names);
+    free(vo->rejected_by_source);
     if (rep.file)
         fclose(rep.file);
     cmd_options_free(&o);

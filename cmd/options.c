@@ -43,7 +43,8 @@ const cmd_shared_opt cmd_shared_opts[] = {
       "'USER#{followee_id},PROFILE,followerCount'. Repeatable" },
     { { "hot-threshold", true, OPT_HOT_THRESHOLD }, "N",
       "fan-in at which an index partition key is sharded, for every source\n"
-      "with an index (default: the mapping's \"hot\", else none); such a key gets\n"
+      "with an index (default: the mapping's \"hot\", else none); a key's fan-in\n"
+      "is counted over every source that writes it, and such a key gets\n"
       "N = min(max-shards, ceil(fan-in / threshold)) partitions KEY#0..KEY#N-1,\n"
       "shard = FNV-1a-64(index sort key) mod N, and a directory item\n"
       "PK=KEY, SK=#SHARDS" },

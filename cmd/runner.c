@@ -13,8 +13,11 @@
 #include <stdio.h>   /* fprintf */
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strlen, strchr */
+#include <unistd.h>  /* access */
 
 #include "cmd/cli.h"
+#include "common/file.h"    /* el_file_check_writable */
+#include "s3/s3.h"          /* el_s3_is_url */
 
 atomic_int cmd_stop;
 
@@ -234,6 +237,47 @@ int cmd_check_table(el_ddb *ddb, const el_aws_config *cfg, const el_mapping *m, 
         return EXIT_USAGE;
     }
     return 0;
+}
+
+/* ---- the files a command writes ---- */
+
+static bool check_output(const char *option, const char *what, const char *path, bool dir)
+{
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_file_check_writable(path, dir, &d) == EL_OK)
+        return true;
+    cli_error("%s%s%s: cannot write %s there: %s", option, option[0] ? " " : "", path, what,
+              d.msg);
+    return false;
+}
+
+int cmd_check_outputs(const cmd_spec *spec, const cmd_options *o, const cmd_output *extra,
+                      size_t n)
+{
+    bool ok = true;
+    if (o->checkpoint && (spec->takes & OPT_BIT(OPT_CHECKPOINT)))
+        ok = check_output("--checkpoint", "the checkpoint", o->checkpoint, false);
+    if (ok && (spec->takes & OPT_BIT(OPT_REJECTS)))
+        ok = check_output(o->given & OPT_BIT(OPT_REJECTS) ? "--rejects" : "",
+                          o->given & OPT_BIT(OPT_REJECTS)
+                              ? "the rejects file"
+                              : "the rejects file (the default; --rejects FILE puts it "
+                                "elsewhere)",
+                          o->rejects, false);
+    if (ok && o->stats_json)
+        ok = check_output("--stats-json", "the figures", o->stats_json, false);
+    if (ok && o->output && !el_s3_is_url(o->output))
+        ok = check_output("--output", "the import files", o->output, true);
+    for (size_t i = 0; ok && i < n; i++)
+        if (extra[i].path)
+            ok = check_output(extra[i].option, extra[i].what, extra[i].path, extra[i].dir);
+    return ok ? 0 : EXIT_USAGE;
+}
+
+bool cmd_checkpoint_saved(const char *path)
+{
+    return path && access(path, F_OK) == 0;
 }
 
 /* ---- --split file names ---- */

@@ -78,6 +78,35 @@ int cmd_exit_code(el_err err);
  */
 int cmd_check_table(el_ddb *ddb, const el_aws_config *cfg, const el_mapping *m, unsigned need);
 
+/* A file (or, dir true, a folder) a command writes besides the shared
+ * options' files, for cmd_check_outputs: the option that names it
+ * ("--plan-out"), what it is ("the plan") and its path (NULL: not written
+ * this run). */
+typedef struct cmd_output {
+    const char *option;
+    const char *what;
+    const char *path;
+    bool dir;
+} cmd_output;
+
+/*
+ * Checks, before anything is read or written, that every file the command
+ * will write can be written (el_file_check_writable): those of the shared
+ * options it takes and was given (--checkpoint and the lock file beside it,
+ * --rejects, its default included, --stats-json, a local --output DIR) and
+ * extra[0..n) (its own, e.g. --plan-out). Call it after cmd_split_names. A
+ * configuration error: prints one line naming the option, the path and
+ * what is wrong ("--checkpoint /tmp/nodir/x.ckpt: cannot write the
+ * checkpoint there: folder /tmp/nodir does not exist") and returns
+ * EXIT_USAGE at the first that cannot be written; 0 when all can.
+ */
+int cmd_check_outputs(const cmd_spec *spec, const cmd_options *o, const cmd_output *extra,
+                      size_t n);
+
+/* Whether a checkpoint is there to resume from (a failed run says so only
+ * then: nothing is said to be saved that was not). */
+bool cmd_checkpoint_saved(const char *path);
+
 /* --split: replaces the file names given to --checkpoint, --rejects and
  * --stats-json (and *extra, when not NULL) by this worker's names; the
  * strings are owned by names[4] (free with cmd_split_names_free). False

@@ -1,9 +1,11 @@
 /*
- * file.h - reading a small file (mapping, plan, checkpoint) whole.
+ * file.h - reading a small file (mapping, plan, checkpoint) whole, and
+ * checking before a run that the files it will write can be written.
  */
 #ifndef EL_FILE_H
 #define EL_FILE_H
 
+#include <stdbool.h> /* bool */
 #include <stddef.h>  /* size_t */
 
 #include "common/buf.h"
@@ -17,5 +19,18 @@
  * caller frees it as always.
  */
 el_err el_read_file(const char *path, el_buf *out, int *errnum) EL_MUST_USE;
+
+/*
+ * Checks that path can be written as the tool writes its files: a file is
+ * written beside path and renamed over it, or path is created, so its
+ * folder must exist, be a folder, and let files be created in it; path
+ * itself, when it exists, must not be a folder and must be writable. With
+ * dir true, path is a folder the tool creates (with its missing parents)
+ * and fills: when it exists it must be a writable folder, else its nearest
+ * existing ancestor must be. Nothing is created. EL_EUSAGE with diag
+ * saying what is wrong ("folder /tmp/nodir does not exist"), without the
+ * path's own name (the caller says which file it is).
+ */
+el_err el_file_check_writable(const char *path, bool dir, el_diag *diag) EL_MUST_USE;
 
 #endif

@@ -22,7 +22,6 @@
 
 #include "formats/ddb_value.h"     /* el_json_put_string */
 #include "pipeline/file_sink.h"    /* the part rule and sizes */
-#include "pipeline/shard.h"        /* el_shard_count */
 
 uint64_t el_estimate_wcu(uint64_t size)
 {
@@ -85,22 +84,18 @@ static void set_hot(el_hot_partition *h, const char *key, size_t len, double wcu
     h->shards = shards;
 }
 
-el_err el_estimate_hottest(const el_plan_counter *units, const el_plan_counter *fanin,
-                           uint64_t threshold, size_t max_shards, el_hot_partition *out)
+el_err el_estimate_hottest(const el_plan_counter *units, const el_plan *plan,
+                           el_hot_partition *out)
 {
     memset(out, 0, sizeof *out);
-    el_plan_entry *hot = NULL;
-    size_t nhot = 0;
-    bool shard = fanin && threshold > 0;
-    if (shard && el_plan_counter_at_least(fanin, threshold, &hot, &nhot))
-        return EL_ENOMEM;
+    size_t nhot = plan ? el_plan_nhot(plan) : 0;
     for (size_t i = 0; i < nhot; i++) {
-        size_t n = el_shard_count(hot[i].count, threshold, max_shards);
-        double u = (double)el_plan_counter_get(units, hot[i].key, hot[i].len) / (double)n;
-        if (!out->key[0] || u > out->wcu)
-            set_hot(out, hot[i].key, hot[i].len, u, n);
+        const el_plan_hot *h = el_plan_get_hot(plan, i);
+        uint64_t units_of = el_plan_counter_get(units, h->key, h->len);
+        double u = (double)units_of / (double)h->shards;
+        if (units_of > 0 && (!out->key[0] || u > out->wcu)) /* another source's key: not here */
+            set_hot(out, h->key, h->len, u, h->shards);
     }
-    free(hot);
     /* the hottest key that is not sharded: among the nhot + 1 with the most
      * units, the first not sharded */
     el_plan_entry *top = calloc(nhot + 1, sizeof *top);
@@ -108,7 +103,7 @@ el_err el_estimate_hottest(const el_plan_counter *units, const el_plan_counter *
         return EL_ENOMEM;
     size_t ntop = el_plan_counter_top(units, nhot + 1, top);
     for (size_t i = 0; i < ntop; i++) {
-        if (shard && el_plan_counter_get(fanin, top[i].key, top[i].len) >= threshold)
+        if (plan && el_plan_lookup(plan, top[i].key, top[i].len))
             continue;
         if (!out->key[0] || (double)top[i].count > out->wcu)
             set_hot(out, top[i].key, top[i].len, (double)top[i].count, 1);

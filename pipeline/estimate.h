@@ -100,12 +100,11 @@ void el_estimate_add(el_estimate_writes *into, const el_estimate_writes *from);
 
 /*
  * The hottest partition of `units` (write units per partition key), after
- * sharding: a key whose rows in `fanin` reach threshold is spread over
- * el_shard_count(rows, threshold, max_shards) shards and counts units /
- * shards. fanin NULL or threshold 0: nothing is sharded. EL_ENOMEM.
+ * sharding: a key the plan lists hot is spread over its shards and counts
+ * units / shards. plan NULL: nothing is sharded (the table's partitions).
+ * EL_ENOMEM.
  */
-el_err el_estimate_hottest(const el_plan_counter *units, const el_plan_counter *fanin,
-                           uint64_t threshold, size_t max_shards,
+el_err el_estimate_hottest(const el_plan_counter *units, const el_plan *plan,
                            el_hot_partition *out) EL_MUST_USE;
 
 /* The write limits a load meets, and where they come from. */

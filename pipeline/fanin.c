@@ -6,6 +6,11 @@
  * writes; rows the load would reject for their keys add no fan-in. Each
  * input is opened anew (a second reader) rather than rewound, which keeps
  * readers free of seeking.
+ *
+ * The fan-in of a key is counted over every source that writes it (plan.h):
+ * each hot source keeps its own counter while the others are read, and the
+ * plan sums them. So the memory is that of every hot source's distinct
+ * keys at once (docs/SHARDING.md, "Memory per distinct key").
  */
 #include "pipeline/fanin.h"
 
@@ -14,87 +19,95 @@
 
 #include "pipeline/transform.h"
 
-/* Counts fan-in per unsharded index key over every input of the hot
- * sources: a second pass over seekable files, before anything is written. */
+/* Counts the fan-in of every unsharded index key of one source's input:
+ * a second pass over a seekable file, before anything is written. */
+static el_err count_input(el_transform *t, const el_fanin_input *in, el_plan_counter *counter,
+                          uint64_t *rows, el_diag *diag)
+{
+    el_input *raw = NULL;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err = EL_OK;
+    if (strcmp(in->path, "-") != 0) {
+        err = el_input_open_with(in->path, in->ropts.opener, &raw, &d);
+        if (err)
+            return el_diag_set(diag, err, "%s", d.msg);
+        if (!el_input_seekable(raw)) {
+            el_input_free(raw);
+            raw = NULL;
+        }
+    }
+    if (!raw)
+        return el_diag_set(diag, EL_EUSAGE,
+                           "%s: source '%s' has hot-target sharding, which needs the fan-in "
+                           "before the first write; standard input cannot be read twice: make "
+                           "a plan with 'edgeload plan --plan-out FILE' and give --plan FILE",
+                           in->path, in->src->name);
+    el_reader *rd;
+    err = el_reader_open_input(raw, &in->ropts, &rd, &d);
+    if (err)
+        return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+    el_row row;
+    while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
+        if (err == EL_EREJECT)
+            continue;
+        const char *ipk, *isk;
+        size_t ipk_len, isk_len;
+        if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
+            continue; /* the load rejects this row; it adds no fan-in */
+        (*rows)++;
+        err = el_plan_counter_add(counter, ipk, ipk_len);
+        if (err) {
+            el_diag_set(diag, err, "out of memory counting fan-in");
+            break;
+        }
+    }
+    if (err == EL_EOF)
+        err = EL_OK;
+    else if (err && err != EL_ENOMEM)
+        el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+    el_reader_free(rd);
+    return err;
+}
+
+/* Counts each hot source's inputs into a counter of its own, then decides
+ * the hot keys over all of them together: a key's fan-in is every source's
+ * edges to it. Sources without hot settings are not read: the mapping
+ * check (el_mapping_check) has made sure they write no index key a hot
+ * source writes. */
 static el_err count_fan_in(const el_mapping *m, const el_fanin_input *inputs, size_t n,
                            el_plan *plan, el_diag *diag)
 {
+    el_plan_counter **counters = calloc(m->nsources ? m->nsources : 1, sizeof *counters);
+    if (!counters)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
     el_err err = EL_OK;
     for (size_t s = 0; !err && s < m->nsources; s++) {
         el_source *src = m->sources[s];
         if (!src->index || src->hot_threshold == 0)
             continue;
-        el_plan_counter *counter = el_plan_counter_new();
         el_transform *t = NULL;
-        if (!counter || el_transform_new(m, src, &t)) {
-            el_plan_counter_free(counter);
-            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        size_t k = el_plan_nsources(plan); /* the plan source it becomes */
+        counters[k] = el_plan_counter_new();
+        if (!counters[k] || el_transform_new(m, src, &t)) {
+            el_transform_free(t);
+            err = el_diag_set(diag, EL_ENOMEM, "out of memory");
+            break;
         }
         uint64_t rows = 0;
-        for (size_t i = 0; !err && i < n; i++) {
-            const el_fanin_input *in = &inputs[i];
-            if (in->src != src)
-                continue;
-            el_input *raw;
-            el_diag d;
-            el_diag_clear(&d);
-            if (strcmp(in->path, "-") == 0) {
-                err = EL_EUSAGE;
-            } else {
-                err = el_input_open_with(in->path, in->ropts.opener, &raw, &d);
-                if (err) {
-                    el_diag_set(diag, err, "%s", d.msg);
-                    break;
-                }
-                if (!el_input_seekable(raw)) {
-                    el_input_free(raw);
-                    err = EL_EUSAGE;
-                }
-            }
-            if (err) {
-                err = el_diag_set(diag, EL_EUSAGE,
-                                  "%s: source '%s' has hot-target sharding, which needs the "
-                                  "fan-in before the first write; standard input cannot be read "
-                                  "twice: make a plan with 'edgeload plan --plan-out FILE' and "
-                                  "give --plan FILE", in->path, src->name);
-                break;
-            }
-            el_reader *rd;
-            err = el_reader_open_input(raw, &in->ropts, &rd, &d);
-            if (err) {
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-                break;
-            }
-            el_row row;
-            while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
-                if (err == EL_EREJECT)
-                    continue;
-                const char *ipk, *isk;
-                size_t ipk_len, isk_len;
-                if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
-                    continue; /* the load rejects this row; it adds no fan-in */
-                rows++;
-                err = el_plan_counter_add(counter, ipk, ipk_len);
-                if (err) {
-                    el_diag_set(diag, err, "out of memory counting fan-in");
-                    break;
-                }
-            }
-            if (err == EL_EOF)
-                err = EL_OK;
-            else if (err && err != EL_ENOMEM)
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-            el_reader_free(rd);
-        }
-        size_t pidx;
+        for (size_t i = 0; !err && i < n; i++)
+            if (inputs[i].src == src)
+                err = count_input(t, &inputs[i], counters[k], &rows, diag);
+        el_transform_free(t);
         if (!err)
             err = el_plan_add_source(plan, src->name, rows, src->hot_threshold,
-                                     src->max_shards, &pidx, diag);
-        if (!err)
-            err = el_plan_add_counted(plan, pidx, counter, diag);
-        el_transform_free(t);
-        el_plan_counter_free(counter);
+                                     src->max_shards, NULL, diag);
     }
+    if (!err)
+        err = el_plan_add_counted(plan, (const el_plan_counter *const *)counters, diag);
+    for (size_t s = 0; s < m->nsources; s++)
+        el_plan_counter_free(counters[s]);
+    free(counters);
     return err;
 }
 

@@ -2,6 +2,8 @@
  * fanin.h - the hot-key plan a load (or verify) shards with (docs/SHARDING.md):
  * read from `edgeload plan --plan-out FILE`, or counted from the inputs of
  * the sources that have "hot" settings before the first item is written.
+ * A key's fan-in is summed over every source that writes it, and every
+ * source's edges to a hot key go to its shards (plan.h).
  *
  * Counting is a second pass over each input, so inputs must be files:
  * standard input and pipes are refused with a message pointing at --plan.

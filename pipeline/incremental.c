@@ -438,7 +438,7 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
     if (el_transform_new(c->o->mapping, in->src, &t))
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (c->plan)
-        el_transform_set_plan(t, c->plan, el_plan_find_source(c->plan, in->src->name));
+        el_transform_set_plan(t, c->plan);
     el_row row;
     bool carry = false, eof = false;
     el_err err = EL_OK;

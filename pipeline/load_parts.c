@@ -321,7 +321,7 @@ void load_read_parts(load_run *r, size_t idx)
         load_fail(r, EL_ENOMEM, &d);
         t = NULL;
     } else if (r->plan) {
-        el_transform_set_plan(t, r->plan, el_plan_find_source(r->plan, in->src->name));
+        el_transform_set_plan(t, r->plan);
     }
     while (t && !load_stopping(r)) {
         pthread_mutex_lock(&j->scan_mu);

@@ -157,7 +157,7 @@ static void read_one(load_run *r, size_t idx)
         return;
     }
     if (r->plan)
-        el_transform_set_plan(t, r->plan, el_plan_find_source(r->plan, in->src->name));
+        el_transform_set_plan(t, r->plan);
     el_chunk *c = el_chunk_new(idx);
     el_row row;
     el_err err = c ? EL_OK : EL_ENOMEM;

@@ -252,7 +252,8 @@ static el_err prepare_plan(load_run *r, el_diag *diag)
 }
 
 /* One shard directory item per sharded key (PK=<key>, SK=#SHARDS, shards,
- * fanIn), as a chunk of their own, written before the edges. */
+ * fanIn: the fan-in of every source together), as a chunk of their own,
+ * written before the edges. */
 static el_err directory_chunk(load_run *r, el_chunk **out, el_diag *diag)
 {
     *out = NULL;
@@ -263,18 +264,13 @@ static el_err directory_chunk(load_run *r, el_chunk **out, el_diag *diag)
     if (!c)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     el_err err = EL_OK;
-    for (size_t s = 0; !err && s < el_plan_nsources(r->plan); s++) {
-        const el_plan_source *ps = el_plan_get_source(r->plan, s);
-        for (size_t h = 0; !err && h < ps->nhot; h++) {
-            const el_plan_hot *hot = &ps->hot[h];
-            if (hot->shards < 2)
-                continue;
-            size_t jm = c->json.len, km = c->keys.len, size;
-            err = el_shard_directory_item(&c->json, &c->keys, m->pk_attr, m->sk_attr, hot->key,
-                                          hot->len, hot->shards, hot->fan_in, &size);
-            if (!err)
-                err = el_chunk_commit(c, jm, km, size, 0, 0);
-        }
+    for (size_t h = 0; !err && h < el_plan_nhot(r->plan); h++) {
+        const el_plan_hot *hot = el_plan_get_hot(r->plan, h);
+        size_t jm = c->json.len, km = c->keys.len, size;
+        err = el_shard_directory_item(&c->json, &c->keys, m->pk_attr, m->sk_attr, hot->key,
+                                      hot->len, hot->shards, hot->fan_in, &size);
+        if (!err)
+            err = el_chunk_commit(c, jm, km, size, 0, 0);
     }
     if (err || c->nitems == 0) {
         el_chunk_free(c);

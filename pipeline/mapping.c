@@ -234,6 +234,53 @@ bool el_mapping_has_counters(const el_mapping *m)
     return false;
 }
 
+/* "hot threshold T, max_shards M" or "no hot settings", for messages. */
+static const char *hot_settings(const el_source *s, char *buf, size_t cap)
+{
+    if (s->hot_threshold)
+        snprintf(buf, cap, "hot threshold %llu, max_shards %zu",
+                 (unsigned long long)s->hot_threshold, s->max_shards);
+    else
+        snprintf(buf, cap, "no hot settings");
+    return buf;
+}
+
+/* A hot index key is the index's, not a source's: every source's edges to
+ * it go to its shards, and its fan-in is all of theirs (pipeline/plan.h).
+ * So sources whose index keys may meet must shard them by the same
+ * settings; whether they do meet is known only from the data, whether
+ * they may is known from the templates (el_template_may_equal). Deciding
+ * it here, before any reading, also lets the counting pass read only the
+ * hot sources. */
+static el_err check_hot_sharing(const el_mapping *m, el_diag *diag)
+{
+    for (size_t i = 0; i < m->nsources; i++) {
+        const el_source *a = m->sources[i];
+        if (!a->index)
+            continue;
+        for (size_t j = i + 1; j < m->nsources; j++) {
+            const el_source *b = m->sources[j];
+            if (!b->index || (a->hot_threshold == b->hot_threshold &&
+                              (!a->hot_threshold || a->max_shards == b->max_shards)))
+                continue;
+            const el_template *ta = a->index_pk ? a->index_pk : a->sk;
+            const el_template *tb = b->index_pk ? b->index_pk : b->sk;
+            if (!el_template_may_equal(ta, tb))
+                continue;
+            char sa[80], sb[80];
+            return el_diag_set(diag, EL_EUSAGE,
+                               "sources '%s' and '%s' may write the same index partition key "
+                               "('%s' and '%s') but shard hot keys differently (%s; %s): a hot "
+                               "key's edges from both must go to the same shards, so give both "
+                               "the same \"hot\" settings, or index keys that cannot meet (a "
+                               "different literal prefix)", a->name, b->name,
+                               el_template_text(ta), el_template_text(tb),
+                               hot_settings(a, sa, sizeof sa), hot_settings(b, sb, sizeof sb));
+        }
+    }
+    return EL_OK;
+}
+
 el_err el_mapping_check(const el_mapping *m, el_diag *diag)
 {
     if (!m->table || !m->table[0])
@@ -269,7 +316,7 @@ el_err el_mapping_check(const el_mapping *m, el_diag *diag)
             if (strcmp(m->sources[j]->name, s->name) == 0)
                 return el_diag_set(diag, EL_EUSAGE, "two sources are named '%s'", s->name);
     }
-    return EL_OK;
+    return check_hot_sharing(m, diag);
 }
 
 el_err el_source_bind(el_source *src, const el_schema *schema, el_diag *diag)

@@ -147,7 +147,10 @@ const char *el_attr_type_name(el_attr_type t);
 /* Checks what can be checked before reading: a table, pk and sk on every
  * source, no attribute named like a key attribute, names unique, hot
  * settings only on a source with an index and max_shards in 2..65536,
- * counter attributes that are not key attributes. */
+ * counter attributes that are not key attributes, and the same hot
+ * settings (or none) on every two sources whose index partition keys may
+ * meet (el_template_may_equal): a hot key's edges from all its sources go
+ * to the same shards. */
 el_err el_mapping_check(const el_mapping *m, el_diag *diag) EL_MUST_USE;
 
 /* Resolves every column reference of src against schema; unknown columns

@@ -12,32 +12,28 @@
  * before taking the top bits as the slot index.
  *
  * The plan reuses the same table (key -> index of the hot entry) for its
- * per-row lookups. Its file is JSON written by hand (the values are
- * integers and already valid UTF-8 keys) and read with yajl's tree API,
- * then checked field by field: a plan decides where items go, so a damaged
- * one must stop the load, not shard it differently.
+ * per-row lookups: one table for the whole plan, because a hot key is the
+ * index's, whichever source writes it. Its file is plan_file.c's.
+ *
+ * Counted hot keys (el_plan_add_counted) are found without a merged
+ * counter: each source's counter is walked, and a key's fan-in is the sum
+ * of its count in every counter (a probe each). A merged counter would
+ * hold every distinct key a second time, which for a billion-row dump is
+ * gigabytes; the probes cost a few seconds at most.
  */
 #include "pipeline/plan.h"
 
-#include <errno.h>          /* errno for file errors */
-#include <fcntl.h>          /* open for the directory fsync */
 #include <inttypes.h>       /* PRIu64 */
 #include <stdbool.h>        /* bool */
-#include <stdio.h>          /* snprintf, fopen */
+#include <stdio.h>          /* snprintf */
 #include <stdlib.h>         /* malloc, qsort */
-#include <string.h>         /* memcmp, strerror */
-#include <unistd.h>         /* write, fsync, close, unlink */
-#include <yajl/yajl_tree.h> /* plan files are read whole */
+#include <string.h>         /* memcmp, strdup */
 
-#include "common/json_guard.h"
-#include "common/buf.h"
-#include "common/file.h"
 #include "common/utf8.h"
-#include "formats/ddb_value.h"
-#include "pipeline/chunk.h"
-#include "pipeline/mapping.h"
-#include "pipeline/shard.h"
-#include "common/vec.h"  /* el_grow */
+#include "common/vec.h"     /* el_grow */
+#include "pipeline/chunk.h" /* el_fnv1a64 */
+#include "pipeline/mapping.h" /* EL_MAX_MAX_SHARDS */
+#include "pipeline/shard.h" /* el_shard_count */
 
 /* ---- the table: key -> 64-bit value ---- */
 
@@ -45,7 +41,6 @@
 #define BLOCK_SIZE ((size_t)1 << BLOCK_SHIFT)
 #define INITIAL_SLOTS 1024u
 #define TAG_BITS 16
-#define PLAN_FILE_MAX ((size_t)1 << 30)
 
 typedef struct slot {
     uint64_t val;  /* the count (counter) or hot index (plan) */
@@ -162,17 +157,19 @@ static slot *keytab_find(const keytab *t, const char *key, size_t len, uint64_t 
     }
 }
 
-static el_err keytab_grow(keytab *t)
+/* Rehashes into a table of cap slots (a power of two, larger than now). */
+static el_err keytab_resize(keytab *t, size_t cap)
 {
-    size_t cap = t->cap * 2;
     slot *ns = calloc(cap, sizeof *ns);
     if (!ns)
         return EL_ENOMEM;
     slot *old = t->slots;
     size_t oldcap = t->cap;
     t->slots = ns;
-    t->cap = cap;
-    t->shift--;
+    while (t->cap < cap) {
+        t->cap *= 2;
+        t->shift--;
+    }
     for (size_t i = 0; i < oldcap; i++) {
         if (old[i].ref == 0)
             continue;
@@ -186,6 +183,24 @@ static el_err keytab_grow(keytab *t)
     }
     free(old);
     return EL_OK;
+}
+
+static el_err keytab_grow(keytab *t)
+{
+    return keytab_resize(t, t->cap * 2);
+}
+
+/* Makes room for n keys in all without growing on the way. Keys inserted
+ * in another table's slot order (a merge) come in the order of their hash:
+ * into a table smaller than theirs they pile up in runs that every probe
+ * then walks (merging 2 counters of 200,000 keys took 2 s); into one as
+ * large, each lands near where it sits in its own. */
+static el_err keytab_reserve(keytab *t, size_t n)
+{
+    size_t cap = t->cap;
+    while ((n + 1) * 4 > cap * 3)
+        cap *= 2;
+    return cap > t->cap ? keytab_resize(t, cap) : EL_OK;
 }
 
 /* The slot of key, inserted with val 0 when new (*added tells). */
@@ -286,12 +301,15 @@ el_err el_plan_counter_add(el_plan_counter *c, const char *key, size_t len)
 el_err el_plan_counter_merge(el_plan_counter *into, const el_plan_counter *from)
 {
     const keytab *t = &from->tab;
+    el_err err = keytab_reserve(&into->tab, into->tab.n + t->n);
+    if (err)
+        return err;
     for (size_t i = 0; i < t->cap; i++) {
         if (t->slots[i].ref == 0)
             continue;
         size_t len;
         const char *k = arena_key(t, t->slots[i].ref, &len);
-        el_err err = el_plan_counter_add_n(into, k, len, t->slots[i].val);
+        err = el_plan_counter_add_n(into, k, len, t->slots[i].val);
         if (err)
             return err;
     }
@@ -395,6 +413,21 @@ el_err el_plan_counter_at_least(const el_plan_counter *c, uint64_t min, el_plan_
     return EL_OK;
 }
 
+bool el_plan_counter_next(const el_plan_counter *c, size_t *pos, el_plan_entry *out)
+{
+    const keytab *t = &c->tab;
+    for (size_t i = *pos; i < t->cap; i++) {
+        if (t->slots[i].ref == 0)
+            continue;
+        out->key = arena_key(t, t->slots[i].ref, &out->len);
+        out->count = t->slots[i].val;
+        *pos = i + 1;
+        return true;
+    }
+    *pos = t->cap;
+    return false;
+}
+
 void el_plan_counter_histogram(const el_plan_counter *c, uint64_t hist[EL_PLAN_HIST_BUCKETS])
 {
     const keytab *t = &c->tab;
@@ -409,36 +442,41 @@ void el_plan_counter_histogram(const el_plan_counter *c, uint64_t hist[EL_PLAN_H
 /* ---- the plan ---- */
 
 typedef struct plan_source {
-    el_plan_source pub;   /* pub.hot points at hot */
+    el_plan_source pub;
     char *name;
-    el_plan_hot *hot;
-    size_t hot_cap;
-    keytab index;         /* key -> position in hot */
 } plan_source;
 
 struct el_plan {
     plan_source *src;
     size_t n, cap;
+    el_plan_hot *hot;          /* each key and shares array malloc'd on its own */
+    size_t nhot, hot_cap;
+    keytab index;              /* key -> position in hot */
     char *estimate;            /* JSON object written as "estimate", or NULL */
 };
 
 el_plan *el_plan_new(void)
 {
-    return calloc(1, sizeof(el_plan));
+    el_plan *p = calloc(1, sizeof(el_plan));
+    if (p && keytab_init(&p->index)) {
+        free(p);
+        return NULL;
+    }
+    return p;
 }
 
 void el_plan_free(el_plan *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->n; i++) {
-        plan_source *s = &p->src[i];
-        free(s->name);
-        for (size_t j = 0; j < s->pub.nhot; j++)
-            free((char *)s->hot[j].key);
-        free(s->hot);
-        keytab_free(&s->index);
+    for (size_t i = 0; i < p->n; i++)
+        free(p->src[i].name);
+    for (size_t i = 0; i < p->nhot; i++) {
+        free((char *)p->hot[i].key);
+        free((el_plan_share *)p->hot[i].shares);
     }
+    keytab_free(&p->index);
+    free(p->hot);
     free(p->estimate);
     free(p->src);
     free(p);
@@ -462,6 +500,16 @@ size_t el_plan_find_source(const el_plan *p, const char *name)
     return EL_PLAN_NO_SOURCE;
 }
 
+size_t el_plan_nhot(const el_plan *p)
+{
+    return p->nhot;
+}
+
+const el_plan_hot *el_plan_get_hot(const el_plan *p, size_t i)
+{
+    return i < p->nhot ? &p->hot[i] : NULL;
+}
+
 el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t threshold,
                           size_t max_shards, size_t *index, el_diag *diag)
 {
@@ -479,11 +527,8 @@ el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t 
     plan_source *s = &p->src[p->n];
     memset(s, 0, sizeof *s);
     s->name = strdup(name);
-    if (!s->name || keytab_init(&s->index)) {
-        free(s->name);
-        keytab_free(&s->index);
+    if (!s->name)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    }
     s->pub.name = s->name;
     s->pub.rows = rows;
     s->pub.threshold = threshold;
@@ -494,98 +539,224 @@ el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t 
     return EL_OK;
 }
 
-el_err el_plan_add_hot(el_plan *p, size_t source, const char *key, size_t len, uint64_t fan_in,
-                       size_t shards, el_diag *diag)
+/* At most 200 bytes of a key, for messages. */
+#define KEY_SHOWN(len) ((int)((len) > 200 ? 200 : (len)))
+
+/* " (threshold T, max_shards M)" or " (no hot settings)", into buf. */
+static const char *settings_of(const el_plan_source *s, char *buf, size_t cap)
 {
-    if (source >= p->n)
-        return el_diag_set(diag, EL_EINTERNAL, "no plan source %zu", source);
-    plan_source *s = &p->src[source];
-    el_plan_source *ps = &s->pub;
+    if (s->threshold == 0)
+        snprintf(buf, cap, "no \"hot\" settings");
+    else
+        snprintf(buf, cap, "hot threshold %" PRIu64 ", max_shards %zu", s->threshold,
+                 s->max_shards);
+    return buf;
+}
+
+/* The sources of one key must agree on the settings that decide its
+ * shards: otherwise which of them would? */
+static el_err settings_conflict(const el_plan *p, const char *key, size_t len, size_t a,
+                                size_t b, el_diag *diag)
+{
+    char sa[96], sb[96];
+    return el_diag_set(diag, EL_EUSAGE, "index key '%.*s' is written by sources '%s' (%s) and "
+                       "'%s' (%s): sources that share an index partition key need the same "
+                       "\"hot\" settings, so that all of its edges go to the same shards",
+                       KEY_SHOWN(len), key, p->src[a].name,
+                       settings_of(&p->src[a].pub, sa, sizeof sa), p->src[b].name,
+                       settings_of(&p->src[b].pub, sb, sizeof sb));
+}
+
+static bool same_settings(const el_plan_source *a, const el_plan_source *b)
+{
+    return a->threshold == b->threshold && a->max_shards == b->max_shards;
+}
+
+el_err el_plan_add_hot(el_plan *p, const char *key, size_t len, size_t shards,
+                       const el_plan_share *shares, size_t nshares, el_diag *diag)
+{
     size_t bad;
-    if (ps->threshold == 0)
-        return el_diag_set(diag, EL_EUSAGE, "hot keys given but \"threshold\" is 0 (hot "
-                           "sharding off)");
     if (len == 0)
         return el_diag_set(diag, EL_EUSAGE, "\"key\" is empty");
     if (len > EL_PLAN_MAX_KEY)
         return el_diag_set(diag, EL_EUSAGE, "\"key\" is longer than %u bytes", EL_PLAN_MAX_KEY);
     if (!el_utf8_valid(key, len, &bad) || memchr(key, '\0', len))
         return el_diag_set(diag, EL_EUSAGE, "\"key\" is not valid UTF-8 text");
-    if (fan_in < ps->threshold || fan_in > ps->rows)
-        return el_diag_set(diag, EL_EUSAGE, "\"fan_in\" %" PRIu64 " of '%.*s' is not between "
-                           "the threshold %" PRIu64 " and the source's rows %" PRIu64, fan_in,
-                           (int)(len > 200 ? 200 : len), key, ps->threshold, ps->rows);
-    if (shards < 2 || shards > ps->max_shards)
+    if (nshares == 0)
+        return el_diag_set(diag, EL_EUSAGE, "'%.*s' names no source", KEY_SHOWN(len), key);
+    uint64_t fan_in = 0;
+    const el_plan_source *first = NULL;
+    for (size_t i = 0; i < nshares; i++) {
+        size_t si = shares[i].source;
+        if (si >= p->n)
+            return el_diag_set(diag, EL_EINTERNAL, "no plan source %zu", si);
+        if (i > 0 && si <= shares[i - 1].source)
+            return el_diag_set(diag, EL_EUSAGE, "'%.*s' names source '%s' twice or out of "
+                               "order", KEY_SHOWN(len), key, p->src[si].name);
+        const el_plan_source *s = &p->src[si].pub;
+        if (!first)
+            first = s;
+        if (!same_settings(s, first))
+            return settings_conflict(p, key, len, shares[0].source, si, diag);
+        if (shares[i].count == 0 || shares[i].count > s->rows)
+            return el_diag_set(diag, EL_EUSAGE, "source '%s' has %" PRIu64 " rows of '%.*s', "
+                               "not from 1 to its %" PRIu64 " rows", s->name, shares[i].count,
+                               KEY_SHOWN(len), key, s->rows);
+        if (fan_in + shares[i].count < fan_in)
+            return el_diag_set(diag, EL_EUSAGE, "the fan-in of '%.*s' is too large",
+                               KEY_SHOWN(len), key);
+        fan_in += shares[i].count;
+    }
+    if (first->threshold == 0)
+        return el_diag_set(diag, EL_EUSAGE, "'%.*s' is listed hot, but hot sharding is off "
+                           "(\"threshold\" 0) in source '%s'", KEY_SHOWN(len), key,
+                           first->name);
+    if (fan_in < first->threshold)
+        return el_diag_set(diag, EL_EUSAGE, "the fan-in %" PRIu64 " of '%.*s' is below the "
+                           "threshold %" PRIu64, fan_in, KEY_SHOWN(len), key, first->threshold);
+    if (shards < 2 || shards > first->max_shards)
         return el_diag_set(diag, EL_EUSAGE, "\"shards\" %zu of '%.*s' is not from 2 to "
-                           "max_shards %zu", shards, (int)(len > 200 ? 200 : len), key,
-                           ps->max_shards);
+                           "max_shards %zu", shards, KEY_SHOWN(len), key, first->max_shards);
     slot *sl;
     bool added;
-    el_err err = keytab_upsert(&s->index, key, len, &sl, &added);
+    el_err err = keytab_upsert(&p->index, key, len, &sl, &added);
     if (err)
         return el_diag_set(diag, err, "out of memory");
     if (!added)
-        return el_diag_set(diag, EL_EUSAGE, "\"key\" '%.*s' is listed twice",
-                           (int)(len > 200 ? 200 : len), key);
+        return el_diag_set(diag, EL_EUSAGE, "\"key\" '%.*s' is listed twice", KEY_SHOWN(len),
+                           key);
     char *copy = NULL;
-    el_plan_hot *v = el_grow(s->hot, &s->hot_cap, ps->nhot + 1, sizeof *v, 16);
-    if (v) {
-        s->hot = v;
-        ps->hot = v;
-    }
-    if (ps->nhot < s->hot_cap && (copy = malloc(len + 1))) {
+    el_plan_share *sh = NULL;
+    el_plan_hot *v = el_grow(p->hot, &p->hot_cap, p->nhot + 1, sizeof *v, 16);
+    if (v)
+        p->hot = v;
+    if (v && (copy = malloc(len + 1)) && (sh = malloc(nshares * sizeof *sh))) {
         memcpy(copy, key, len);
         copy[len] = '\0';
-    }
-    if (!copy) {
+        memcpy(sh, shares, nshares * sizeof *sh);
+    } else {
+        free(copy);
         /* the table keeps the key but the entry is never used: forget it */
         sl->val = UINT64_MAX;
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
-    sl->val = ps->nhot;
-    s->hot[ps->nhot] = (el_plan_hot){ copy, len, fan_in, shards };
-    ps->nhot++;
+    sl->val = p->nhot;
+    p->hot[p->nhot++] = (el_plan_hot){ copy, len, fan_in, shards, sh, nshares };
     return EL_OK;
 }
 
-el_err el_plan_add_counted(el_plan *p, size_t source, const el_plan_counter *targets,
-                           el_diag *diag)
+/* A key found hot while counting: the key (in its counter's arena) and its
+ * fan-in over every source, and where its shares are in found.shares. */
+typedef struct candidate {
+    el_plan_entry e;
+    size_t first, n;
+} candidate;
+
+/* The hot keys found so far, before they are sorted and added. */
+typedef struct found {
+    candidate *cand;
+    size_t ncand, cand_cap;
+    el_plan_share *shares;
+    size_t nshares, shares_cap;
+} found;
+
+static int candidate_cmp(const void *a, const void *b)
 {
-    if (source >= p->n)
-        return el_diag_set(diag, EL_EINTERNAL, "no plan source %zu", source);
-    const el_plan_source *ps = &p->src[source].pub;
-    if (ps->threshold == 0)
+    const el_plan_entry *x = &((const candidate *)a)->e, *y = &((const candidate *)b)->e;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int r = memcmp(x->key, y->key, n);
+    return r ? r : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Decides key e of source `from`, the first counter that holds it (the
+ * later ones are summed in): appended to f when it is hot. */
+static el_err consider(el_plan *p, const el_plan_counter *const *targets, size_t from,
+                       const el_plan_entry *e, found *f, el_diag *diag)
+{
+    size_t mark = f->nshares, lowest = from;
+    uint64_t fan_in = 0;
+    bool agree = true;
+    for (size_t j = from; j < p->n; j++) {
+        uint64_t n = j == from ? e->count
+                               : targets[j] ? el_plan_counter_get(targets[j], e->key, e->len) : 0;
+        if (n == 0)
+            continue;
+        el_plan_share *v = el_grow(f->shares, &f->shares_cap, f->nshares + 1, sizeof *v, 64);
+        if (!v)
+            return el_diag_set(diag, EL_ENOMEM, "out of memory");
+        f->shares = v;
+        v[f->nshares++] = (el_plan_share){ j, n };
+        fan_in += n;
+        const el_plan_source *s = &p->src[j].pub;
+        agree = agree && same_settings(s, &p->src[from].pub);
+        if (s->threshold && (p->src[lowest].pub.threshold == 0 ||
+                             s->threshold < p->src[lowest].pub.threshold))
+            lowest = j;
+    }
+    const el_plan_source *low = &p->src[lowest].pub;
+    if (low->threshold == 0 || fan_in < low->threshold) {
+        f->nshares = mark; /* not hot under any of its sources' settings */
         return EL_OK;
-    el_plan_entry *v;
-    size_t n;
-    el_err err = el_plan_counter_at_least(targets, ps->threshold, &v, &n);
-    if (err)
-        return el_diag_set(diag, err, "out of memory");
-    for (size_t i = 0; !err && i < n; i++)
-        err = el_plan_add_hot(p, source, v[i].key, v[i].len, v[i].count,
-                              el_shard_count(v[i].count, ps->threshold, ps->max_shards), diag);
-    free(v);
+    }
+    for (size_t k = mark; !agree && k < f->nshares; k++)
+        if (!same_settings(&p->src[f->shares[k].source].pub, &p->src[from].pub))
+            return settings_conflict(p, e->key, e->len, from, f->shares[k].source, diag);
+    candidate *c = el_grow(f->cand, &f->cand_cap, f->ncand + 1, sizeof *c, 64);
+    if (!c)
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    f->cand = c;
+    c[f->ncand++] = (candidate){ { e->key, e->len, fan_in }, mark, f->nshares - mark };
+    return EL_OK;
+}
+
+el_err el_plan_add_counted(el_plan *p, const el_plan_counter *const *targets, el_diag *diag)
+{
+    found f = { 0 };
+    el_err err = EL_OK;
+    for (size_t i = 0; !err && i < p->n; i++) {
+        if (!targets[i])
+            continue;
+        size_t pos = 0;
+        el_plan_entry e;
+        while (!err && el_plan_counter_next(targets[i], &pos, &e)) {
+            bool seen = false; /* decided with an earlier source */
+            for (size_t j = 0; !seen && j < i; j++)
+                seen = targets[j] && el_plan_counter_get(targets[j], e.key, e.len) > 0;
+            if (!seen)
+                err = consider(p, targets, i, &e, &f, diag);
+        }
+    }
+    if (!err && f.ncand) /* qsort wants a non-NULL array, even empty */
+        qsort(f.cand, f.ncand, sizeof *f.cand, candidate_cmp);
+    for (size_t k = 0; !err && k < f.ncand; k++) {
+        const candidate *c = &f.cand[k];
+        const el_plan_source *s = &p->src[f.shares[c->first].source].pub;
+        err = el_plan_add_hot(p, c->e.key, c->e.len,
+                              el_shard_count(c->e.count, s->threshold, s->max_shards),
+                              &f.shares[c->first], c->n, diag);
+    }
+    free(f.cand);
+    free(f.shares);
     return err;
 }
 
-const el_plan_hot *el_plan_lookup(const el_plan *p, size_t source, const char *key, size_t len)
+const el_plan_hot *el_plan_lookup(const el_plan *p, const char *key, size_t len)
 {
-    if (source >= p->n || p->src[source].pub.nhot == 0)
+    if (p->nhot == 0)
         return NULL;
-    const plan_source *s = &p->src[source];
-    const slot *sl = keytab_get(&s->index, key, len);
-    if (!sl || sl->val >= s->pub.nhot)
+    const slot *sl = keytab_get(&p->index, key, len);
+    if (!sl || sl->val >= p->nhot)
         return NULL;
-    return &s->hot[sl->val];
+    return &p->hot[sl->val];
 }
 
-size_t el_plan_shards(const el_plan *p, size_t source, const char *key, size_t len)
+size_t el_plan_shards(const el_plan *p, const char *key, size_t len)
 {
-    const el_plan_hot *h = el_plan_lookup(p, source, key, len);
+    const el_plan_hot *h = el_plan_lookup(p, key, len);
     return h ? h->shards : 1;
 }
-
-/* ---- the file ---- */
 
 el_err el_plan_set_estimate(el_plan *p, const char *json)
 {
@@ -597,320 +768,7 @@ el_err el_plan_set_estimate(el_plan *p, const char *json)
     return EL_OK;
 }
 
-char *el_plan_to_json(const el_plan *p)
+const char *el_plan_estimate(const el_plan *p)
 {
-    el_buf b;
-    el_buf_init(&b, PLAN_FILE_MAX);
-    el_err err = el_buf_puts(&b, "{\"version\":1,\"sources\":[");
-    for (size_t i = 0; !err && i < p->n; i++) {
-        const el_plan_source *s = &p->src[i].pub;
-        err = el_buf_puts(&b, i ? ",\n{\"name\":" : "\n{\"name\":");
-        if (!err)
-            err = el_json_put_string(&b, s->name, strlen(s->name));
-        if (!err)
-            err = el_buf_printf(&b, ",\"rows\":%" PRIu64 ",\"threshold\":%" PRIu64
-                                ",\"max_shards\":%zu,\"hot\":[", s->rows, s->threshold,
-                                s->max_shards);
-        for (size_t j = 0; !err && j < s->nhot; j++) {
-            const el_plan_hot *h = &s->hot[j];
-            err = el_buf_puts(&b, j ? ",\n  {\"key\":" : "\n  {\"key\":");
-            if (!err)
-                err = el_json_put_string(&b, h->key, h->len);
-            if (!err)
-                err = el_buf_printf(&b, ",\"fan_in\":%" PRIu64 ",\"shards\":%zu}", h->fan_in,
-                                    h->shards);
-        }
-        if (!err)
-            err = el_buf_puts(&b, "]}");
-    }
-    if (!err)
-        err = el_buf_puts(&b, "\n]");
-    if (!err && p->estimate) {
-        err = el_buf_puts(&b, ",\n\"estimate\":");
-        if (!err)
-            err = el_buf_puts(&b, p->estimate);
-    }
-    if (!err)
-        err = el_buf_puts(&b, "}\n");
-    if (err) {
-        el_buf_free(&b);
-        return NULL;
-    }
-    return el_buf_take(&b);
-}
-
-static el_err write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, data, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return EL_EIO;
-        data += w;
-        len -= (size_t)w;
-    }
-    return EL_OK;
-}
-
-el_err el_plan_write(const el_plan *p, const char *path, el_diag *diag)
-{
-    char *json = el_plan_to_json(p);
-    if (!json)
-        return el_diag_set(diag, EL_ENOMEM, "out of memory rendering the plan");
-    /* not mkstemp: its 0600 would make the plan unreadable to others,
-     * where a plain file gets 0666 less the umask */
-    el_buf tmp;
-    el_buf_init(&tmp, 8192);
-    int fd = -1;
-    errno = EEXIST;
-    for (unsigned n = 0; fd < 0 && errno == EEXIST && n < 100; n++) {
-        el_buf_reset(&tmp);
-        if (el_buf_printf(&tmp, "%s.tmp.%ld.%u", path, (long)getpid(), n)) {
-            free(json);
-            el_buf_free(&tmp);
-            return el_diag_set(diag, EL_EIO, "cannot write plan %s: path too long", path);
-        }
-        fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    }
-    if (fd < 0) {
-        int e = errno;
-        free(json);
-        el_buf_free(&tmp);
-        return el_diag_set(diag, EL_EIO, "cannot create %s.tmp.*: %s", path, strerror(e));
-    }
-    el_err err = write_all(fd, json, strlen(json));
-    int e = errno;
-    if (!err && fsync(fd) != 0) {
-        err = EL_EIO;
-        e = errno;
-    }
-    if (close(fd) != 0 && !err) {
-        err = EL_EIO;
-        e = errno;
-    }
-    if (!err && rename(tmp.data, path) != 0) {
-        err = EL_EIO;
-        e = errno;
-    }
-    free(json);
-    if (err) {
-        unlink(tmp.data);
-        el_buf_free(&tmp);
-        return el_diag_set(diag, EL_EIO, "cannot write plan %s: %s", path, strerror(e));
-    }
-    el_buf_free(&tmp);
-    /* make the rename itself durable */
-    const char *slash = strrchr(path, '/');
-    el_buf dir;
-    el_buf_init(&dir, 8192);
-    if (el_buf_append(&dir, slash ? path : ".", slash ? (size_t)(slash - path) + 1 : 1) ==
-        EL_OK) {
-        int dfd = open(dir.data, O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-    }
-    el_buf_free(&dir);
-    return EL_OK;
-}
-
-/* ---- reading ---- */
-
-/* An unsigned integer field; false when v is not one. */
-static bool get_uint(yajl_val v, uint64_t *out)
-{
-    if (!v || !YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0)
-        return false;
-    *out = (uint64_t)YAJL_GET_INTEGER(v);
-    return true;
-}
-
-static el_err parse_hot_entry(el_plan *p, size_t si, yajl_val h, size_t j, el_diag *diag)
-{
-    const char *name = p->src[si].name;
-    if (!YAJL_IS_OBJECT(h))
-        return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: must be an object "
-                           "{\"key\", \"fan_in\", \"shards\"}", name, j);
-    const char *key = NULL;
-    uint64_t fan_in = 0, shards = 0;
-    bool have_fan_in = false, have_shards = false;
-    for (size_t i = 0; i < h->u.object.len; i++) {
-        const char *k = h->u.object.keys[i];
-        yajl_val v = h->u.object.values[i];
-        if (strcmp(k, "key") == 0) {
-            if (!YAJL_IS_STRING(v))
-                return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: \"key\" must be a "
-                                   "string", name, j);
-            key = YAJL_GET_STRING(v);
-        } else if (strcmp(k, "fan_in") == 0) {
-            if (!(have_fan_in = get_uint(v, &fan_in)))
-                return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: \"fan_in\" must be "
-                                   "a non-negative integer", name, j);
-        } else if (strcmp(k, "shards") == 0) {
-            if (!(have_shards = get_uint(v, &shards)))
-                return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: \"shards\" must be "
-                                   "a non-negative integer", name, j);
-        } else {
-            return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: unknown key \"%s\" "
-                               "(expected key, fan_in, shards)", name, j, k);
-        }
-    }
-    if (!key || !have_fan_in || !have_shards)
-        return el_diag_set(diag, EL_EUSAGE, "source '%s', hot[%zu]: needs \"%s\"", name, j,
-                           !key ? "key" : !have_fan_in ? "fan_in" : "shards");
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_plan_add_hot(p, si, key, strlen(key), fan_in,
-                                 shards > SIZE_MAX ? SIZE_MAX : (size_t)shards, &d);
-    if (err)
-        return el_diag_set(diag, err, "source '%s', hot[%zu]: %s", name, j, d.msg);
-    return EL_OK;
-}
-
-static el_err parse_source(el_plan *p, yajl_val v, size_t i, el_diag *diag)
-{
-    if (!YAJL_IS_OBJECT(v))
-        return el_diag_set(diag, EL_EUSAGE, "sources[%zu] must be an object", i);
-    const char *name = NULL;
-    uint64_t f[3] = { 0, 0, 0 }; /* rows, threshold, max_shards */
-    bool have[3] = { false, false, false };
-    static const char *const fields[3] = { "rows", "threshold", "max_shards" };
-    yajl_val hot = NULL;
-    for (size_t k = 0; k < v->u.object.len; k++) {
-        const char *key = v->u.object.keys[k];
-        yajl_val x = v->u.object.values[k];
-        size_t fi = 3;
-        for (size_t q = 0; q < 3; q++)
-            if (strcmp(key, fields[q]) == 0)
-                fi = q;
-        if (strcmp(key, "name") == 0) {
-            if (!YAJL_IS_STRING(x) || !YAJL_GET_STRING(x)[0])
-                return el_diag_set(diag, EL_EUSAGE, "sources[%zu]: \"name\" must be a "
-                                   "non-empty string", i);
-            name = YAJL_GET_STRING(x);
-        } else if (fi < 3) {
-            if (!(have[fi] = get_uint(x, &f[fi])))
-                return el_diag_set(diag, EL_EUSAGE, "sources[%zu]: \"%s\" must be a "
-                                   "non-negative integer", i, fields[fi]);
-        } else if (strcmp(key, "hot") == 0) {
-            if (!YAJL_IS_ARRAY(x))
-                return el_diag_set(diag, EL_EUSAGE, "sources[%zu]: \"hot\" must be a list", i);
-            hot = x;
-        } else {
-            return el_diag_set(diag, EL_EUSAGE, "sources[%zu]: unknown key \"%s\" (expected "
-                               "name, rows, threshold, max_shards, hot)", i, key);
-        }
-    }
-    if (!name)
-        return el_diag_set(diag, EL_EUSAGE, "sources[%zu]: needs \"name\"", i);
-    for (size_t q = 0; q < 3; q++)
-        if (!have[q])
-            return el_diag_set(diag, EL_EUSAGE, "source '%s': needs \"%s\"", name, fields[q]);
-    if (!hot)
-        return el_diag_set(diag, EL_EUSAGE, "source '%s': needs \"hot\"", name);
-    if (f[1] == 0 && f[2] != 0)
-        return el_diag_set(diag, EL_EUSAGE, "source '%s': \"max_shards\" must be 0 when "
-                           "\"threshold\" is 0 (hot sharding off)", name);
-    size_t si;
-    el_diag d;
-    el_diag_clear(&d);
-    el_err err = el_plan_add_source(p, name, f[0], f[1],
-                                    f[2] > EL_MAX_MAX_SHARDS ? 0 : (size_t)f[2], &si, &d);
-    if (err)
-        return el_diag_set(diag, err, "%s", d.msg);
-    for (size_t j = 0; !err && j < hot->u.array.len; j++)
-        err = parse_hot_entry(p, si, hot->u.array.values[j], j, diag);
-    return err;
-}
-
-el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag)
-{
-    *out = NULL;
-    /* yajl's tree cuts strings at a NUL: a key "a\u0000b" would load as "a" */
-    if (strstr(json, "\\u0000"))
-        return el_diag_set(diag, EL_EUSAGE, "a string holds \\u0000 (NUL), which no key "
-                           "may");
-    el_diag g;
-    el_diag_clear(&g);
-    if (el_json_guard(json, len, EL_JSON_MAX_DEPTH, 0, &g))
-        return el_diag_set(diag, EL_EUSAGE, "plan refused: %s", g.msg);
-    char errbuf[512];
-    yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
-    if (!root) {
-        char *nl = strchr(errbuf, '\n');
-        if (nl)
-            *nl = '\0';
-        return el_diag_set(diag, EL_EUSAGE, "not valid JSON: %s", errbuf);
-    }
-    el_plan *p = el_plan_new();
-    el_err err = p ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
-    bool have_version = false, have_sources = false;
-    if (!err && !YAJL_IS_OBJECT(root))
-        err = el_diag_set(diag, EL_EUSAGE, "a plan must be a JSON object");
-    for (size_t i = 0; !err && i < root->u.object.len; i++) {
-        const char *k = root->u.object.keys[i];
-        yajl_val v = root->u.object.values[i];
-        if (strcmp(k, "version") == 0) {
-            uint64_t ver;
-            if (!get_uint(v, &ver) || ver != 1)
-                err = el_diag_set(diag, EL_EUSAGE, "unsupported plan \"version\" (this "
-                                  "edgeload reads version 1)");
-            have_version = true;
-        } else if (strcmp(k, "sources") == 0) {
-            if (!YAJL_IS_ARRAY(v)) {
-                err = el_diag_set(diag, EL_EUSAGE, "\"sources\" must be a list");
-                break;
-            }
-            have_sources = true;
-            for (size_t j = 0; !err && j < v->u.array.len; j++)
-                err = parse_source(p, v->u.array.values[j], j, diag);
-        } else if (strcmp(k, "estimate") == 0) {
-            /* what plan estimated, for people and scripts: not read back */
-            if (!YAJL_IS_OBJECT(v))
-                err = el_diag_set(diag, EL_EUSAGE, "\"estimate\" must be an object");
-        } else {
-            err = el_diag_set(diag, EL_EUSAGE, "unknown key \"%s\" (expected version, "
-                              "sources, estimate)", k);
-        }
-    }
-    if (!err && !have_version)
-        err = el_diag_set(diag, EL_EUSAGE, "no \"version\": not an edgeload plan");
-    if (!err && !have_sources)
-        err = el_diag_set(diag, EL_EUSAGE, "no \"sources\"");
-    yajl_tree_free(root);
-    if (err) {
-        el_plan_free(p);
-        return err;
-    }
-    *out = p;
-    return EL_OK;
-}
-
-el_err el_plan_load(const char *path, el_plan **out, el_diag *diag)
-{
-    *out = NULL;
-    el_buf b;
-    el_buf_init(&b, PLAN_FILE_MAX);
-    int errnum;
-    el_err err = el_read_file(path, &b, &errnum);
-    if (err) {
-        el_buf_free(&b);
-        if (err == EL_EIO)
-            return el_diag_set(diag, EL_EIO, "cannot open plan %s: %s", path, strerror(errnum));
-        return el_diag_set(diag, EL_EUSAGE, "cannot read plan %s: larger than 1 GB", path);
-    }
-    if (memchr(el_buf_str(&b), '\0', b.len)) {
-        el_buf_free(&b);
-        return el_diag_set(diag, EL_EUSAGE, "plan %s: not a JSON text (holds a NUL byte)",
-                           path);
-    }
-    el_diag inner;
-    el_diag_clear(&inner);
-    err = el_plan_parse(el_buf_str(&b), b.len, out, &inner);
-    if (err)
-        el_diag_set(diag, err, "plan %s: %s", path, inner.msg);
-    el_buf_free(&b);
-    return err;
+    return p->estimate;
 }

@@ -17,16 +17,24 @@
  *   el_plan_counter *c = el_plan_counter_new();
  *   el_plan_counter_add(c, "TARGET#bob", 10);        // per row
  *   el_plan_counter_top(c, 20, top);                 // the report
- *   el_plan_add_counted(plan, src, c);               // the plan
+ *   el_plan_add_counted(plan, counters, &d);         // the plan
  *
- * el_plan is the decision: per mapping source its row count, the hot
- * threshold and max_shards used, and every hot key with its fan-in and
- * shard count. It is written as JSON by `edgeload plan --plan-out FILE` and
- * read back by `load --plan FILE`:
+ * el_plan is the decision: per mapping source its row count and the hot
+ * threshold and max_shards it was counted with, and every hot key with
+ * its fan-in, its shard count and each source's share of the fan-in. An
+ * index partition key belongs to the index, not to a source: several
+ * sources may write edges to TARGET#bob, and its fan-in is theirs
+ * together, so a hot key is listed once, whichever source writes it, and
+ * every source's edges to it go to its shards. The sources that share a
+ * hot key must have the same hot settings (el_plan_add_hot refuses
+ * others). It is written as JSON by `edgeload plan --plan-out FILE`
+ * (plan_file.c) and read back by `load --plan FILE`:
  *
- *   {"version":1,"sources":[{"name":"follows","rows":2000000,
- *     "threshold":10000,"max_shards":32,
- *     "hot":[{"key":"TARGET#bob","fan_in":35000,"shards":4}, ...]}],
+ *   {"version":2,"sources":[
+ *     {"name":"follows","rows":2000000,"threshold":10000,"max_shards":32},
+ *     {"name":"likes","rows":500000,"threshold":10000,"max_shards":32}],
+ *    "hot":[{"key":"TARGET#bob","fan_in":35000,"shards":4,
+ *            "sources":{"follows":30000,"likes":5000}}, ...],
  *    "estimate":{...}}
  *
  * ("estimate": what `edgeload plan` estimated, pipeline/estimate.h; kept
@@ -37,6 +45,7 @@
 #ifndef EL_PLAN_H
 #define EL_PLAN_H
 
+#include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
@@ -101,6 +110,12 @@ size_t el_plan_counter_top(const el_plan_counter *c, size_t k, el_plan_entry *ou
 el_err el_plan_counter_at_least(const el_plan_counter *c, uint64_t min, el_plan_entry **out,
                                 size_t *n) EL_MUST_USE;
 
+/* Walks every key once, in no particular order: *pos starts at 0; each
+ * call fills *out (the key in the arena, as el_plan_counter_top) and
+ * returns true, until false at the end. The counter must not change
+ * during the walk. */
+bool el_plan_counter_next(const el_plan_counter *c, size_t *pos, el_plan_entry *out);
+
 /*
  * Log-scale histogram: hist[b] = number of keys whose count is in
  * [2^b, 2^(b+1) - 1], i.e. buckets 1, 2-3, 4-7, 8-15, ...
@@ -112,27 +127,31 @@ void el_plan_counter_histogram(const el_plan_counter *c, uint64_t hist[EL_PLAN_H
 
 typedef struct el_plan el_plan;
 
-/* A hot key of a plan source. key is NUL-terminated and owned by the plan. */
-typedef struct el_plan_hot {
-    const char *key;
-    size_t len;
-    uint64_t fan_in;
-    size_t shards;
-} el_plan_hot;
-
 /* What a plan says about one mapping source; owned by the plan. */
 typedef struct el_plan_source {
     const char *name;
-    uint64_t rows;        /* rows counted (keys rendered) */
+    uint64_t rows;        /* rows counted (index keys rendered) */
     uint64_t threshold;   /* 0: hot sharding off for this source */
-    size_t max_shards;
-    const el_plan_hot *hot; /* nhot entries, in the order added (file order) */
-    size_t nhot;
+    size_t max_shards;    /* 0 when threshold is 0 */
 } el_plan_source;
 
-/* Returned by el_plan_find_source for a name the plan does not hold;
- * el_plan_shards and el_plan_lookup accept it (nothing is hot). */
-#define EL_PLAN_NO_SOURCE ((size_t)-1)
+/* One source's part of a hot key's fan-in. */
+typedef struct el_plan_share {
+    size_t source;        /* the plan source's index */
+    uint64_t count;       /* its rows with this key, >= 1 */
+} el_plan_share;
+
+/* A hot key: an unsharded index partition key, its fan-in over every
+ * source that writes it, its shard count. Owned by the plan; key is
+ * NUL-terminated. */
+typedef struct el_plan_hot {
+    const char *key;
+    size_t len;
+    uint64_t fan_in;             /* the sum of the shares */
+    size_t shards;
+    const el_plan_share *shares; /* nshares >= 1, by source index, ascending */
+    size_t nshares;
+} el_plan_hot;
 
 /* An empty plan; NULL when out of memory. */
 el_plan *el_plan_new(void);
@@ -148,40 +167,66 @@ el_err el_plan_add_source(el_plan *p, const char *name, uint64_t rows, uint64_t 
                           size_t max_shards, size_t *index, el_diag *diag) EL_MUST_USE;
 
 /*
- * Adds a hot key to source. Checked as a loaded plan is: key non-empty,
- * valid UTF-8, at most EL_PLAN_MAX_KEY bytes, not yet in the source;
- * threshold <= fan_in <= rows; 2 <= shards <= max_shards. EL_EUSAGE (diag
- * says what), EL_ENOMEM.
+ * Adds a hot key written by the sources of shares[0..nshares) (copied),
+ * its fan-in their sum. Checked as a loaded plan is: key non-empty, valid
+ * UTF-8, at most EL_PLAN_MAX_KEY bytes, not listed yet; at least one share,
+ * sources ascending and known, each count from 1 to its source's rows;
+ * every source of the key hot (threshold > 0) with the same threshold and
+ * max_shards; fan-in >= that threshold; 2 <= shards <= max_shards.
+ * EL_EUSAGE (diag says what, naming the key and the sources), EL_ENOMEM.
  */
-el_err el_plan_add_hot(el_plan *p, size_t source, const char *key, size_t len, uint64_t fan_in,
-                       size_t shards, el_diag *diag) EL_MUST_USE;
+el_err el_plan_add_hot(el_plan *p, const char *key, size_t len, size_t shards,
+                       const el_plan_share *shares, size_t nshares, el_diag *diag) EL_MUST_USE;
 
-/* Adds every key of targets whose fan-in reaches the source's threshold,
- * with el_shard_count's shard count, highest fan-in first (ties by key).
- * Nothing when the source's threshold is 0. */
-el_err el_plan_add_counted(el_plan *p, size_t source, const el_plan_counter *targets,
+/*
+ * Adds every key whose fan-in, summed over the counters of every source,
+ * reaches its sources' threshold, with el_shard_count's shard count,
+ * highest fan-in first (ties by key). targets[i] is the fan-in counter of
+ * plan source i, or NULL for a source not counted (it shares no hot key).
+ * A key written by sources with different hot settings whose fan-in
+ * reaches the lower threshold is EL_EUSAGE (which of them would decide its
+ * shards?); el_mapping_check refuses such mappings before any reading.
+ * EL_ENOMEM.
+ */
+el_err el_plan_add_counted(el_plan *p, const el_plan_counter *const *targets,
                            el_diag *diag) EL_MUST_USE;
 
 size_t el_plan_nsources(const el_plan *p);
 
-/* The i-th source (i < el_plan_nsources); valid until the plan changes. */
+/* The i-th source (i < el_plan_nsources), NULL past them; valid until the
+ * plan changes. */
 const el_plan_source *el_plan_get_source(const el_plan *p, size_t i);
 
 /* Index of the source with that name, or EL_PLAN_NO_SOURCE. */
+#define EL_PLAN_NO_SOURCE ((size_t)-1)
 size_t el_plan_find_source(const el_plan *p, const char *name);
 
-/* The hot entry of key[0..len) in source, NULL when the key is not hot (or
- * source is EL_PLAN_NO_SOURCE). Valid until the plan changes. */
-const el_plan_hot *el_plan_lookup(const el_plan *p, size_t source, const char *key, size_t len);
+/* Hot keys, in the order added (file order; counted: highest fan-in
+ * first), and the i-th (NULL past them); valid until the plan changes. */
+size_t el_plan_nhot(const el_plan *p);
+const el_plan_hot *el_plan_get_hot(const el_plan *p, size_t i);
 
-/* Shard count of key in source: its hot entry's shards, else 1. */
-size_t el_plan_shards(const el_plan *p, size_t source, const char *key, size_t len);
+/* The hot entry of key[0..len), NULL when the key is not hot. Valid until
+ * the plan changes. */
+const el_plan_hot *el_plan_lookup(const el_plan *p, const char *key, size_t len);
+
+/* Shard count of key: its hot entry's shards, else 1. */
+size_t el_plan_shards(const el_plan *p, const char *key, size_t len);
+
+/* ---- the plan file (plan_file.c) ---- */
+
+/* The version written and read. Version 1 (fan-in counted per source) is
+ * refused with a message to make the plan again. */
+#define EL_PLAN_VERSION 2
 
 /* Keeps a copy of json (one JSON object: `edgeload plan`'s estimate,
  * pipeline/estimate.h) to be written as the plan file's "estimate" member.
  * el_plan_load accepts the member and does not read it: a plan decides
  * where items go, an estimate decides nothing. EL_ENOMEM. */
 el_err el_plan_set_estimate(el_plan *p, const char *json) EL_MUST_USE;
+
+/* The estimate kept, or NULL. */
+const char *el_plan_estimate(const el_plan *p);
 
 /*
  * Writes the plan as JSON to path atomically: a temporary file in the same
@@ -196,11 +241,12 @@ el_err el_plan_write(const el_plan *p, const char *path, el_diag *diag) EL_MUST_
 char *el_plan_to_json(const el_plan *p);
 
 /*
- * Reads a plan file. Everything is validated: version 1, the types and
+ * Reads a plan file. Everything is validated: the version, the types and
  * ranges of every field, unknown keys refused, hot keys as el_plan_add_hot
- * checks them. EL_EUSAGE with diag saying the file, the source and the
- * field ("p.json: source 'follows', hot[3]: \"shards\" must be ..."); EL_EIO
- * when it cannot be read. *out is NULL on failure.
+ * checks them, each key's "fan_in" the sum of its "sources". EL_EUSAGE with
+ * diag saying the file and the field ("p.json: hot[3] 'TARGET#bob':
+ * \"shards\" 40 is not from 2 to max_shards 32"); EL_EIO when it cannot be
+ * read. *out is NULL on failure.
  */
 el_err el_plan_load(const char *path, el_plan **out, el_diag *diag) EL_MUST_USE;
 

@@ -9,7 +9,9 @@
  * pipeline/estimate.h reckons its write units, its index entry, its
  * partition's share and its line in an import. Keys repeated across the
  * input are found with the dedup --output uses, so the import figures are
- * those of each key once. Every input is opened (and its source bound)
+ * those of each key once. The shard plan is made of every source's fan-in
+ * together (a key's fan-in is that of every source that writes it), and
+ * the estimate shards by it: an index partition's units are every source's. Every input is opened (and its source bound)
  * before the first row is read: a bad path or schema stops the pass before
  * minutes of counting, and the progress has the total of input bytes.
  */
@@ -31,6 +33,9 @@ struct el_plan_count {
     el_plan_source_count *sc;  /* one per mapping source */
     el_transform **t;          /* one per mapping source, made at its first input */
     el_dedup *dedup;           /* every item's key: the import writes each once */
+    el_plan *plan;             /* made by el_plan_count_finish */
+    el_plan_counter *all_targets; /* the fan-in over every source, when several write the
+                                     index (else the one source's is used) */
     el_part_count parts;       /* the parts --output would cut */
     el_buf json, keys;         /* the current row's item */
     /* progress */
@@ -255,31 +260,107 @@ size_t el_plan_count_nsources(const el_plan_count *c)
     return c->m->nsources;
 }
 
+/* The shard plan of the counted fan-in: a plan source per source that
+ * writes the index, and the hot keys over all of them. */
+static el_err make_plan(el_plan_count *c, el_diag *diag)
+{
+    size_t n = c->m->nsources;
+    const el_plan_counter **targets = calloc(n ? n : 1, sizeof *targets);
+    c->plan = el_plan_new();
+    if (!targets || !c->plan) {
+        free(targets);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_err err = EL_OK;
+    for (size_t i = 0; !err && i < n; i++) {
+        const el_plan_source_count *sc = &c->sc[i];
+        if (!sc->src->index)
+            continue;
+        targets[el_plan_nsources(c->plan)] = sc->targets;
+        err = el_plan_add_source(c->plan, sc->src->name, sc->rows, sc->src->hot_threshold,
+                                 sc->src->max_shards, NULL, diag);
+    }
+    if (!err)
+        err = el_plan_add_counted(c->plan, targets, diag);
+    free(targets);
+    return err;
+}
+
+/* Adds every source's counter that writes the index (of units when it keeps
+ * them apart, else of fan-in) into *all; *all stays NULL when fewer than
+ * two sources write the index (the one source's counter is the sum). */
+static el_err merge_index(const el_plan_count *c, bool units, el_plan_counter **all)
+{
+    size_t nindex = 0;
+    for (size_t i = 0; i < c->m->nsources; i++)
+        nindex += c->sc[i].src->index;
+    *all = NULL;
+    if (nindex < 2)
+        return EL_OK;
+    if (!(*all = el_plan_counter_new()))
+        return EL_ENOMEM;
+    el_err err = EL_OK;
+    for (size_t i = 0; !err && i < c->m->nsources; i++) {
+        const el_plan_source_count *sc = &c->sc[i];
+        if (sc->src->index)
+            err = el_plan_counter_merge(*all, units && sc->index_units ? sc->index_units
+                                                                       : sc->targets);
+    }
+    return err;
+}
+
+/* The counter of a partition key's units of every source that writes the
+ * index, whichever holds it: all, or the one source's. */
+static const el_plan_counter *index_counter(const el_plan_count *c, const el_plan_counter *all,
+                                            bool units)
+{
+    if (all)
+        return all;
+    for (size_t i = 0; i < c->m->nsources; i++)
+        if (c->sc[i].src->index)
+            return units && c->sc[i].index_units ? c->sc[i].index_units : c->sc[i].targets;
+    return NULL;
+}
+
 el_err el_plan_count_finish(el_plan_count *c, el_estimate_writes *total,
                             el_import_estimate *imp, el_diag *diag)
 {
-    el_err err = EL_OK;
     memset(total, 0, sizeof *total);
     memset(imp, 0, sizeof *imp);
+    el_err err = make_plan(c, diag);
+    if (err)
+        return err;
     size_t n = c->m->nsources;
-    el_plan_counter *all = n > 1 ? el_plan_counter_new() : NULL;
+    el_plan_counter *all = n > 1 ? el_plan_counter_new() : NULL, *all_units = NULL;
     if (n > 1 && !all)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     for (size_t i = 0; !err && i < n; i++) {
         el_plan_source_count *sc = &c->sc[i];
-        const el_source *s = sc->src;
-        err = el_estimate_hottest(sc->table_units, NULL, 0, 0, &sc->est.hot_table);
-        if (!err && s->index)
-            err = el_estimate_hottest(sc->index_units ? sc->index_units : sc->targets,
-                                      sc->targets, s->hot_threshold, s->max_shards,
+        err = el_estimate_hottest(sc->table_units, NULL, &sc->est.hot_table);
+        if (!err && sc->src->index)
+            err = el_estimate_hottest(sc->index_units ? sc->index_units : sc->targets, c->plan,
                                       &sc->est.hot_index);
         if (!err && all)
             err = el_plan_counter_merge(all, sc->table_units);
         el_estimate_add(total, &sc->est);
     }
     if (!err && all)
-        err = el_estimate_hottest(all, NULL, 0, 0, &total->hot_table);
+        err = el_estimate_hottest(all, NULL, &total->hot_table);
     el_plan_counter_free(all);
+    /* an index partition takes the writes of every source that writes its
+     * key: the total's hottest is found on their sum */
+    if (!err)
+        err = merge_index(c, false, &c->all_targets);
+    bool split_units = false;
+    for (size_t i = 0; i < n; i++)
+        split_units |= c->sc[i].index_units != NULL;
+    if (!err && split_units)
+        err = merge_index(c, true, &all_units);
+    const el_plan_counter *units = split_units ? index_counter(c, all_units, true)
+                                               : index_counter(c, c->all_targets, false);
+    if (!err && units)
+        err = el_estimate_hottest(units, c->plan, &total->hot_index);
+    el_plan_counter_free(all_units);
     if (err)
         return el_diag_set(diag, err, "out of memory finding the hottest partition");
     err = el_dedup_finish(c->dedup, diag);
@@ -293,33 +374,14 @@ el_err el_plan_count_finish(el_plan_count *c, el_estimate_writes *total,
     return EL_OK;
 }
 
-el_err el_plan_count_plan(const el_plan_count *c, const char *estimate_json, el_plan **out,
-                          el_diag *diag)
+el_plan *el_plan_count_plan(const el_plan_count *c)
 {
-    *out = NULL;
-    el_plan *p = el_plan_new();
-    if (!p || (estimate_json && el_plan_set_estimate(p, estimate_json))) {
-        el_plan_free(p);
-        return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < c->m->nsources; i++) {
-        const el_plan_source_count *sc = &c->sc[i];
-        if (!sc->src->index)
-            continue;
-        size_t idx;
-        el_diag inner;
-        el_diag_clear(&inner);
-        el_err err = el_plan_add_source(p, sc->src->name, sc->rows, sc->src->hot_threshold,
-                                        sc->src->max_shards, &idx, &inner);
-        if (!err)
-            err = el_plan_add_counted(p, idx, sc->targets, &inner);
-        if (err) {
-            el_plan_free(p);
-            return el_diag_set(diag, err, "plan for source '%s': %s", sc->src->name, inner.msg);
-        }
-    }
-    *out = p;
-    return EL_OK;
+    return c->plan;
+}
+
+const el_plan_counter *el_plan_count_targets(const el_plan_count *c)
+{
+    return index_counter(c, c->all_targets, false);
 }
 
 void el_plan_count_free(el_plan_count *c)
@@ -344,6 +406,8 @@ void el_plan_count_free(el_plan_count *c)
     free(c->sc);
     free(c->t);
     el_dedup_free(c->dedup);
+    el_plan_free(c->plan);
+    el_plan_counter_free(c->all_targets);
     el_buf_free(&c->json);
     el_buf_free(&c->keys);
     free(c);

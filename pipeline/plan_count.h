@@ -69,18 +69,25 @@ const el_plan_source_count *el_plan_count_source(const el_plan_count *c, size_t 
 size_t el_plan_count_nsources(const el_plan_count *c);
 
 /*
- * Sums it all: each source's hottest partitions, the total (whose table
- * partitions are every source's together: entities and edges share
- * partition keys) and the import of each key once. Call once, after a
- * successful run.
+ * Sums it all: the shard plan of the counted fan-in (every source that
+ * writes the index: a key's fan-in is theirs together), each source's
+ * hottest partitions after that plan, the total (whose table partitions are
+ * every source's together: entities and edges share partition keys, and
+ * whose index partitions are too) and the import of each key once. Call
+ * once, after a successful run. EL_EUSAGE when sources with different hot
+ * settings share a hot key (el_plan_add_counted), EL_ENOMEM, the dedup's
+ * errors.
  */
 el_err el_plan_count_finish(el_plan_count *c, el_estimate_writes *total,
                             el_import_estimate *imp, el_diag *diag) EL_MUST_USE;
 
-/* The shard plan of the counted fan-in (the hot sources' targets), with
- * estimate_json (may be NULL) as its "estimate" member. */
-el_err el_plan_count_plan(const el_plan_count *c, const char *estimate_json, el_plan **out,
-                          el_diag *diag) EL_MUST_USE;
+/* After el_plan_count_finish: the shard plan (the caller may give it an
+ * estimate, el_plan_set_estimate, and write it), owned by c. */
+el_plan *el_plan_count_plan(const el_plan_count *c);
+
+/* After el_plan_count_finish: the fan-in of every index partition key over
+ * every source that writes the index, owned by c; NULL when none does. */
+const el_plan_counter *el_plan_count_targets(const el_plan_count *c);
 
 void el_plan_count_free(el_plan_count *c);
 

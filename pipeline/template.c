@@ -257,6 +257,49 @@ el_err el_template_render(const el_template *t, const el_row *row, el_buf *out,
 
 const char *el_template_text(const el_template *t) { return t->source; }
 
+/* The literal text before the first placeholder (all of it when there is
+ * none), and after the last one. */
+static const char *head_of(const el_template *t, size_t *len)
+{
+    *len = t->nrefs ? t->refs[0].lit_len : t->tail_len;
+    return t->nrefs ? t->text : t->text + t->tail_off;
+}
+
+static const char *tail_of(const el_template *t, size_t *len)
+{
+    *len = t->tail_len;
+    return t->text + t->tail_off;
+}
+
+/* Bytes of literal text in t. */
+static size_t literal_bytes(const el_template *t)
+{
+    size_t n = t->tail_len;
+    for (uint32_t i = 0; i < t->nrefs; i++)
+        n += t->refs[i].lit_len;
+    return n;
+}
+
+bool el_template_may_equal(const el_template *a, const el_template *b)
+{
+    size_t ha, hb, ta, tb;
+    const char *pa = head_of(a, &ha), *pb = head_of(b, &hb);
+    if (memcmp(pa, pb, ha < hb ? ha : hb) != 0)
+        return false;
+    const char *sa = tail_of(a, &ta), *sb = tail_of(b, &tb);
+    size_t n = ta < tb ? ta : tb;
+    if (memcmp(sa + ta - n, sb + tb - n, n) != 0)
+        return false;
+    if (a->nrefs == 0 && b->nrefs == 0)
+        return ha == hb;
+    if (a->nrefs == 0 || b->nrefs == 0) {
+        const el_template *lit = a->nrefs ? b : a, *other = a->nrefs ? a : b;
+        if (lit->tail_len < literal_bytes(other) + other->nrefs)
+            return false;
+    }
+    return true;
+}
+
 bool el_template_is_literal(const el_template *t)
 {
     return t->nrefs == 0;

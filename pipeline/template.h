@@ -49,6 +49,19 @@ el_err el_template_render(const el_template *t, const el_row *row, el_buf *out,
 /* The template as written. */
 const char *el_template_text(const el_template *t);
 
+/*
+ * False when no row can render a and b to the same text; true when some
+ * may. Decided from their literal text alone: two renderings are equal
+ * only if the literal text before the first placeholder of one is a prefix
+ * of the other's (or of the other's whole text), the same for the literal
+ * text after the last placeholder, and a template without placeholders is
+ * at least as long as the other's literal text plus one byte a
+ * placeholder (a key placeholder is never empty: an empty value rejects
+ * the row). "TARGET#{a}" and "POST#{b}" cannot meet; "TARGET#{a}" and
+ * "TARGET#{b}#x" may.
+ */
+bool el_template_may_equal(const el_template *a, const el_template *b);
+
 /* True when the template has no placeholder. */
 bool el_template_is_literal(const el_template *t);
 

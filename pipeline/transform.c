@@ -28,7 +28,6 @@ struct el_transform {
     el_buf tmp;              /* rendered attribute templates */
     el_buf sharded;          /* the index pk with its shard suffix */
     const el_plan *plan;     /* hot keys to shard, or NULL */
-    size_t plan_source;      /* this source's index in the plan */
     const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
     const el_buf *last_isk;  /* and its index sk (either may be the pk's or sk's buffer) */
     size_t last_key_size;    /* DynamoDB size of its table key attributes */
@@ -380,10 +379,9 @@ static el_err render_keys(el_transform *t, const el_row *row, const el_buf **ipk
     return err;
 }
 
-void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source)
+void el_transform_set_plan(el_transform *t, const el_plan *plan)
 {
     t->plan = plan;
-    t->plan_source = plan_source;
 }
 
 void el_transform_last_key_sizes(const el_transform *t, size_t *keys, size_t *index_keys)
@@ -457,7 +455,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         return err;
     if (src->index && t->plan) {
         /* a hot target: its edges spread over N index partitions */
-        size_t n = el_plan_shards(t->plan, t->plan_source, ipk->data, ipk->len);
+        size_t n = el_plan_shards(t->plan, ipk->data, ipk->len);
         if (n > 1) {
             el_buf_reset(&t->sharded);
             err = el_shard_suffix(&t->sharded, ipk->data, ipk->len,

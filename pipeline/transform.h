@@ -53,10 +53,9 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
  */
 /* Hot targets: with a plan, the index partition key of an edge whose
  * unsharded key the plan lists with N > 1 shards becomes "<key>#<k>",
- * k = FNV-1a-64(index sort key) mod N (docs/SHARDING.md). plan_source is the
- * source's index in the plan (EL_PLAN_NO_SOURCE: nothing hot). The plan is
- * borrowed. */
-void el_transform_set_plan(el_transform *t, const el_plan *plan, size_t plan_source);
+ * k = FNV-1a-64(index sort key) mod N (docs/SHARDING.md), whichever source
+ * the edge comes from: a hot key is the index's. The plan is borrowed. */
+void el_transform_set_plan(el_transform *t, const el_plan *plan);
 
 /* Of the last item el_transform_row made: the DynamoDB size (names and
  * values) of its table key attributes, and of its index key attributes (0

@@ -32,6 +32,7 @@
 #include "formats/ddb_value.h" /* el_json_put_string */
 #include "pipeline/fanin.h"
 #include "pipeline/inputs.h"
+#include "pipeline/shard.h"     /* el_shard_of, el_shard_directory_item */
 #include "pipeline/transform.h"
 
 const char *el_verify_kind_name(el_verify_kind k)
@@ -131,34 +132,46 @@ static el_err open_input(const el_input_spec *spec, const el_split_part *part, e
     return err;
 }
 
-static el_err offer_target(vrun *v, const char *json, const char *key, size_t klen,
-                           el_diag *diag)
+/* Keeps the item key under its unsharded index partition key (the reverse
+ * check's sample), with the shard the item goes to: a hot key's edges,
+ * from every source, are checked on its shards together. */
+static el_err offer_target(vrun *v, el_transform *t, const el_row *row, const char *key,
+                           size_t klen, el_diag *diag)
 {
-    el_ddb_doc *doc;
-    el_diag pd;
-    el_diag_clear(&pd);
-    if (el_ddb_doc_parse(json, strlen(json), &doc, &pd))
-        return el_diag_set(diag, EL_EINTERNAL, "transform wrote JSON that does not parse: %s",
-                           pd.msg);
-    const char *ipk = el_ddb_item_string(el_ddb_doc_root(doc), v->m->index_pk_attr);
-    el_err err = EL_OK;
-    if (ipk) {
-        el_sample_verdict verdict;
-        size_t slot;
-        err = el_sample_offer(v->targets, ipk, strlen(ipk), &verdict, &slot);
-        if (!err && verdict != EL_SAMPLE_OUT) {
-            el_buf *set = el_sample_value(v->targets, slot);
-            if (verdict == EL_SAMPLE_NEW)
-                el_buf_reset(set);
-            uint32_t n = (uint32_t)klen;
-            err = el_buf_append(set, &n, sizeof n);
-            err = err ? err : el_buf_append(set, key, klen);
-        }
+    const char *ipk, *isk;
+    size_t ipk_len, isk_len;
+    el_diag kd;
+    el_diag_clear(&kd);
+    /* the row became an item: its keys render */
+    el_err err = el_transform_index_keys(t, row, &ipk, &ipk_len, &isk, &isk_len, &kd);
+    if (err)
+        return el_diag_set(diag, EL_EINTERNAL, "index keys of an item: %s", kd.msg);
+    size_t n = v->plan ? el_plan_shards(v->plan, ipk, ipk_len) : 1;
+    el_sample_verdict verdict;
+    size_t slot;
+    err = el_sample_offer(v->targets, ipk, ipk_len, &verdict, &slot);
+    if (!err && verdict != EL_SAMPLE_OUT) {
+        el_buf *set = el_sample_value(v->targets, slot);
+        if (verdict == EL_SAMPLE_NEW)
+            el_buf_reset(set);
+        uint32_t head[2] = { (uint32_t)el_shard_of(isk, isk_len, n), (uint32_t)klen };
+        err = el_buf_append(set, head, sizeof head);
+        err = err ? err : el_buf_append(set, key, klen);
     }
-    el_ddb_doc_free(doc);
     if (err)
         el_diag_set(diag, err, "cannot keep the expected index entries: %s", el_strerror(err));
     return err;
+}
+
+/* A row of src that cannot become an item: counted, and by its source. */
+static void count_reject(vrun *v, const el_source *src)
+{
+    v->st->rejected++;
+    if (!v->o->rejected_by_source)
+        return;
+    for (size_t i = 0; i < v->m->nsources; i++)
+        if (v->m->sources[i] == src)
+            v->o->rejected_by_source[i]++;
 }
 
 static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part *part,
@@ -174,7 +187,7 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
     if (!err && el_transform_new(v->m, src, &t))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && v->plan)
-        el_transform_set_plan(t, v->plan, el_plan_find_source(v->plan, src->name));
+        el_transform_set_plan(t, v->plan);
     el_buf json, key, cscratch;
     el_buf_init(&json, EL_DDB_MAX_ITEM_BYTES * 2);
     el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
@@ -195,7 +208,7 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
         if ((++v->st->rows_read & 1023) == 0)
             verify_progress(v, "reading", 0, 0, false);
         if (err == EL_EREJECT) {
-            v->st->rejected++;
+            count_reject(v, src);
             err = EL_OK;
             continue;
         }
@@ -212,7 +225,7 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
         size_t size;
         err = el_transform_row(t, &row, &json, &key, &size, &d);
         if (err == EL_EREJECT) {
-            v->st->rejected++;
+            count_reject(v, src);
             err = EL_OK;
             continue;
         }
@@ -247,7 +260,7 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
             break;
         }
         if (v->targets && src->index)
-            err = offer_target(v, el_buf_str(&json), key.data, key.len, diag);
+            err = offer_target(v, t, &row, key.data, key.len, diag);
     }
     el_buf_free(&json);
     el_buf_free(&key);
@@ -296,6 +309,38 @@ static el_err split_parts(vrun *v, const el_fanin_input *fin, size_t n, el_split
     return EL_OK;
 }
 
+/* The shard directory item of every hot key, as load writes it before the
+ * rows (a row of the same key, should there be one, wins as in the load). */
+static el_err expect_directories(vrun *v, el_diag *diag)
+{
+    el_buf json, key;
+    el_buf_init(&json, EL_DDB_MAX_ITEM_BYTES);
+    el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
+    el_err err = EL_OK;
+    for (size_t h = 0; !err && h < el_plan_nhot(v->plan); h++) {
+        const el_plan_hot *hot = el_plan_get_hot(v->plan, h);
+        size_t size, slot;
+        el_sample_verdict verdict;
+        el_buf_reset(&json);
+        el_buf_reset(&key);
+        err = el_shard_directory_item(&json, &key, v->m->pk_attr, v->m->sk_attr, hot->key,
+                                      hot->len, hot->shards, hot->fan_in, &size);
+        err = err ? err : el_sample_offer(v->items, key.data, key.len, &verdict, &slot);
+        if (!err && verdict != EL_SAMPLE_OUT) {
+            el_buf *item = el_sample_value(v->items, slot);
+            el_buf_reset(item);
+            err = el_buf_append(item, json.data, json.len);
+        }
+        v->st->directories++;
+    }
+    el_buf_free(&json);
+    el_buf_free(&key);
+    if (err)
+        el_diag_set(diag, err, "cannot keep the expected shard directory items: %s",
+                    el_strerror(err));
+    return err;
+}
+
 /* Pairs inputs with sources as load does and reads them in order. */
 static el_err read_inputs(vrun *v, el_diag *diag)
 {
@@ -324,6 +369,8 @@ static el_err read_inputs(vrun *v, el_diag *diag)
     }
     if (!err)
         err = el_fanin_plan(m, fin, n, o->plan_path, &v->plan, diag);
+    if (!err && v->plan && !o->counters_only)
+        err = expect_directories(v, diag);
     el_split_part *parts = NULL;
     if (!err && o->split.count) /* SPLIT hook */
         err = split_parts(v, fin, n, &parts, diag);
@@ -448,11 +495,14 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
     v.counters = NULL;
     v.cur = v.items;
     st->expected = el_sample_count(v.items);
+    bool transport_taken = false; /* by the driver, also when making it fails */
     if (!err) {
+        transport_taken = true;
         el_ddb_driver_opts dopts = { .concurrency = o->concurrency > 0 ? o->concurrency : 1,
                                      .units_per_s = o->max_rcu,
                                      .max_retry_time_s = o->max_retry_time_s };
-        err = el_ddb_driver_new(o->ddb, &dopts, &v.drv, diag);
+        err = o->transport ? el_ddb_driver_new_with(o->transport, &dopts, NULL, &v.drv, diag)
+                           : el_ddb_driver_new(o->ddb, &dopts, &v.drv, diag);
     }
     err = err ? err : verify_check_set(&v, diag);
     if (!err && v.ctrs) {
@@ -471,6 +521,8 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
         st->rcu_consumed = ds->consumed;
     }
     el_ddb_driver_free(v.drv);
+    if (o->transport && !transport_taken && o->transport->free)
+        o->transport->free(o->transport->self);
     el_sample_free(v.items);
     el_sample_free(v.ctrs);
     el_sample_free(v.targets);

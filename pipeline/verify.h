@@ -24,10 +24,21 @@
  *      memory is the backfill's, see counters.h); `no_counters` skips it,
  *      `counters_only` checks nothing else (no item is kept then);
  *   4. with `reverse` > 0, Query the index for that many sampled index
- *      partition keys (uniform over the distinct ones in the input) and
- *      check that the items listed are exactly the expected ones (a key that
- *      does not match is queried again after reverse_recheck_ms, because
- *      the index is only eventually consistent).
+ *      partition keys (uniform over the distinct unsharded ones in the
+ *      input) and check that the items listed are exactly the expected ones
+ *      (a key that does not match is queried again after
+ *      reverse_recheck_ms, because the index is only eventually
+ *      consistent). A hot key is checked whole: its expected edges, from
+ *      every source, each on the shard it goes to, every shard queried,
+ *      and the plain key too (where nothing may be listed).
+ *
+ * With a hot-key plan (counted as load counts it, or --plan), every hot
+ * key's shard directory item (PK=<key>, SK=#SHARDS, shards, fanIn) is an
+ * expected item too: its fanIn is the fan-in over every source.
+ *
+ * Rows that cannot become items (rejected by the reader or the transform,
+ * as load rejects them) are counted, in total and per source: they are not
+ * in the table, and the caller decides whether that is a failure.
  *
  * Every request goes through the request driver (dynamo/ddb_driver.h):
  * BatchGetItem `concurrency` at a time, the reverse check's Queries one at a
@@ -44,6 +55,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_driver.h"  /* el_ddb_transport */
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/split.h"   /* el_split: --split I/N */
@@ -90,7 +102,10 @@ typedef struct el_verify_mismatch {
 
 typedef struct el_verify_stats {
     uint64_t rows_read;
-    uint64_t rejected;        /* rows the transform refuses (load rejects them too) */
+    uint64_t rejected;        /* rows that cannot become items (the reader or the
+                                 transform refuses them, as load does): not in the table */
+    uint64_t directories;     /* shard directory items expected (in `expected`): one per
+                                 hot key of the plan, fanIn over every source */
     uint64_t duplicates;      /* rows of a key seen before (among kept keys) */
     uint64_t distinct;        /* distinct keys in the input (full mode only; else 0) */
     uint64_t expected;        /* items checked */
@@ -120,7 +135,10 @@ typedef struct el_verify_opts {
     el_reader_opts reader;        /* format options from the command line */
     const char *const *inputs;    /* positional inputs overriding "input", or NULL */
     size_t ninputs;
-    el_ddb *ddb;
+    el_ddb *ddb;                  /* where requests go, unless transport is given */
+    const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
+                                     scripted one, taken: its free is called when the
+                                     run ends, whatever happened */
     const char *plan_path;        /* hot keys as load used them (--plan); NULL: counted
                                      for sources with "hot", as load does */
     el_split split;               /* --split I/N: check only the items of this part's
@@ -150,6 +168,9 @@ typedef struct el_verify_opts {
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);
     void *user;
+    /* NULL, or mapping->nsources counts (zeroed by the caller) to which the
+     * rows of each source that cannot become items are added */
+    uint64_t *rejected_by_source;
 } el_verify_opts;
 
 /*

@@ -33,7 +33,8 @@ typedef struct vrun {
     el_sample *cur;        /* the set the batch loop works on: items or ctrs */
     bool cur_counters;     /* cur is ctrs */
     el_buf proj;           /* ProjectionExpression + names of counter requests */
-    el_sample *targets;    /* index pk -> expected keys, each as [u32 len][bytes] */
+    el_sample *targets;    /* unsharded index pk -> its expected keys, a key set
+                              (verify_reverse.c): [u32 shard][u32 len][bytes]... */
     el_plan *plan;         /* hot keys load shards, or NULL */
     el_ddb_driver *drv;    /* every request, paced by --max-rcu */
     double t0, last_report;    /* ms: the run's start, the last progress report */

@@ -23,10 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     el_diag d;
     el_diag_clear(&d);
     if (el_plan_parse(text, size, &p, &d) == EL_OK) {
-        for (size_t i = 0; i < el_plan_nsources(p); i++) {
+        for (size_t i = 0; i < el_plan_nsources(p); i++)
             (void)el_plan_get_source(p, i);
-            (void)el_plan_shards(p, i, "x", 1);
+        for (size_t i = 0; i < el_plan_nhot(p); i++) {
+            const el_plan_hot *h = el_plan_get_hot(p, i);
+            if (el_plan_shards(p, h->key, h->len) != h->shards)
+                abort(); /* a hot key is found by its own lookup */
         }
+        (void)el_plan_shards(p, "x", 1);
         char *json = el_plan_to_json(p);
         if (json) {
             el_plan *q = NULL;

@@ -184,5 +184,87 @@ class BadRows(EdgeloadTestCase):
                          % (record, proc.stderr))
 
 
+class OutputPaths(EdgeloadTestCase):
+    """A file a command would write where it cannot is a configuration
+    error: exit 2 at once, one line naming the option and the path, nothing
+    read or written, nothing said to be saved."""
+
+    def setUp(self):
+        self.d = self.tmpdir()
+        self.csv = self.write_file(self.d, "follows.csv", HEADER
+                                   + "alice,bob,2024-06-20 16:13:20\n"
+                                   + ",bob,2024-06-20 16:13:20\n")  # a reject
+        self.table = self.unique_table("cli-out")
+        self.create_table_boto(self.table)
+        self.nodir = os.path.join(self.d, "nodir")
+        self.file = self.csv  # a file where a folder belongs
+
+    def refused(self, command, option, path, *extra, what):
+        args = [command, *self.endpoint_args(), "--table", self.table, *extra, option, path]
+        if command != "create-table":
+            args += [*EDGE_FLAGS, "--counter", "USER#{followee_id},PROFILE,n", self.csv]
+        proc = self.run_edgeload(*args)
+        self.assertExit(proc, 2, " ".join(args))
+        lines = proc.stderr.splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("edgeload: %s %s: cannot write %s there: "
+                                            % (option, path, what)), lines[0])
+        self.assertEqual(proc.stdout, "")
+        self.assertNotIn("saved", proc.stderr)
+        return lines[0]
+
+    def test_every_command_and_path_option(self):
+        missing = lambda name: os.path.join(self.nodir, name)
+        cases = [
+            ("load", "--checkpoint", "the checkpoint"),
+            ("load", "--rejects", "the rejects file"),
+            ("load", "--stats-json", "the figures"),
+            ("counters", "--checkpoint", "the checkpoint"),
+            ("counters", "--rejects", "the rejects file"),
+            ("counters", "--stats-json", "the figures"),
+            ("plan", "--stats-json", "the figures"),
+            ("plan", "--plan-out", "the plan"),
+            ("verify", "--stats-json", "the figures"),
+            ("verify", "--report", "the report file"),
+            ("create-table", "--stats-json", "the figures"),
+        ]
+        for command, option, what in cases:
+            with self.subTest(command=command, option=option):
+                extra = ("--table", self.unique_table("cli-ct")) if command == "create-table" \
+                    else ()
+                line = self.refused(command, option, missing("x"), *extra, what=what)
+                self.assertIn("folder %s does not exist" % self.nodir, line)
+                if command == "create-table":
+                    self.assertFalse(self.table_exists(extra[1]))
+        # --output: a folder made with its parents, but not under a file
+        line = self.refused("load", "--output", os.path.join(self.file, "out"),
+                            what="the import files")
+        self.assertIn("%s is not a folder" % self.file, line)
+        # a folder where the file belongs
+        line = self.refused("load", "--stats-json", self.d, what="the figures")
+        self.assertIn("it is a folder", line)
+        # nothing was written: no item, no file
+        self.assertEqual(self.scan_all(self.table), [])
+        self.assertFalse(os.path.exists(self.nodir))
+        self.assertEqual(sorted(os.listdir(self.d)), ["follows.csv"])
+
+    def test_saved_only_what_is_saved(self):
+        # a run stopped by --max-rejects keeps its checkpoint, and says so
+        ckpt = os.path.join(self.d, "c.ckpt")
+        proc = self.load("--table", self.table, *EDGE_FLAGS, "--max-rejects", "0",
+                         "--rejects", os.path.join(self.d, "r.jsonl"), "--checkpoint", ckpt,
+                         self.csv)
+        self.assertExit(proc, 1, "load --max-rejects 0")
+        self.assertIn("checkpoint saved in %s" % ckpt, proc.stderr)
+        self.assertTrue(os.path.exists(ckpt))
+        # one whose checkpoint cannot be written is refused before it runs,
+        # and does not say it saved one
+        bad = os.path.join(self.nodir, "c.ckpt")
+        proc = self.load("--table", self.table, *EDGE_FLAGS, "--max-rejects", "0",
+                         "--checkpoint", bad, self.csv)
+        self.assertExit(proc, 2, "load --checkpoint in a missing folder")
+        self.assertNotIn("saved", proc.stderr)
+        self.assertNotIn("rejected", proc.stderr)
+
 if __name__ == "__main__":
     main()

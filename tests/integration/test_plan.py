@@ -81,12 +81,19 @@ def run(*args, check=True):
 
 def parse_report(text):
     """{source: {"rows":.., "rejected":.., "sources":.., "targets":..,
-    "hist": [(label, n)], "top": [(rank, fan_in, shards, key)]}}"""
+    "hist": [(label, n)], "top": [(rank, fan_in, shards, key)], "all": [fan-in over every
+    source, when several write the index]}}; the section of every index key (printed when
+    several sources write the index) is under "index", its top entries' "shares" the rows of
+    each source ("a 4, b 2")."""
     out, cur, section = {}, None, None
     for line in text.splitlines():
         m = re.match(r"source '([^']*)' \(index", line)
         if m:
-            cur = out.setdefault(m.group(1), {"hist": [], "top": []})
+            cur = out.setdefault(m.group(1), {"hist": [], "top": [], "all": []})
+            section = None
+            continue
+        if re.match(r"index \S+: fan-in of each index partition key", line):
+            cur = out.setdefault("index", {"hist": [], "top": [], "all": [], "shares": []})
             section = None
             continue
         if cur is None or not line.strip():
@@ -100,6 +107,9 @@ def parse_report(text):
         m = re.match(r"  distinct targets: +(\d+)", line)
         if m:
             cur["targets"] = int(m.group(1))
+        m = re.match(r"  hot targets: +(\d+)", line)
+        if m:
+            cur["hot"] = int(m.group(1))
         if line.startswith("  fan-in histogram"):
             section = "hist"
             continue
@@ -113,10 +123,15 @@ def parse_report(text):
             if m and m.group(1) != "fan-in":
                 cur["hist"].append((m.group(1), int(m.group(2))))
         if section == "top":
-            m = re.match(r"    +(\d+) +(\d+) +(\d+)  (.*)$", line)
+            m = re.match(r"    +(\d+) +(\d+)( +\d+)? +(\d+)  (\S+)(?: \((.*)\))?$", line)
             if m:
-                cur["top"].append((int(m.group(1)), int(m.group(2)), int(m.group(3)),
-                                   m.group(4)))
+                cur["top"].append((int(m.group(1)), int(m.group(2)), int(m.group(4)),
+                                   m.group(5)))
+                if m.group(3):
+                    cur["all"].append(int(m.group(3)))
+                if m.group(6) is not None:
+                    cur["shares"].append({k: int(v) for k, v in
+                                          (x.rsplit(" ", 1) for x in m.group(6).split(", "))})
     return out
 
 
@@ -137,13 +152,14 @@ def expected_top(counts, threshold, max_shards, n=20):
             for i, (k, c) in enumerate(order[:n])]
 
 
-def expected_hot(counts, threshold, max_shards):
+def expected_hot(counts, threshold, max_shards, source):
+    """The plan's hot keys of one source's counts (no key shared)."""
     if not threshold:
         return []
     order = sorted(((k, c) for k, c in counts.items() if c >= threshold),
                    key=lambda kv: (-kv[1], kv[0].encode("utf-8")))
-    return [{"key": k, "fan_in": c, "shards": shard_count(c, threshold, max_shards)}
-            for k, c in order]
+    return [{"key": k, "fan_in": c, "shards": shard_count(c, threshold, max_shards),
+             "sources": {source: c}} for k, c in order]
 
 
 HOT = [40000, 25000, 12000, 10000, 9999, 5000]
@@ -224,14 +240,21 @@ class PlanTest(unittest.TestCase):
         # the estimate rides along (test_estimate.py checks its figures)
         estimate = plan.pop("estimate")
         self.assertEqual([x["name"] for x in estimate["sources"]], ["follows", "users", "likes"])
-        self.assertEqual(plan, {"version": 1, "sources": [
-            {"name": "follows", "rows": len(self.edges), "threshold": 10000,
-             "max_shards": 32, "hot": expected_hot(self.counts, 10000, 32)},
-            {"name": "likes", "rows": 3000, "threshold": 0, "max_shards": 0,
-             "hot": expected_hot(likes_counts, 0, 0)},
-        ]})
-        self.assertEqual([h["key"] for h in plan["sources"][0]["hot"]],
+        self.assertEqual(plan, {"version": 2, "sources": [
+            {"name": "follows", "rows": len(self.edges), "threshold": 10000, "max_shards": 32},
+            {"name": "likes", "rows": 3000, "threshold": 0, "max_shards": 0},
+        ], "hot": expected_hot(self.counts, 10000, 32, "follows")})
+        self.assertEqual([h["key"] for h in plan["hot"]],
                          ["TARGET#star0", "TARGET#star1", "TARGET#star2", "TARGET#star3"])
+        self.assertEqual(len(likes_counts), 7)
+        # two sources write the index: the report per index key comes first;
+        # follows and likes share no key, so each key's fan-in is one source's
+        ix = rep["index"]
+        self.assertEqual(ix["targets"], len(self.counts) + 7)
+        self.assertEqual(ix["hot"], 4)
+        self.assertEqual(ix["top"], want_top)
+        self.assertEqual(ix["shares"], [{"follows": c} for _, c, _, _ in want_top])
+        self.assertEqual(f["all"], [t[1] for t in want_top])
         # no temporary file left next to the plan
         self.assertEqual(sorted(os.listdir(self.dir)),
                          ["follows.csv", "graph.json", "likes.tsv", "p.json", "users.csv"])
@@ -240,16 +263,69 @@ class PlanTest(unittest.TestCase):
         p, plan = self.plan("--hot-threshold", "300", "--max-shards", "4", "--top", "30")
         rep = parse_report(p.stdout)
         self.assertEqual(rep["follows"]["top"], expected_top(self.counts, 300, 4, 30))
-        f = plan["sources"][0]
+        f, lk = plan["sources"]
         self.assertEqual((f["threshold"], f["max_shards"]), (300, 4))
-        self.assertEqual(f["hot"], expected_hot(self.counts, 300, 4))
-        self.assertTrue(any(h["shards"] == 2 for h in f["hot"]))
-        self.assertTrue(all(2 <= h["shards"] <= 4 for h in f["hot"]))
         # the override reaches the source without "hot" too
-        lk = plan["sources"][1]
         self.assertEqual((lk["threshold"], lk["max_shards"]), (300, 4))
-        self.assertEqual(len(lk["hot"]), 7)
-        self.assertEqual(sum(h["fan_in"] for h in lk["hot"]), 3000)
+        likes_counts = collections.Counter("POST#p%d" % (i % 7) for i in range(3000))
+        want = expected_hot(self.counts, 300, 4, "follows") + \
+            expected_hot(likes_counts, 300, 4, "likes")
+        want.sort(key=lambda h: (-h["fan_in"], h["key"].encode("utf-8")))
+        self.assertEqual(plan["hot"], want)
+        self.assertTrue(any(h["shards"] == 2 for h in plan["hot"]))
+        self.assertTrue(all(2 <= h["shards"] <= 4 for h in plan["hot"]))
+        self.assertEqual(sum(h["fan_in"] for h in plan["hot"] if "likes" in h["sources"]), 3000)
+
+    def test_fan_in_across_sources(self):
+        """Two sources write the same index keys (follows split over two
+        files): a key's fan-in is theirs together, reported per index key
+        and per source, and planned as one source holding every edge."""
+        d = tempfile.mkdtemp(prefix="edgeload-plan-two-")
+        try:
+            with open(os.path.join(d, "a.csv"), "w") as f:
+                f.write("a,b\n" + "".join("u%d,bob\n" % i for i in range(4)) + "u9,amy\n")
+            with open(os.path.join(d, "b.csv"), "w") as f:
+                f.write("a,b\nv1,bob\nv2,bob\nv3,amy\nv4,amy\n")
+            with open(os.path.join(d, "all.csv"), "w") as f:
+                f.write("a,b\n" + "".join("u%d,bob\n" % i for i in range(4)) +
+                        "u9,amy\nv1,bob\nv2,bob\nv3,amy\nv4,amy\n")
+            src = lambda name, inp, hot=3: {"name": name, "input": inp, "pk": "ACTOR#{a}",
+                                            "sk": "TARGET#{b}", "hot": {"threshold": hot}}
+            two, one, bad = (os.path.join(d, n) for n in ("two.json", "one.json", "bad.json"))
+            for path, sources in ((two, [src("a", "a.csv"), src("b", "b.csv")]),
+                                  (one, [src("all", "all.csv")]),
+                                  (bad, [src("a", "a.csv"), src("b", "b.csv", 5)])):
+                with open(path, "w") as f:
+                    json.dump({"table": "G", "sources": sources}, f)
+            p = run("plan", "--mapping", two, "--plan-out", os.path.join(d, "p2.json"))
+            run("plan", "--mapping", one, "--plan-out", os.path.join(d, "p1.json"))
+            with open(os.path.join(d, "p2.json")) as f:
+                p2 = json.load(f)
+            with open(os.path.join(d, "p1.json")) as f:
+                p1 = json.load(f)
+            self.assertEqual(p2["hot"], [
+                {"key": "TARGET#bob", "fan_in": 6, "shards": 2, "sources": {"a": 4, "b": 2}},
+                {"key": "TARGET#amy", "fan_in": 3, "shards": 2, "sources": {"a": 1, "b": 2}}])
+            self.assertEqual([(h["key"], h["fan_in"], h["shards"]) for h in p2["hot"]],
+                             [(h["key"], h["fan_in"], h["shards"]) for h in p1["hot"]])
+            rep = parse_report(p.stdout)
+            self.assertEqual(rep["index"]["top"], [(1, 6, 2, "TARGET#bob"),
+                                                   (2, 3, 2, "TARGET#amy")])
+            self.assertEqual(rep["index"]["shares"], [{"a": 4, "b": 2}, {"a": 1, "b": 2}])
+            # per source: its own rows, the key's fan-in over both, the shards
+            self.assertEqual(rep["a"]["top"], [(1, 4, 2, "TARGET#bob"), (2, 1, 2, "TARGET#amy")])
+            self.assertEqual(rep["a"]["all"], [6, 3])
+            self.assertEqual(rep["b"]["top"], [(1, 2, 2, "TARGET#amy"), (2, 2, 2, "TARGET#bob")])
+            self.assertEqual(rep["b"]["hot"], 2)
+            self.assertIn("4 rows of this source over 4 index partitions", p.stdout)
+            # sources that may share a key must shard it by the same rule
+            p = run("plan", "--mapping", bad, check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("sources 'a' and 'b' may write the same index partition key",
+                          p.stderr)
+            self.assertIn("same \"hot\" settings", p.stderr)
+        finally:
+            shutil.rmtree(d)
 
     def test_compressed_inputs_same_plan(self):
         _, want = self.plan()
@@ -300,10 +376,15 @@ class PlanTest(unittest.TestCase):
         p = run("plan", "--mapping", self.mapping, "a.csv", "b.csv", check=False)
         self.assertEqual(p.returncode, 2)
         self.assertIn("2 inputs given for 3 sources", p.stderr)
+        # a plan that could not be written is a configuration error, found
+        # before the counting pass
         p = run("plan", "--mapping", self.mapping, "--plan-out",
                 os.path.join(self.dir, "no", "dir", "p.json"), check=False)
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("cannot create", p.stderr)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--plan-out %s: cannot write the plan there: folder %s does not exist" %
+                      (os.path.join(self.dir, "no", "dir", "p.json"),
+                       os.path.join(self.dir, "no", "dir")), p.stderr)
+        self.assertEqual(p.stdout, "")
         bad = os.path.join(self.dir, "bad.json")
         with open(bad, "w") as f:
             json.dump({"table": "G", "sources": [{"name": "e", "input": "follows.csv",

@@ -191,7 +191,7 @@ class SplitTest(EdgeloadTestCase):
             proc = self.run_edgeload("verify", *self.endpoint_args(), "--mapping", self.mapping,
                                      "--table", split, "--plan", plan, "--split", "%d/4" % i,
                                      "--report", os.path.join(self.dir, "verify.jsonl"),
-                                     *self.inputs)
+                                     "--allow-rejected", *self.inputs)
             self.assertExit(proc, 0, "verify --split %d/4" % i)
             verified += int(re.search(r"verify: (\d+) rows read",
                                       proc.stdout + proc.stderr).group(1))

@@ -15,7 +15,9 @@ with trailing zeros, text with quotes and non-ASCII) is loaded with
      --sample with a seed reports only tampered keys, the same on each run;
   4. --reverse 20 after deleting one edge of every target: each of the 20
      sampled index keys reports exactly its deleted edges; an item added
-     under an index key behind verify's back is reported as reverse-extra.
+     under an index key behind verify's back is reported as reverse-extra;
+  6. a source all of whose 1,000 rows the load rejected: exit 4 naming it,
+     exit 0 with --allow-rejected.
 
 Endpoint: EDGELOAD_DDB_ENDPOINT (default http://127.0.0.1:8000). When
 DynamoDB Local is down the test is skipped, or fails when CI is set.
@@ -264,6 +266,47 @@ class VerifyTest(unittest.TestCase):
         for opt in ("--sample", "--seed", "--reverse", "--report", "--show", "--mapping",
                     "--max-retry-time", "--endpoint-url"):
             self.assertIn(opt, p.stdout)
+
+    def test_6_rejected_source(self):
+        """A source whose every row the load rejected is not in the table:
+        verify says so (exit 4), unless --allow-rejected."""
+        d = self.tmp.name
+        table = self.table + "_rej"
+        with open(os.path.join(d, "good.csv"), "w") as fh:
+            fh.write("a,b\n" + "".join("u%d,t%d\n" % (i, i % 3) for i in range(10)))
+        with open(os.path.join(d, "broken.csv"), "w") as fh:
+            fh.write("a,b\n" + "".join(",t%d\n" % i for i in range(1000)))  # no PK
+        mapping = os.path.join(d, "rej.json")
+        with open(mapping, "w") as fh:
+            json.dump({"table": table, "sources": [
+                {"name": "good", "input": "good.csv", "pk": "A#{a}", "sk": "B#{b}"},
+                {"name": "broken", "input": "broken.csv", "pk": "A#{a}", "sk": "B#{b}"}]}, fh)
+        self.run_ok(["create-table", "--table", table])
+        try:
+            p = self.run_edgeload(["load", "--mapping", mapping, "--rejects", "rej.jsonl"])
+            self.assertEqual(p.returncode, 3, p.stderr)
+            p = self.run_edgeload(["verify", "--mapping", mapping, "--report", "r.jsonl",
+                                   "--stats-json", "s.json"])
+            self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+            self.assertIn("edgeload: verify: 1000 rows of broken could not become items "
+                          "(rejected: see the rejects file)", p.stderr)
+            self.assertNotIn("rows of good", p.stderr)
+            self.assertIn("expected 10 present 10 missing 0 different 0", p.stdout)
+            self.assertIn("1010 rows read, 1000 rejected,", p.stdout)
+            with open(os.path.join(d, "s.json")) as fh:
+                st = json.load(fh)
+            self.assertEqual((st["rejected"], st["rejected_by_source"], st["rejected_allowed"]),
+                             (1000, {"broken": 1000}, False))
+            p = self.run_edgeload(["verify", "--mapping", mapping, "--report", "r.jsonl",
+                                   "--stats-json", "s.json", "--allow-rejected"])
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("1000 rows of broken could not become items (rejected, allowed by "
+                          "--allow-rejected)", p.stdout)
+            self.assertIn("1010 rows read, 1000 rejected (allowed),", p.stdout)
+            with open(os.path.join(d, "s.json")) as fh:
+                self.assertTrue(json.load(fh)["rejected_allowed"])
+        finally:
+            self.ddb.delete_table(TableName=table)
 
 
 if __name__ == "__main__":

@@ -102,13 +102,26 @@ class VerifyCountersTest(et.EdgeloadTestCase):
         nitems = len({pk for pk, _ in exp})
         report = os.path.join(work, "report.jsonl")
 
-        def verify(*extra):
+        def verify(*extra, allow_rejected=True):
+            # the rejected row is expected unless a check is about it
+            allow = ("--allow-rejected",) if allow_rejected else ()
             return self.run_edgeload("verify", *self.endpoint_args(), "--mapping", mapping,
-                                     "--report", report, *extra, users, follows, cwd=work)
+                                     "--report", report, *allow, *extra, users, follows,
+                                     cwd=work)
 
-        # 1. intact
+        # 1. intact: but for the row the load rejected, which is not in the
+        # table (exit 4), unless --allow-rejected says it is expected
+        v = verify("--no-counters", allow_rejected=False)
+        self.assertExit(v, 4, "verify, a rejected row")
+        self.assertIn("edgeload: verify: 1 rows of follows could not become items (rejected: "
+                      "see the rejects file)", v.stderr)
+        self.assertIn("missing 0 different 0", v.stdout)
+        self.assertEqual(et.read_jsonl(report), [])
         v = verify()
         self.assertExit(v, 0, "verify, intact table")
+        self.assertIn("1 rows of follows could not become items (rejected, allowed by "
+                      "--allow-rejected)", v.stdout)
+        self.assertIn("1 rejected (allowed)", v.stdout)
         self.assertIn("missing 0 different 0", v.stdout)
         self.assertIn("counters: expected %d present %d missing 0 different 0 (%d counter "
                       "items; %d distinct edges counted, %d duplicate rows counted once)"

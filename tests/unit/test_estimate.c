@@ -70,6 +70,19 @@ static void add_n(el_plan_counter *c, const char *key, uint64_t n)
     assert_int_equal(el_plan_counter_add_n(c, key, strlen(key), n), EL_OK);
 }
 
+/* A plan of one source with these hot settings, counted from rows. */
+static el_plan *plan_of(const el_plan_counter *rows, uint64_t threshold, size_t max_shards)
+{
+    el_plan *p = el_plan_new();
+    el_diag d;
+    assert_non_null(p);
+    assert_int_equal(el_plan_add_source(p, "follows", el_plan_counter_total(rows), threshold,
+                                        max_shards, NULL, &d), EL_OK);
+    const el_plan_counter *targets[] = { rows };
+    assert_int_equal(el_plan_add_counted(p, targets, &d), EL_OK);
+    return p;
+}
+
 static void test_hottest_after_sharding(void **state)
 {
     (void)state;
@@ -92,32 +105,39 @@ static void test_hottest_after_sharding(void **state)
     }
     el_hot_partition h;
     /* no sharding: bob */
-    assert_int_equal(el_estimate_hottest(units, rows, 0, 32, &h), EL_OK);
+    assert_int_equal(el_estimate_hottest(units, NULL, &h), EL_OK);
     assert_string_equal(h.key, "TARGET#bob");
     assert_true(h.wcu == 12000);
     assert_int_equal(h.shards, 1);
     /* threshold 1,000: bob gets 9 shards (1,333 each), carol 3 (1,667
      * each); dave is not sharded and takes 4,000 */
-    assert_int_equal(el_estimate_hottest(units, rows, 1000, 32, &h), EL_OK);
+    el_plan *p = plan_of(rows, 1000, 32);
+    assert_int_equal(el_estimate_hottest(units, p, &h), EL_OK);
     assert_string_equal(h.key, "TARGET#dave");
     assert_true(h.wcu == 4000);
+    el_plan_free(p);
     /* threshold 500: dave too (2 shards: 2,000); carol's 1,667 < 2,000 */
-    assert_int_equal(el_estimate_hottest(units, rows, 500, 32, &h), EL_OK);
+    p = plan_of(rows, 500, 32);
+    assert_int_equal(el_estimate_hottest(units, p, &h), EL_OK);
     assert_string_equal(h.key, "TARGET#dave");
     assert_int_equal(h.shards, 2);
     assert_true(h.wcu == 2000);
+    el_plan_free(p);
     /* at most 2 shards: bob's 6,000 a shard is the hottest */
-    assert_int_equal(el_estimate_hottest(units, rows, 500, 2, &h), EL_OK);
+    p = plan_of(rows, 500, 2);
+    assert_int_equal(el_estimate_hottest(units, p, &h), EL_OK);
     assert_string_equal(h.key, "TARGET#bob");
     assert_true(h.wcu == 6000);
-    /* no fan-in counter: the table's partitions are never sharded */
-    assert_int_equal(el_estimate_hottest(units, NULL, 500, 32, &h), EL_OK);
+    /* the table's partitions (no plan) are never sharded */
+    assert_int_equal(el_estimate_hottest(units, NULL, &h), EL_OK);
     assert_string_equal(h.key, "TARGET#bob");
+    assert_true(h.wcu == 12000);
     /* nothing counted: no partition */
     el_plan_counter *empty = el_plan_counter_new();
-    assert_int_equal(el_estimate_hottest(empty, NULL, 0, 32, &h), EL_OK);
+    assert_int_equal(el_estimate_hottest(empty, p, &h), EL_OK);
     assert_string_equal(h.key, "");
     assert_true(h.wcu == 0);
+    el_plan_free(p);
     el_plan_counter_free(empty);
     el_plan_counter_free(units);
     el_plan_counter_free(rows);

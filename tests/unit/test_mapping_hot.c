@@ -147,6 +147,63 @@ static void check_on_flag_built_mapping(void **state)
     el_mapping_free(m);
 }
 
+/* Two sources; the second's sk template and extra keys are given. */
+static el_err parse_two(const char *first_extra, const char *second_sk, const char *second_extra,
+                        el_mapping **m, el_diag *d)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"table\":\"Graph\",\"sources\":["
+             "{\"name\":\"follows\",\"pk\":\"ACTOR#{a}\",\"sk\":\"TARGET#{b}\"%s},"
+             "{\"name\":\"likes\",\"pk\":\"ACTOR#{a}\",\"sk\":\"%s\"%s}]}",
+             first_extra, second_sk, second_extra);
+    el_diag_clear(d);
+    *m = NULL;
+    return el_mapping_parse(json, strlen(json), NULL, m, d);
+}
+
+static void expect_two(const char *first_extra, const char *second_sk, const char *second_extra,
+                       el_err want, const char *needle)
+{
+    el_mapping *m;
+    el_diag d;
+    el_err err = parse_two(first_extra, second_sk, second_extra, &m, &d);
+    if (err != want)
+        fail_msg("%s / %s%s: got %d (%s), want %d", first_extra, second_sk, second_extra, err,
+                 d.msg, want);
+    if (needle && !strstr(d.msg, needle))
+        fail_msg("message '%s' lacks '%s'", d.msg, needle);
+    el_mapping_free(m);
+}
+
+/* A hot index key's edges go to its shards from every source that writes
+ * it, so sources whose index keys may meet must shard by the same rule. */
+static void sources_sharing_index_keys(void **state)
+{
+    (void)state;
+    const char *hot3 = ",\"hot\":{\"threshold\":3}";
+    /* the same settings: fine */
+    expect_two(hot3, "TARGET#{b}", hot3, EL_OK, NULL);
+    expect_two("", "TARGET#{b}", "", EL_OK, NULL);
+    /* different settings on keys that may meet: refused, naming both */
+    expect_two(hot3, "TARGET#{b}", ",\"hot\":{\"threshold\":5}", EL_EUSAGE,
+               "sources 'follows' and 'likes' may write the same index partition key "
+               "('TARGET#{b}' and 'TARGET#{b}') but shard hot keys differently (hot threshold "
+               "3, max_shards 32; hot threshold 5, max_shards 32)");
+    expect_two(hot3, "TARGET#{b}", ",\"hot\":{\"threshold\":3,\"max_shards\":8}", EL_EUSAGE,
+               "max_shards 8");
+    expect_two(hot3, "TARGET#{b}", "", EL_EUSAGE, "no hot settings");
+    expect_two(hot3, "{b}", "", EL_EUSAGE, "same \"hot\" settings");
+    /* an explicit index_pk is what is compared, not the sk */
+    expect_two(hot3, "POST#{b}", ",\"index_pk\":\"TARGET#{b}\"", EL_EUSAGE, "'TARGET#{b}'");
+    expect_two(hot3, "TARGET#{b}", ",\"index_pk\":\"LIKED#{b}\"", EL_OK, NULL);
+    /* keys that cannot meet: each its own settings */
+    expect_two(hot3, "POST#{b}", "", EL_OK, NULL);
+    expect_two(hot3, "POST#{b}", ",\"hot\":{\"threshold\":9}", EL_OK, NULL);
+    /* a source that writes no index shares no index key */
+    expect_two(hot3, "TARGET#{b}", ",\"index\":false", EL_OK, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +214,7 @@ int main(void)
         cmocka_unit_test(hot_needs_an_index),
         cmocka_unit_test(counters_must_be_a_list),
         cmocka_unit_test(check_on_flag_built_mapping),
+        cmocka_unit_test(sources_sharing_index_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <stdlib.h>  /* malloc, free */
+#include <stdbool.h>  /* bool */
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strlen, strstr, memcpy */
 #if defined(__SANITIZE_ADDRESS__)
@@ -347,6 +348,46 @@ static void test_bind_wide_schema(void **state)
     free(names);
 }
 
+/* Whether two templates may render the same text, decided from their
+ * literal text: each pair both ways. */
+static void may_equal(const char *a, const char *b, bool want)
+{
+    el_template *x = parse_ok(a), *y = parse_ok(b);
+    if (el_template_may_equal(x, y) != want || el_template_may_equal(y, x) != want)
+        fail_msg("'%s' and '%s': may_equal should be %s", a, b, want ? "true" : "false");
+    el_template_free(x);
+    el_template_free(y);
+}
+
+static void test_may_equal(void **state)
+{
+    (void)state;
+    /* different literal beginnings or ends never meet */
+    may_equal("TARGET#{a}", "POST#{b}", false);
+    may_equal("TARGET#{a}", "TARGETS#{b}", false);
+    may_equal("{a}#F", "{b}#L", false);
+    may_equal("T#{a}#x", "T#{b}#y", false);
+    /* same shape, or one a prefix of the other: they may */
+    may_equal("TARGET#{a}", "TARGET#{b}", true);
+    may_equal("TARGET#{a}", "TARGET#{b}#x", true);
+    may_equal("T#{a}", "T#{b}#{c}", true);
+    may_equal("{a}", "POST#{b}", true);
+    may_equal("{a}", "{b}", true);
+    may_equal("U{a}", "USER#{b}", true);
+    /* literal templates: equal text, or a text the other can render */
+    may_equal("PROFILE", "PROFILE", true);
+    may_equal("PROFILE", "META", false);
+    may_equal("TARGET#bob", "TARGET#{b}", true);
+    may_equal("TARGET#", "TARGET#{b}", false);     /* a placeholder is never empty */
+    may_equal("TARGET#b", "TARGET#{b}", true);
+    may_equal("T#bob#x", "T#{b}#x", true);
+    may_equal("T#x", "T#{b}#x", false);            /* too short for "T#" + 1 + "#x" */
+    may_equal("TARGET#bob", "POST#{b}", false);
+    /* literal braces are literal text */
+    may_equal("{{{a}", "{{{b}", true);
+    may_equal("{{{a}", "}}{b}", false);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_memory_in_proportion_to_text),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_bind_wide_schema),
+        cmocka_unit_test(test_may_equal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

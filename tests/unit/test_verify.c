@@ -1,14 +1,33 @@
 /*
- * test_verify.c - what verify names its mismatches (the kinds the report
- * file and the summary use). The comparison itself is formats/ddb_item's
- * (test_ddb_item.c); the run is tested against DynamoDB Local
- * (tests/integration/test_verify*.py).
+ * test_verify.c - what verify names its mismatches, and the run itself on
+ * a scripted DynamoDB: the items a load (dry run) makes of two sources that
+ * share a hot index key are put into an in-memory table that answers
+ * BatchGetItem and Query, and verify must find all of them there, the
+ * shard directory item with the fan-in of both sources, every edge on its
+ * shard (a hot key's edges checked together, whatever their source), and
+ * must report what is changed behind its back: an edge left on the plain
+ * key (what an earlier edgeload did to the second source's edges), a
+ * directory with another fan-in. Rows that cannot become items are counted
+ * per source. The comparison of values is formats/ddb_item's
+ * (test_ddb_item.c); the run against DynamoDB Local is
+ * tests/integration/test_verify*.py.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdio.h>          /* open_memstream, fopen */
+#include <stdlib.h>         /* mkdtemp, free */
+#include <string.h>         /* strlen, strcmp */
+#include <unistd.h>         /* unlink, rmdir */
+#include <yajl/yajl_tree.h> /* the scripted DynamoDB reads the requests */
+
+#include "common/buf.h"
+#include "formats/ddb_value.h"  /* el_json_put_string */
+#include "pipeline/loader.h"
+#include "pipeline/mapping.h"
+#include "pipeline/rejects.h"
 #include "pipeline/verify.h"
 
 static void test_kind_names(void **state)
@@ -22,10 +41,415 @@ static void test_kind_names(void **state)
     assert_string_equal(el_verify_kind_name(EL_VERIFY_COUNTER_DIFFERENT), "counter-different");
 }
 
+/* ---- a scripted DynamoDB: one table, its index GSI1 ---- */
+
+#define MAX_ITEMS 64
+#define MAX_PENDING 64
+
+typedef struct item {
+    char *pk, *sk, *ipk;  /* ipk NULL: not in the index */
+    char *json;           /* the item as DynamoDB JSON */
+} item;
+
+typedef struct fake_ddb {
+    item items[MAX_ITEMS];
+    size_t n;
+    struct {
+        el_ddb_op *op;
+        char *body;
+    } pending[MAX_PENDING];
+    size_t npending;
+    double now;
+    unsigned queries, gets;
+} fake_ddb;
+
+static item *find(fake_ddb *f, const char *pk, const char *sk)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->items[i].pk, pk) == 0 && strcmp(f->items[i].sk, sk) == 0)
+            return &f->items[i];
+    return NULL;
+}
+
+static const char *str_at(yajl_val v, const char *a, const char *b)
+{
+    const char *path[] = { a, b, NULL };
+    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+    return s ? YAJL_GET_STRING(s) : NULL;
+}
+
+/* Adds one line of a dry run, {"Item":{...}}, to the table. */
+static void put_line(fake_ddb *f, const char *line, size_t len)
+{
+    char *text = strndup(line, len);
+    char err[256];
+    yajl_val root = yajl_tree_parse(text, err, sizeof err);
+    assert_non_null(root);
+    const char *ip[] = { "Item", NULL };
+    yajl_val it = yajl_tree_get(root, ip, yajl_t_object);
+    assert_non_null(it);
+    assert_true(f->n < MAX_ITEMS);
+    item *x = &f->items[f->n++];
+    x->pk = strdup(str_at(it, "PK", "S"));
+    x->sk = strdup(str_at(it, "SK", "S"));
+    const char *ipk = str_at(it, "GSI1PK", "S");
+    x->ipk = ipk ? strdup(ipk) : NULL;
+    const char *open = strchr(text, ':') + 1;           /* after "Item": */
+    x->json = strndup(open, strlen(open) - 1);          /* without the last } */
+    yajl_tree_free(root);
+    free(text);
+}
+
+/* {"Responses":{"Graph":[items]},"UnprocessedKeys":{}} for the keys asked. */
+static char *batch_get(fake_ddb *f, yajl_val req)
+{
+    f->gets++;
+    const char *ri[] = { "RequestItems", "Graph", "Keys", NULL };
+    yajl_val keys = yajl_tree_get(req, ri, yajl_t_array);
+    assert_non_null(keys);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    assert_int_equal(el_buf_puts(&b, "{\"Responses\":{\"Graph\":["), EL_OK);
+    bool first = true;
+    for (size_t i = 0; i < keys->u.array.len; i++) {
+        yajl_val k = keys->u.array.values[i];
+        item *x = find(f, str_at(k, "PK", "S"), str_at(k, "SK", "S"));
+        if (!x)
+            continue;
+        assert_int_equal(el_buf_puts(&b, first ? "" : ","), EL_OK);
+        assert_int_equal(el_buf_puts(&b, x->json), EL_OK);
+        first = false;
+    }
+    assert_int_equal(el_buf_puts(&b, "]},\"UnprocessedKeys\":{}}"), EL_OK);
+    return el_buf_take(&b);
+}
+
+/* {"Items":[{"PK":..,"SK":..}],"Count":n} of the index key asked. */
+static char *query(fake_ddb *f, yajl_val req)
+{
+    f->queries++;
+    const char *v[] = { "ExpressionAttributeValues", ":v", "S", NULL };
+    yajl_val wantv = yajl_tree_get(req, v, yajl_t_string);
+    const char *want = wantv ? YAJL_GET_STRING(wantv) : NULL;
+    assert_non_null(want);
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    assert_int_equal(el_buf_puts(&b, "{\"Items\":["), EL_OK);
+    size_t n = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        item *x = &f->items[i];
+        if (!x->ipk || strcmp(x->ipk, want) != 0)
+            continue;
+        assert_int_equal(el_buf_puts(&b, n++ ? ",{\"PK\":{\"S\":" : "{\"PK\":{\"S\":"), EL_OK);
+        assert_int_equal(el_json_put_string(&b, x->pk, strlen(x->pk)), EL_OK);
+        assert_int_equal(el_buf_puts(&b, "},\"SK\":{\"S\":"), EL_OK);
+        assert_int_equal(el_json_put_string(&b, x->sk, strlen(x->sk)), EL_OK);
+        assert_int_equal(el_buf_puts(&b, "}}"), EL_OK);
+    }
+    assert_int_equal(el_buf_printf(&b, "],\"Count\":%zu}", n), EL_OK);
+    return el_buf_take(&b);
+}
+
+static el_err f_send(void *self, el_ddb_op *op)
+{
+    fake_ddb *f = self;
+    size_t len;
+    const char *body = el_ddb_op_body(op, &len);
+    char *text = strndup(body, len), err[256];
+    yajl_val req = yajl_tree_parse(text, err, sizeof err);
+    assert_non_null(req);
+    assert_true(f->npending < MAX_PENDING);
+    const char *name = el_ddb_op_name(op);
+    f->pending[f->npending].op = op;
+    f->pending[f->npending++].body = strcmp(name, "Query") == 0 ? query(f, req)
+                                                                 : batch_get(f, req);
+    assert_true(strcmp(name, "Query") == 0 || strcmp(name, "BatchGetItem") == 0);
+    yajl_tree_free(req);
+    free(text);
+    return EL_OK;
+}
+
+static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
+{
+    fake_ddb *f = self;
+    f->now += f->npending ? 1 : timeout_ms;
+    size_t n = f->npending;
+    f->npending = 0;
+    for (size_t i = 0; i < n; i++) {
+        el_ddb_result res = { .outcome = EL_DDB_SUCCESS, .http_status = 200, .sends = 1 };
+        el_ddb_driver_complete(d, f->pending[i].op, &res, f->pending[i].body,
+                               strlen(f->pending[i].body));
+        free(f->pending[i].body);
+    }
+    return EL_OK;
+}
+
+static void f_cancel(void *self, el_ddb_op *op)
+{
+    fake_ddb *f = self;
+    for (size_t i = 0; i < f->npending; i++)
+        if (f->pending[i].op == op) {
+            free(f->pending[i].body);
+            f->pending[i] = f->pending[--f->npending];
+            return;
+        }
+}
+
+static double f_now(void *self)
+{
+    return ((fake_ddb *)self)->now;
+}
+
+static void fake_free(fake_ddb *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->items[i].pk);
+        free(f->items[i].sk);
+        free(f->items[i].ipk);
+        free(f->items[i].json);
+    }
+    f->n = 0;
+}
+
+/* ---- the job: two sources of follows, one more of rejects ---- */
+
+static char dir[64];
+
+static void write_file(const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* a.csv: 4 followers of bob and 1 of amy; b.csv: 2 more of bob; c.csv: rows
+ * whose target is empty (no key: they cannot become items). Threshold 3:
+ * bob (4 + 2 = 6) gets 2 shards, amy stays plain. */
+static const char mapping_json[] =
+    "{\"table\":\"Graph\",\"sources\":["
+    "{\"name\":\"a\",\"input\":\"a.csv\",\"pk\":\"ACTOR#{a}\",\"sk\":\"TARGET#{b}\","
+    "\"hot\":{\"threshold\":3}},"
+    "{\"name\":\"b\",\"input\":\"b.csv\",\"pk\":\"ACTOR#{a}\",\"sk\":\"TARGET#{b}\","
+    "\"hot\":{\"threshold\":3}},"
+    "{\"name\":\"c\",\"input\":\"c.csv\",\"pk\":\"ACTOR#{a}\",\"sk\":\"TARGET#{b}\","
+    "\"hot\":{\"threshold\":3}}]}";
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/test_verify.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    write_file("a.csv", "a,b\nu1,bob\nu2,bob\nu3,bob\nu4,bob\nu5,amy\n");
+    write_file("b.csv", "a,b\nv1,bob\nv2,bob\n");
+    write_file("c.csv", "a,b\nw1,\nw2,\nw3,\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    const char *names[] = { "a.csv", "b.csv", "c.csv", "rejects.jsonl" };
+    char path[128];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+    return 0;
+}
+
+static el_mapping *mapping(void)
+{
+    el_mapping *m;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_mapping_parse(mapping_json, strlen(mapping_json), dir, &m, &d))
+        fail_msg("mapping: %s", d.msg);
+    return m;
+}
+
+/* The table as a load leaves it: the items of a dry run. */
+static void load_into(fake_ddb *f)
+{
+    el_mapping *m = mapping();
+    char rpath[128];
+    snprintf(rpath, sizeof rpath, "%s/rejects.jsonl", dir);
+    el_rejects *rej = el_rejects_new(rpath, -1);
+    char *printed = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&printed, &len);
+    el_load_opts o = { .mapping = m, .threads = 1, .dry_run = true, .dry_out = out,
+                       .rejects = rej };
+    el_load_stats st;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_load_run(&o, &st, &d))
+        fail_msg("load: %s", d.msg);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(st.rejected, 3);
+    assert_int_equal(st.directory_items, 1);
+    for (char *line = printed, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+        put_line(f, line, (size_t)(nl - line));
+    assert_int_equal(f->n, 8); /* 7 edges and bob's directory */
+    free(printed);
+    el_rejects_free(rej);
+    el_mapping_free(m);
+}
+
+typedef struct seen {
+    unsigned n;
+    el_verify_kind kind[16];
+    char pk[16][64], index_key[16][64], attr[16][32];
+} seen;
+
+static void on_mismatch(void *user, const el_verify_mismatch *mm)
+{
+    seen *s = user;
+    assert_true(s->n < 16);
+    s->kind[s->n] = mm->kind;
+    snprintf(s->pk[s->n], sizeof s->pk[0], "%s", mm->pk);
+    snprintf(s->index_key[s->n], sizeof s->index_key[0], "%s",
+             mm->index_key ? mm->index_key : "");
+    snprintf(s->attr[s->n], sizeof s->attr[0], "%s", mm->ndiffs ? mm->diffs[0].name : "");
+    s->n++;
+}
+
+/* Runs verify with --reverse 10 on the table f holds. */
+static void verify(fake_ddb *f, el_verify_stats *st, seen *s, uint64_t rejected[3])
+{
+    el_mapping *m = mapping();
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
+                           .self = f };
+    memset(s, 0, sizeof *s);
+    memset(rejected, 0, 3 * sizeof *rejected);
+    el_verify_opts o = { .mapping = m, .transport = &t, .reverse = 10, .seed = 1,
+                         .concurrency = 2, .max_retry_time_s = 5, .on_mismatch = on_mismatch,
+                         .user = s, .rejected_by_source = rejected };
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_verify_run(&o, st, &d))
+        fail_msg("verify: %s", d.msg);
+    el_mapping_free(m);
+}
+
+static void test_hot_key_of_two_sources(void **state)
+{
+    (void)state;
+    fake_ddb f = { 0 };
+    load_into(&f);
+    /* what the load wrote: bob's directory counts both sources, and b's
+     * edges are on bob's shards like a's */
+    item *dirent = find(&f, "TARGET#bob", "#SHARDS");
+    assert_non_null(dirent);
+    assert_non_null(strstr(dirent->json, "\"shards\":{\"N\":\"2\"}"));
+    assert_non_null(strstr(dirent->json, "\"fanIn\":{\"N\":\"6\"}"));
+    assert_null(dirent->ipk);
+    for (size_t i = 0; i < f.n; i++)
+        if (f.items[i].ipk && strcmp(f.items[i].sk, "TARGET#bob") == 0)
+            assert_true(strcmp(f.items[i].ipk, "TARGET#bob#0") == 0 ||
+                        strcmp(f.items[i].ipk, "TARGET#bob#1") == 0);
+    assert_string_equal(find(&f, "ACTOR#v1", "TARGET#bob")->ipk, "TARGET#bob#0");
+    assert_string_equal(find(&f, "ACTOR#u5", "TARGET#amy")->ipk, "TARGET#amy");
+
+    el_verify_stats st;
+    seen s;
+    uint64_t rejected[3];
+    verify(&f, &st, &s, rejected);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(st.rows_read, 10);
+    assert_int_equal(st.expected, 8);
+    assert_int_equal(st.directories, 1);
+    assert_int_equal(st.present, 8);
+    assert_int_equal(st.missing + st.different, 0);
+    /* two index keys: bob (its 2 shards and the plain key) and amy */
+    assert_int_equal(st.reverse_keys, 2);
+    assert_int_equal(st.reverse_expected, 7);
+    assert_int_equal(f.queries, 4);
+    assert_int_equal(st.reverse_missing + st.reverse_extra, 0);
+    /* c's rows cannot become items: counted, and as c's */
+    assert_int_equal(st.rejected, 3);
+    assert_int_equal(rejected[0], 0);
+    assert_int_equal(rejected[1], 0);
+    assert_int_equal(rejected[2], 3);
+    fake_free(&f);
+}
+
+static void test_edge_left_on_the_plain_key(void **state)
+{
+    (void)state;
+    fake_ddb f = { 0 };
+    load_into(&f);
+    /* what edgeload did before fan-in was counted across sources: b's
+     * edge to bob under the plain key, where a reader of the directory
+     * never looks */
+    item *x = find(&f, "ACTOR#v1", "TARGET#bob");
+    free(x->ipk);
+    x->ipk = strdup("TARGET#bob");
+    el_verify_stats st;
+    seen s;
+    uint64_t rejected[3];
+    verify(&f, &st, &s, rejected);
+    assert_int_equal(st.reverse_missing, 1);
+    assert_int_equal(st.reverse_extra, 1);
+    assert_int_equal(s.n, 2);
+    bool missing_on_shard = false, extra_on_plain = false;
+    for (unsigned i = 0; i < s.n; i++) {
+        assert_string_equal(s.pk[i], "ACTOR#v1");
+        missing_on_shard |= s.kind[i] == EL_VERIFY_REVERSE_MISSING &&
+                            strcmp(s.index_key[i], "TARGET#bob#0") == 0;
+        extra_on_plain |= s.kind[i] == EL_VERIFY_REVERSE_EXTRA &&
+                          strcmp(s.index_key[i], "TARGET#bob") == 0;
+    }
+    assert_true(missing_on_shard);
+    assert_true(extra_on_plain);
+    /* the base table holds the item as expected: the forward check is
+     * content (the index attribute is not what was changed in the JSON) */
+    assert_int_equal(st.missing, 0);
+    fake_free(&f);
+}
+
+static void test_directory_of_one_source(void **state)
+{
+    (void)state;
+    fake_ddb f = { 0 };
+    load_into(&f);
+    /* a directory counting only a's edges, as before */
+    item *dirent = find(&f, "TARGET#bob", "#SHARDS");
+    char *fixed = strdup(dirent->json);
+    char *at = strstr(fixed, "\"fanIn\":{\"N\":\"6\"}");
+    assert_non_null(at);
+    at[strlen("\"fanIn\":{\"N\":\"")] = '4';
+    free(dirent->json);
+    dirent->json = fixed;
+    el_verify_stats st;
+    seen s;
+    uint64_t rejected[3];
+    verify(&f, &st, &s, rejected);
+    assert_int_equal(st.different, 1);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.kind[0], EL_VERIFY_DIFFERENT);
+    assert_string_equal(s.pk[0], "TARGET#bob");
+    assert_string_equal(s.attr[0], "fanIn");
+    /* and without it the directory is missing */
+    free(dirent->pk);
+    dirent->pk = strdup("gone");
+    verify(&f, &st, &s, rejected);
+    assert_int_equal(st.missing, 1);
+    assert_int_equal(s.kind[0], EL_VERIFY_MISSING);
+    assert_string_equal(s.pk[0], "TARGET#bob");
+    fake_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind_names),
+        cmocka_unit_test(test_hot_key_of_two_sources),
+        cmocka_unit_test(test_edge_left_on_the_plain_key),
+        cmocka_unit_test(test_directory_of_one_source),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
