@@ -5,7 +5,6 @@
  * deletion protection, tags: pipeline/table_settings.h), waiting until it
  * is ACTIVE, warm throughput included.
  */
-#include <inttypes.h> /* PRIu64 */
 #include <stdio.h>    /* fprintf */
 #include <string.h>   /* strcmp */
 

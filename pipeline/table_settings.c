@@ -257,14 +257,12 @@ el_err el_table_settings_set(el_table_settings *s, el_ts_field f, const char *te
 
 /* ---- the mapping's "create_table" ---- */
 
-/* A JSON value as set_value's text: a string as is, an integer's digits,
- * true/false; NULL for anything else. */
+/* A JSON value as set_value's text: a string as is, true/false; NULL for
+ * anything else. */
 static const char *json_text(yajl_val v)
 {
     if (YAJL_IS_STRING(v))
         return YAJL_GET_STRING(v);
-    if (YAJL_IS_INTEGER(v))
-        return YAJL_GET_NUMBER(v);
     if (YAJL_IS_TRUE(v))
         return "true";
     if (YAJL_IS_FALSE(v))
@@ -280,6 +278,16 @@ static el_ts_field field_named(const char *key)
     return EL_TS_NFIELDS;
 }
 
+/* A JSON integer of units (1 to 2^53) into *slot, named `name` when it is
+ * not one: "40000" (a string) and 4e4 are refused alike. */
+static el_err units_from_json(uint64_t *slot, yajl_val v, const char *name, el_diag *diag)
+{
+    if (YAJL_IS_INTEGER(v) && parse_units(YAJL_GET_NUMBER(v), slot))
+        return EL_OK;
+    return el_diag_set(diag, EL_EUSAGE, "%s takes a whole number of units a second "
+                       "(1 to 2^53)", name);
+}
+
 /* {"write": N, "read": N} into tp's warm figures. */
 static el_err warm_from_json(el_ddb_throughput *tp, yajl_val v, const char *name,
                              el_diag *diag)
@@ -291,13 +299,14 @@ static el_err warm_from_json(el_ddb_throughput *tp, yajl_val v, const char *name
         const char *k = v->u.object.keys[i];
         uint64_t *slot = strcmp(k, "write") == 0 ? &tp->warm_write
                          : strcmp(k, "read") == 0 ? &tp->warm_read : NULL;
-        const char *t = json_text(v->u.object.values[i]);
         if (!slot)
             return el_diag_set(diag, EL_EUSAGE, "%s has an unknown key \"%s\" (expected write, "
                                "read)", name, k);
-        if (!parse_units(t, slot))
-            return el_diag_set(diag, EL_EUSAGE, "%s.%s takes a whole number of units a "
-                               "second (1 to 2^53)", name, k);
+        char member[128];
+        snprintf(member, sizeof member, "%s.%s", name, k);
+        el_err err = units_from_json(slot, v->u.object.values[i], member, diag);
+        if (err)
+            return err;
     }
     return EL_OK;
 }
@@ -319,11 +328,8 @@ static el_err index_from_json(el_table_settings *s, yajl_val v, el_diag *diag)
         el_err err;
         if (f == EL_TS_WARM)
             err = warm_from_json(&s->index, val, name, diag);
-        else if (slot && parse_units(json_text(val), slot))
-            err = EL_OK;
         else if (slot)
-            err = el_diag_set(diag, EL_EUSAGE, "%s takes a whole number of units a second "
-                              "(1 to 2^53)", name);
+            err = units_from_json(slot, val, name, diag);
         else
             err = el_diag_set(diag, EL_EUSAGE, "create_table.index has an unknown key \"%s\" "
                               "(expected write_units, read_units, warm_throughput, "
@@ -374,12 +380,11 @@ el_err el_table_settings_from_json(el_table_settings *s, yajl_val obj, el_diag *
         } else if (f == EL_TS_WARM) {
             err = warm_from_json(&s->table, v, name, diag);
             s->given |= BIT(EL_TS_WARM);
+        } else if (units_slot(&s->table, f)) {
+            err = units_from_json(units_slot(&s->table, f), v, name, diag);
+            s->given |= BIT(f);
         } else if (f < EL_TS_NFIELDS) {
-            const char *t = json_text(v);
-            /* a number given as a string, "40000", is refused like 4e4 */
-            if (units_slot(&s->table, f) && !YAJL_IS_INTEGER(v))
-                t = NULL;
-            err = set_value(s, f, t, name, diag);
+            err = set_value(s, f, json_text(v), name, diag);
         } else {
             err = el_diag_set(diag, EL_EUSAGE, "\"create_table\" has an unknown key \"%s\" "
                               "(expected billing_mode, write_units, read_units, "
