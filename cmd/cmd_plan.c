@@ -151,6 +151,7 @@ static const cmd_spec spec = {
 /* What the report and the figures are made of. */
 typedef struct plan_run {
     el_mapping *m;
+    const char *mapping_path;  /* --mapping FILE, NULL for a mapping of flags */
     el_plan_count *count;
     el_write_limits limits;
     uint64_t warnings;         /* rows not counted, shown up to MAX_REJECT_WARNINGS */
@@ -387,6 +388,70 @@ static void print_row(const char *name, const el_estimate_writes *w, const el_wr
            w->rows, w->table_wcu, w->index_wcu, at, hot, fl);
 }
 
+/* True when some source writes the index. */
+static bool writes_index(const el_mapping *m)
+{
+    for (size_t i = 0; i < m->nsources; i++)
+        if (m->sources[i]->index)
+            return true;
+    return false;
+}
+
+/* What warm throughput lets the load run at the table's limit from its
+ * first minute, and the command that gives it: create-table's for a new
+ * table, the AWS CLI's update-table for one that exists (DescribeTable
+ * answered). */
+static void print_warm(const plan_run *r, const el_estimate_writes *total)
+{
+    const el_write_limits *l = &r->limits;
+    const el_mapping *m = r->m;
+    el_warm_advice w;
+    el_estimate_warm(total, l, &w);
+    bool index = writes_index(m);
+    char cold[32], warm[32];
+    duration(cold, sizeof cold, w.cold_s);
+    el_estimate_time t;
+    el_estimate_time_of(total, l, &t);
+    duration(warm, sizeof warm, t.least_s);
+    const char *has = l->described ? "the table takes" : "a new on-demand table takes";
+    if (!w.needed) {
+        if (w.table_wcu <= l->warm_table_wcu && (!index || w.index_wcu <= l->warm_index_wcu))
+            printf("  warm throughput: none needed (the load can use %.0f WCU/s; %s %.0f at "
+                   "once)\n", index && w.index_wcu > w.table_wcu ? w.index_wcu : w.table_wcu,
+                   has, l->warm_table_wcu);
+        else
+            printf("  warm throughput: none needed (the writes take %s even at the %.0f WCU/s "
+                   "%s at once)\n", cold, l->warm_table_wcu,
+                   l->described ? "the table takes" : "a new on-demand table takes");
+        return;
+    }
+    double want = index && w.index_wcu > w.table_wcu ? w.index_wcu : w.table_wcu;
+    printf("  warm throughput: the load can use %.0f WCU/s in the table", w.table_wcu);
+    if (index)
+        printf(" and %.0f in the index %s", w.index_wcu, m->index_name);
+    printf(";\n    %s %.0f at once and grows with the traffic (the writes at that rate: %s,\n"
+           "    at the limit: %s); to run at the limit from the first minute:\n", has,
+           l->warm_table_wcu, cold, warm);
+    if (l->described) {
+        printf("    aws dynamodb update-table --table-name %s --warm-throughput "
+               "WriteUnitsPerSecond=%.0f\n", m->table, want);
+        if (index)
+            printf("    aws dynamodb update-table --table-name %s --global-secondary-index-updates "
+                   "'[{\"Update\": {\"IndexName\": \"%s\", \"WarmThroughput\": "
+                   "{\"WriteUnitsPerSecond\": %.0f}}}]'\n", m->table, m->index_name, want);
+    } else if (r->mapping_path) {
+        printf("    edgeload create-table --mapping %s --warm-throughput %.0f\n",
+               r->mapping_path, want);
+    } else {
+        printf("    edgeload create-table --table %s", m->table);
+        if (!index)
+            printf(" --no-index");
+        else if (strcmp(m->index_name, "GSI1") != 0)
+            printf(" --index-name %s", m->index_name);
+        printf(" --warm-throughput %.0f\n", want);
+    }
+}
+
 static void print_estimate(const plan_run *r, const el_estimate_writes *total,
                            const el_import_estimate *imp, const plan_args *pa)
 {
@@ -410,6 +475,7 @@ static void print_estimate(const plan_run *r, const el_estimate_writes *total,
            hot ? "the hottest partition" : "the write limits",
            hot && t.floor_s >= 1 && total->hot_index.wcu >= total->hot_table.wcu
                ? " (an index target is spread over shards by --hot-threshold N)" : "");
+    print_warm(r, total);
     char size[32], part[32];
     byte_size(size, sizeof size, imp->bytes);
     byte_size(part, sizeof part, imp->part_bytes);
@@ -568,6 +634,7 @@ int cmd_plan(int argc, char **argv)
     r.m = build_mapping(&o.map, &rc);
     if (!r.m)
         goto out;
+    r.mapping_path = o.map.mapping_path;
     el_reader_opts ro = o.reader;
     size_t ninputs = o.map.ninputs;
     const char **inputs = o.map.inputs; /* or the objects of s3:// prefixes (owned by s3c) */

@@ -125,8 +125,9 @@ const cmd_shared_opt cmd_shared_opts[] = {
     { { "split", true, OPT_SPLIT }, "I/N|auto/N",
       "this worker's part I of N of the inputs (README, Scale): whole inputs,\n"
       "and byte ranges cut at record starts in plain CSV/TSV files; auto takes\n"
-      "I from AWS_BATCH_JOB_ARRAY_INDEX, JOB_COMPLETION_INDEX (both 0-based)\n"
-      "or PARALLEL_SEQ (1-based). File names given to --checkpoint, --rejects,\n"
+      "I from the first set of AWS_BATCH_JOB_ARRAY_INDEX, JOB_COMPLETION_INDEX,\n"
+      "SLURM_ARRAY_TASK_ID (0-based) and PARALLEL_SEQ (1-based); N is always\n"
+      "the one given. File names given to --checkpoint, --rejects,\n"
       "--stats-json and --report get {i} and {n} replaced, or .I-of-N before\n"
       "their extension" },
     /* reports */

@@ -32,6 +32,7 @@
 
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
+#include <stdint.h>   /* uint64_t: throughput figures */
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -140,6 +141,15 @@ typedef struct el_key_schema {
 
 #define EL_DDB_MAX_GSI 20
 
+/* What DescribeTable says of a table's or an index's warm throughput: the
+ * write and read units a second it takes at once, and the status of the
+ * last change ("ACTIVE", "UPDATING", ...). All "" / 0 when the answer has
+ * no WarmThroughput (DynamoDB Local keeps none). */
+typedef struct el_warm_desc {
+    char status[32];
+    double write_units, read_units;
+} el_warm_desc;
+
 typedef struct el_table_desc {
     char status[32];                 /* "ACTIVE", "CREATING", ... */
     el_key_schema key;
@@ -151,11 +161,13 @@ typedef struct el_table_desc {
         char projection[16];         /* "ALL", "KEYS_ONLY" or "INCLUDE" */
         double write_units;          /* as the table's, below */
         double max_write_units;
+        el_warm_desc warm;
     } gsi[EL_DDB_MAX_GSI];
     char billing_mode[32];           /* "PAY_PER_REQUEST" or "PROVISIONED" */
     double write_units;              /* ProvisionedThroughput.WriteCapacityUnits, 0 if none */
     double max_write_units;          /* OnDemandThroughput.MaxWriteRequestUnits when set
                                         (> 0), else 0 */
+    el_warm_desc warm;
 } el_table_desc;
 
 /* What DescribeLimits says of the account in the region: the most write
@@ -178,6 +190,31 @@ el_err el_ddb_describe_limits(el_ddb *ddb, el_ddb_limits *out, el_diag *diag) EL
 el_err el_ddb_describe_table(el_ddb *ddb, const char *table, el_table_desc *out,
                              el_diag *diag) EL_MUST_USE;
 
+/* The throughput of a new table, or of its index, as CreateTable takes it;
+ * 0 leaves a figure out of the request. */
+typedef struct el_ddb_throughput {
+    uint64_t write_units, read_units; /* ProvisionedThroughput: a PROVISIONED
+                                         table's, both or neither */
+    uint64_t warm_write, warm_read;   /* WarmThroughput: units a second taken at
+                                         once from the start */
+    uint64_t max_write, max_read;     /* OnDemandThroughput: an on-demand
+                                         table's maximum */
+} el_ddb_throughput;
+
+/* A tag of a new table (Tags: Key, Value); whoever fills it owns the
+ * strings, CreateTable only reads them. */
+typedef struct el_ddb_tag {
+    char *key, *value;
+} el_ddb_tag;
+
+/* Where a wait for ACTIVE is: each status as DescribeTable gives it, ""
+ * when it says none (the table while DescribeTable does not see it yet, an
+ * index not listed, a warm throughput not reported). */
+typedef struct el_table_wait {
+    const char *table, *table_warm;
+    const char *index, *index_warm;
+} el_table_wait;
+
 typedef struct el_create_table_opts {
     const char *table;
     const char *pk;          /* "PK" */
@@ -186,15 +223,20 @@ typedef struct el_create_table_opts {
     const char *index_pk;    /* "GSI1PK" */
     const char *index_sk;    /* "GSI1SK" */
     const char *projection;  /* "ALL" or "KEYS_ONLY" */
-    int wait_seconds;        /* how long to wait for ACTIVE (table and index);
+    bool provisioned;        /* BillingMode PROVISIONED, else PAY_PER_REQUEST */
+    el_ddb_throughput table_tp, index_tp; /* index_tp: sent with the index */
+    const char *table_class; /* "STANDARD" or "STANDARD_INFREQUENT_ACCESS";
+                                NULL: not sent (the service's STANDARD) */
+    bool deletion_protection;
+    const el_ddb_tag *tags;  /* ntags of them, borrowed; keys unique */
+    size_t ntags;
+    int wait_seconds;        /* how long to wait for ACTIVE (table and index,
+                                warm throughput included);
                                 <= 0: EL_DDB_CREATE_WAIT_DEFAULT */
     /* Called (on the calling thread) after every DescribeTable of the wait
-     * that did not find the table ready: the table's status ("" while
-     * DescribeTable does not see it yet), the index's ("" without one or
-     * while not listed) and the milliseconds since CreateTable was
-     * answered. May be NULL. */
-    void (*on_wait)(void *user, const char *table_status, const char *index_status,
-                    double waited_ms);
+     * that did not find the table ready, with the statuses seen and the
+     * milliseconds since CreateTable was answered. May be NULL. */
+    void (*on_wait)(void *user, const el_table_wait *seen, double waited_ms);
     void *user;
 } el_create_table_opts;
 
@@ -204,17 +246,25 @@ typedef struct el_create_table_figures {
     unsigned long retries;   /* of those, the resent ones (throttled, transient) */
     unsigned long polls;     /* DescribeTable calls of the wait */
     double wait_ms;          /* from CreateTable's answer to ACTIVE (or giving up) */
+    el_warm_desc warm, index_warm; /* the warm throughput the last DescribeTable
+                                      reported (zeros when none) */
 } el_create_table_figures;
 
 #define EL_DDB_CREATE_WAIT_DEFAULT 600
 
-/* CreateTable (string keys, PAY_PER_REQUEST, the GSI), then polls
- * DescribeTable until the table and index are ACTIVE. An existing table is
- * EL_ETABLE with a message saying so; not ACTIVE in time is EL_ETABLE too.
- * NULL pk/sk/index_pk/index_sk/projection mean "PK", "SK", "GSI1PK",
- * "GSI1SK", "ALL"; sk "" means no sort key (likewise index_sk ""). Another
- * projection is EL_EUSAGE. Errors as for el_ddb_describe_table. fig, when
- * not NULL, is filled whatever the outcome. */
+/* CreateTable (string keys, the billing mode and throughput of opts, the
+ * GSI), then polls DescribeTable until the table and index are ACTIVE, and
+ * their warm throughput too when DescribeTable reports one. The current
+ * CreateTable takes every setting of opts (WarmThroughput and
+ * OnDemandThroughput on the table and on each index), so one request
+ * makes the table. An existing table is EL_ETABLE with a message saying
+ * so; not ACTIVE in time is EL_ETABLE too. NULL
+ * pk/sk/index_pk/index_sk/projection mean "PK", "SK", "GSI1PK", "GSI1SK",
+ * "ALL"; sk "" means no sort key (likewise index_sk ""). Another projection
+ * is EL_EUSAGE; the combinations of billing mode and throughput are the
+ * caller's to check (the service refuses the others with a
+ * ValidationException: EL_EUSAGE). Errors as for el_ddb_describe_table. fig,
+ * when not NULL, is filled whatever the outcome. */
 el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
                            el_create_table_figures *fig, el_diag *diag) EL_MUST_USE;
 

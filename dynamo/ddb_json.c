@@ -482,6 +482,13 @@ static void read_key_schema(yajl_val schema, yajl_val attr_defs, el_key_schema *
     }
 }
 
+static void read_warm(yajl_val w, el_warm_desc *out)
+{
+    copy_field(out->status, sizeof out->status, get(w, "Status"));
+    out->write_units = number(get(w, "WriteUnitsPerSecond"));
+    out->read_units = number(get(w, "ReadUnitsPerSecond"));
+}
+
 el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
                                el_diag *diag)
 {
@@ -519,12 +526,14 @@ el_err el_ddb_parse_table_desc(const char *body, size_t len, el_table_desc *out,
             number(get(get(g, "OnDemandThroughput"), "MaxWriteRequestUnits"));
         if (out->gsi[i].max_write_units < 0) /* -1: no maximum set */
             out->gsi[i].max_write_units = 0;
+        read_warm(get(g, "WarmThroughput"), &out->gsi[i].warm);
         out->ngsi++;
     }
     out->write_units = number(get(get(t, "ProvisionedThroughput"), "WriteCapacityUnits"));
     out->max_write_units = number(get(get(t, "OnDemandThroughput"), "MaxWriteRequestUnits"));
     if (out->max_write_units < 0)
         out->max_write_units = 0;
+    read_warm(get(t, "WarmThroughput"), &out->warm);
     yajl_tree_free(root);
     if (!out->key.pk[0])
         return el_diag_set(diag, EL_EPARSE, "the DescribeTable response has no key schema");

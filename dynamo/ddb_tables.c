@@ -10,6 +10,7 @@
  */
 #include "dynamo/ddb_internal.h"
 
+#include <inttypes.h> /* PRIu64: throughput figures */
 #include <stdint.h>   /* uintptr_t */
 #include <string.h>   /* strcmp */
 
@@ -163,7 +164,55 @@ static el_err put_key_schema(el_buf *b, const char *pk, const char *sk)
     return err ? err : el_buf_putc(b, ']');
 }
 
-/* The CreateTable body: string keys, on-demand, the optional GSI. Key
+/* ,"Name":{"A":a,"B":b} with the members that are not 0; nothing when both
+ * are. */
+static el_err put_pair(el_buf *b, const char *name, const char *a_name, uint64_t a,
+                       const char *b_name, uint64_t bv)
+{
+    if (!a && !bv)
+        return EL_OK;
+    el_err err = el_buf_printf(b, ",\"%s\":{", name);
+    if (!err && a)
+        err = el_buf_printf(b, "\"%s\":%" PRIu64, a_name, a);
+    if (!err && bv)
+        err = el_buf_printf(b, "%s\"%s\":%" PRIu64, a ? "," : "", b_name, bv);
+    return err ? err : el_buf_putc(b, '}');
+}
+
+/* A table's or an index's ProvisionedThroughput, WarmThroughput and
+ * OnDemandThroughput, each only when given. */
+static el_err put_throughput(el_buf *b, const el_ddb_throughput *t)
+{
+    el_err err = put_pair(b, "ProvisionedThroughput", "ReadCapacityUnits", t->read_units,
+                          "WriteCapacityUnits", t->write_units);
+    if (!err)
+        err = put_pair(b, "WarmThroughput", "ReadUnitsPerSecond", t->warm_read,
+                       "WriteUnitsPerSecond", t->warm_write);
+    if (!err)
+        err = put_pair(b, "OnDemandThroughput", "MaxReadRequestUnits", t->max_read,
+                       "MaxWriteRequestUnits", t->max_write);
+    return err;
+}
+
+static el_err put_tags(el_buf *b, const el_ddb_tag *tags, size_t n)
+{
+    el_err err = n ? el_buf_puts(b, ",\"Tags\":[") : EL_OK;
+    for (size_t i = 0; !err && i < n; i++) {
+        err = el_buf_puts(b, i ? ",{\"Key\":" : "{\"Key\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, tags[i].key);
+        if (!err)
+            err = el_buf_puts(b, ",\"Value\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, tags[i].value);
+        if (!err)
+            err = el_buf_putc(b, '}');
+    }
+    return !err && n ? el_buf_putc(b, ']') : err;
+}
+
+/* The CreateTable body: string keys, the billing mode and throughput, the
+ * optional GSI with its own, class, deletion protection and tags. Key
  * attributes shared between table and index are defined once. */
 el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
 {
@@ -178,7 +227,8 @@ el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
     if (!err)
         err = el_ddb_json_put_string(b, o->table);
     if (!err)
-        err = el_buf_puts(b, ",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":[");
+        err = el_buf_printf(b, ",\"BillingMode\":\"%s\",\"AttributeDefinitions\":[",
+                            o->provisioned ? "PROVISIONED" : "PAY_PER_REQUEST");
     for (size_t i = 0; !err && i < 4; i++) {
         bool dup = !names[i][0];
         for (size_t j = 0; !dup && j < i; j++)
@@ -190,6 +240,8 @@ el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
         err = el_buf_puts(b, "],\"KeySchema\":");
     if (!err)
         err = put_key_schema(b, pk, sk);
+    if (!err)
+        err = put_throughput(b, &o->table_tp);
     if (!err && o->index_name) {
         err = el_buf_puts(b, ",\"GlobalSecondaryIndexes\":[{\"IndexName\":");
         if (!err)
@@ -203,33 +255,50 @@ el_err el_ddb_create_table_body(const el_create_table_opts *o, el_buf *b)
         if (!err)
             err = el_ddb_json_put_string(b, proj);
         if (!err)
-            err = el_buf_puts(b, "}}]");
+            err = el_buf_putc(b, '}');
+        if (!err)
+            err = put_throughput(b, &o->index_tp);
+        if (!err)
+            err = el_buf_puts(b, "}]");
     }
+    if (!err && o->table_class) {
+        err = el_buf_puts(b, ",\"TableClass\":");
+        if (!err)
+            err = el_ddb_json_put_string(b, o->table_class);
+    }
+    if (!err && o->deletion_protection)
+        err = el_buf_puts(b, ",\"DeletionProtectionEnabled\":true");
+    if (!err)
+        err = put_tags(b, o->tags, o->ntags);
     return err ? err : el_buf_putc(b, '}');
 }
 
-static bool table_ready(const el_table_desc *d, const char *index_name, bool *index_seen)
-{
-    *index_seen = !index_name;
-    if (strcmp(d->status, "ACTIVE") != 0)
-        return false;
-    bool ready = true;
-    for (size_t i = 0; i < d->ngsi; i++) {
-        if (index_name && strcmp(d->gsi[i].name, index_name) == 0)
-            *index_seen = true;
-        if (strcmp(d->gsi[i].status, "ACTIVE") != 0)
-            ready = false;
-    }
-    return ready && *index_seen;
-}
-
-/* The status of the index named, "" when the description does not list it. */
-static const char *index_status(const el_table_desc *d, const char *index_name)
+/* Where the description lists the index named, -1 when it does not. */
+static int index_at(const el_table_desc *d, const char *index_name)
 {
     for (size_t i = 0; index_name && i < d->ngsi; i++)
         if (strcmp(d->gsi[i].name, index_name) == 0)
-            return d->gsi[i].status;
-    return "";
+            return (int)i;
+    return -1;
+}
+
+/* A warm throughput is ready when DescribeTable reports none (an endpoint
+ * that keeps none) or reports it ACTIVE. */
+static bool warm_ready(const el_warm_desc *w)
+{
+    return !w->status[0] || strcmp(w->status, "ACTIVE") == 0;
+}
+
+/* The table, every index and their warm throughput ACTIVE, and the index
+ * asked for listed. */
+static bool table_ready(const el_table_desc *d, const char *index_name)
+{
+    if (strcmp(d->status, "ACTIVE") != 0 || !warm_ready(&d->warm))
+        return false;
+    for (size_t i = 0; i < d->ngsi; i++)
+        if (strcmp(d->gsi[i].status, "ACTIVE") != 0 || !warm_ready(&d->gsi[i].warm))
+            return false;
+    return !index_name || index_at(d, index_name) >= 0;
 }
 
 el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
@@ -272,19 +341,30 @@ el_err el_ddb_create_table(el_ddb *ddb, const el_create_table_opts *opts,
     double delay_ms = 200;
     el_table_desc desc;
     for (;;) {
-        bool index_seen;
         err = describe(ddb, opts->table, &desc, &sent, diag);
         fig->polls++;
         fig->wait_ms = el_now_ms() - start;
         /* Right after CreateTable, DescribeTable may not see the table yet. */
         if (err && err != EL_ETABLE)
             goto done;
-        if (!err && table_ready(&desc, opts->index_name, &index_seen))
+        int gi = err ? -1 : index_at(&desc, opts->index_name);
+        if (!err) {
+            fig->warm = desc.warm;
+            if (gi >= 0)
+                fig->index_warm = desc.gsi[gi].warm;
+        }
+        if (!err && table_ready(&desc, opts->index_name))
             break;
-        if (opts->on_wait)
-            opts->on_wait(opts->user, err ? "" : desc.status,
-                          err ? "" : index_status(&desc, opts->index_name), fig->wait_ms);
-        if (!err && desc.status[0] && strcmp(desc.status, "ACTIVE") == 0 && !index_seen) {
+        if (opts->on_wait) {
+            el_table_wait seen = {
+                .table = err ? "" : desc.status,
+                .table_warm = err ? "" : desc.warm.status,
+                .index = gi >= 0 ? desc.gsi[gi].status : "",
+                .index_warm = gi >= 0 ? desc.gsi[gi].warm.status : "",
+            };
+            opts->on_wait(opts->user, &seen, fig->wait_ms);
+        }
+        if (!err && strcmp(desc.status, "ACTIVE") == 0 && opts->index_name && gi < 0) {
             err = el_diag_set(diag, EL_ETABLE, "table '%s' is ACTIVE but has no index '%s'",
                               opts->table, opts->index_name);
             goto done;

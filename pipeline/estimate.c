@@ -15,7 +15,7 @@
 #include "pipeline/estimate.h"
 
 #include <inttypes.h>  /* PRIu64 */
-#include <math.h>      /* isfinite */
+#include <math.h>      /* isfinite, ceil */
 #include <stdio.h>     /* snprintf */
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strcmp, memcpy */
@@ -119,6 +119,7 @@ void el_estimate_default_limits(double table_wcu_flag, el_write_limits *out)
     double v = table_wcu_flag > 0 ? table_wcu_flag : EL_DDB_DEFAULT_TABLE_WCU;
     out->table_wcu = out->index_wcu = v;
     out->projection = EL_PROJECT_ALL;
+    out->warm_table_wcu = out->warm_index_wcu = EL_DDB_NEW_TABLE_WARM_WCU;
     snprintf(out->basis, sizeof out->basis, "%s",
              table_wcu_flag > 0 ? "--table-wcu"
                                 : "the default of an on-demand table; the table itself was "
@@ -148,10 +149,16 @@ void el_estimate_limits(const el_table_desc *t, const el_ddb_limits *limits,
     }
     out->index_wcu = out->table_wcu;
     out->projection = EL_PROJECT_ALL;
+    out->described = true;
+    out->warm_table_wcu = t->warm.write_units > 0 ? t->warm.write_units
+                                                   : EL_DDB_NEW_TABLE_WARM_WCU;
+    out->warm_index_wcu = out->warm_table_wcu;
     for (size_t i = 0; index_name && i < t->ngsi; i++) {
         if (strcmp(t->gsi[i].name, index_name) != 0)
             continue;
         out->projection = el_projection_parse(t->gsi[i].projection);
+        out->warm_index_wcu = t->gsi[i].warm.write_units > 0 ? t->gsi[i].warm.write_units
+                                                              : EL_DDB_NEW_TABLE_WARM_WCU;
         if (provisioned && t->gsi[i].write_units > 0)
             out->index_wcu = t->gsi[i].write_units;
         else if (t->gsi[i].max_write_units > 0)
@@ -180,6 +187,34 @@ void el_estimate_time_of(const el_estimate_writes *w, const el_write_limits *l,
     double hot = w->hot_table.wcu > w->hot_index.wcu ? w->hot_table.wcu : w->hot_index.wcu;
     out->floor_s = hot / EL_DDB_PARTITION_WCU;
     out->least_s = out->at_limit_s > out->floor_s ? out->at_limit_s : out->floor_s;
+}
+
+/* The write units a second the load can use: units over its least time,
+ * at most limit, whole. */
+static double usable_rate(uint64_t units, double least_s, double limit)
+{
+    if (units == 0 || !(least_s > 0))
+        return 0;
+    double r = (double)units / least_s;
+    return ceil(r < limit ? r : limit);
+}
+
+void el_estimate_warm(const el_estimate_writes *w, const el_write_limits *l,
+                      el_warm_advice *out)
+{
+    el_estimate_time t;
+    el_estimate_time_of(w, l, &t);
+    out->table_wcu = usable_rate(w->table_wcu, t.least_s, l->table_wcu);
+    out->index_wcu = usable_rate(w->index_wcu, t.least_s, l->index_wcu);
+    /* at the warm figures the writes take the longer of table and index,
+     * and never less than the hottest partition's floor */
+    double ct = l->warm_table_wcu > 0 ? (double)w->table_wcu / l->warm_table_wcu : 0;
+    double ci = l->warm_index_wcu > 0 ? (double)w->index_wcu / l->warm_index_wcu : 0;
+    out->cold_s = ct > ci ? ct : ci;
+    if (out->cold_s < t.floor_s)
+        out->cold_s = t.floor_s;
+    out->needed = (out->table_wcu > l->warm_table_wcu || out->index_wcu > l->warm_index_wcu) &&
+                  out->cold_s > EL_WARM_ADVICE_MIN_S;
 }
 
 void el_part_count_init(el_part_count *c, uint64_t max_items, uint64_t max_bytes)
@@ -298,6 +333,22 @@ el_err el_estimate_json(el_buf *out, const el_write_limits *l, const el_estimate
         err = el_buf_puts(out, "],\"total\":{");
     if (!err)
         err = put_writes(out, total, l, price_wru);
+    el_warm_advice warm;
+    el_estimate_warm(total, l, &warm);
+    if (!err)
+        err = el_buf_puts(out, "},\"warm_throughput\":{");
+    if (!err)
+        err = put_double(out, "table_wcu", warm.table_wcu, false);
+    if (!err)
+        err = put_double(out, "index_wcu", warm.index_wcu, true);
+    if (!err)
+        err = put_double(out, "warm_table_wcu", l->warm_table_wcu, true);
+    if (!err)
+        err = put_double(out, "warm_index_wcu", l->warm_index_wcu, true);
+    if (!err)
+        err = put_double(out, "cold_seconds", warm.cold_s, true);
+    if (!err)
+        err = el_buf_printf(out, ",\"needed\":%s", warm.needed ? "true" : "false");
     if (!err)
         err = el_buf_printf(out, "},\"import\":{\"items\":%" PRIu64 ",\"bytes\":%" PRIu64
                             ",\"objects\":%" PRIu64 ",\"max_objects\":%u,\"part_items\":%"

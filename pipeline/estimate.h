@@ -47,6 +47,12 @@
 #define EL_DDB_WCU_BYTES 1024u
 #define EL_DDB_PARTITION_WCU 1000.0
 #define EL_DDB_DEFAULT_TABLE_WCU 40000.0
+/* A new on-demand table, and each new index, takes this many write units a
+ * second at once (its warm throughput), growing as the traffic grows. */
+#define EL_DDB_NEW_TABLE_WARM_WCU 4000.0
+/* Warm throughput is advised only for a load that would still be running
+ * after its first minute at the rate the table takes at once. */
+#define EL_WARM_ADVICE_MIN_S 60.0
 #define EL_IMPORT_MAX_OBJECTS 50000u
 
 /* Write units of a put of an item of `size` bytes: one per started KB, at
@@ -113,6 +119,11 @@ typedef struct el_write_limits {
     double index_wcu;         /* and its index */
     el_projection projection; /* the index's, for its entries' size */
     char basis[160];          /* how they were found, for the report */
+    bool described;           /* the table exists and said so (DescribeTable) */
+    double warm_table_wcu;    /* write units a second it takes at once: its
+                                 WarmThroughput, else a new on-demand table's
+                                 EL_DDB_NEW_TABLE_WARM_WCU */
+    double warm_index_wcu;    /* and its index's */
 } el_write_limits;
 
 /* The limits as the table describes itself: a provisioned table's write
@@ -120,7 +131,9 @@ typedef struct el_write_limits {
  * set, else the account's per-table maximum (limits from DescribeLimits;
  * NULL or 0: EL_DDB_DEFAULT_TABLE_WCU). index_name: the mapping's index
  * (its projection and limit; the table's when it has no index of that
- * name). table_wcu_flag > 0 (--table-wcu) overrides both. */
+ * name). table_wcu_flag > 0 (--table-wcu) overrides both. The warm
+ * throughput is the table's (and index's) WarmThroughput, a new table's
+ * when DescribeTable reports none. */
 void el_estimate_limits(const el_table_desc *t, const el_ddb_limits *limits,
                         const char *index_name, double table_wcu_flag, el_write_limits *out);
 
@@ -138,6 +151,23 @@ typedef struct el_estimate_time {
 
 void el_estimate_time_of(const el_estimate_writes *w, const el_write_limits *l,
                          el_estimate_time *out);
+
+/*
+ * The warm throughput that lets the load run at the table's limit from its
+ * first minute: the write units a second it can use, in the table and in
+ * the index (its units over its least time, at most the limit; whole
+ * units), against what the table takes at once (l's warm figures).
+ * needed when either is more than that and the load would run past
+ * EL_WARM_ADVICE_MIN_S at what the table takes at once.
+ */
+typedef struct el_warm_advice {
+    double table_wcu, index_wcu; /* what the load can use, units a second */
+    double cold_s;               /* how long the writes take at the warm figures */
+    bool needed;
+} el_warm_advice;
+
+void el_estimate_warm(const el_estimate_writes *w, const el_write_limits *l,
+                      el_warm_advice *out);
 
 /* Parts as the --output sink cuts them (el_file_sink_part_full). */
 typedef struct el_part_count {
@@ -173,8 +203,9 @@ typedef struct el_estimate_named {
 /*
  * Appends the estimate as one JSON object (what `plan --plan-out` writes
  * under "estimate"; `load --plan` does not read it): the limits, each
- * source's and the total's units, times and hottest partitions, the import,
- * and the costs when prices are given (<= 0: null). EL_ENOMEM/EL_ELIMIT.
+ * source's and the total's units, times and hottest partitions, the warm
+ * throughput the total can use (el_estimate_warm), the import, and the
+ * costs when prices are given (<= 0: null). EL_ENOMEM/EL_ELIMIT.
  */
 el_err el_estimate_json(el_buf *out, const el_write_limits *l, const el_estimate_named *src,
                         size_t nsrc, const el_estimate_writes *total,

@@ -102,6 +102,7 @@ void el_mapping_free(el_mapping *m)
     free(m->index_pk_attr);
     free(m->index_sk_attr);
     free(m->base_dir);
+    el_table_settings_free(m->create_table);
     free(m);
 }
 
@@ -735,6 +736,14 @@ el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_m
                                   "\"sk\": \"SK\"}");
             else if (set_str(&m->pk_attr, pk) || set_str(&m->sk_attr, sk))
                 err = EL_ENOMEM;
+        } else if (strcmp(k, "create_table") == 0) {
+            /* only create-table reads it; every command checks it alike */
+            el_table_settings_free(m->create_table); /* a key given twice: the last */
+            m->create_table = el_table_settings_new();
+            if (!m->create_table)
+                err = EL_ENOMEM;
+            else
+                err = el_table_settings_from_json(m->create_table, v, diag);
         } else if (strcmp(k, "sources") == 0) {
             if (!YAJL_IS_ARRAY(v)) {
                 err = el_diag_set(diag, EL_EUSAGE, "mapping: \"sources\" must be a list");

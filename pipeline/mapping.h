@@ -21,6 +21,7 @@
 
 #include "common/error.h"
 #include "formats/reader.h"
+#include "pipeline/table_settings.h"
 #include "pipeline/template.h"
 
 typedef enum el_attr_type {
@@ -104,6 +105,9 @@ typedef struct el_mapping {
     char *base_dir;                   /* directory of the mapping file, for relative inputs */
     el_source **sources;
     size_t nsources;
+    el_table_settings *create_table;  /* the file's "create_table", for
+                                         create-table (table_settings.h);
+                                         NULL when it has none */
 } el_mapping;
 
 /* An empty mapping with the defaults (PK/SK, GSI1/GSI1PK/GSI1SK). */

@@ -38,14 +38,26 @@ static bool parse_uint(const char *s, size_t len, unsigned long max, unsigned lo
     return true;
 }
 
+/* The schedulers' index variables, in the order they are read: the first
+ * that is set (and not empty) is the worker's. The count of parts is never
+ * taken from the scheduler (SLURM_ARRAY_TASK_COUNT, the array size): a task
+ * resubmitted alone (`sbatch --array=2`) sees a count of 1, and a worker
+ * that took it would read another part than its peers. */
 static const struct {
     const char *name;
-    unsigned base;  /* the first worker's value */
+    unsigned base;      /* the first worker's value */
     const char *what;
+    /* how a job gets N workers: before, a number (N, or N - 1 when last is
+     * set), after */
+    const char *before, *after;
+    bool last;
 } index_vars[] = {
-    { "AWS_BATCH_JOB_ARRAY_INDEX", 0, "AWS Batch array job index" },
-    { "JOB_COMPLETION_INDEX", 0, "Kubernetes Indexed Job completion index" },
-    { "PARALLEL_SEQ", 1, "GNU parallel job sequence number" },
+    { "AWS_BATCH_JOB_ARRAY_INDEX", 0, "AWS Batch array job index",
+      "an array job of --array-properties size=", "", false },
+    { "JOB_COMPLETION_INDEX", 0, "Kubernetes Indexed Job completion index",
+      "an Indexed Job of completions: ", "", false },
+    { "SLURM_ARRAY_TASK_ID", 0, "Slurm job array task id", "sbatch --array=0-", "", true },
+    { "PARALLEL_SEQ", 1, "GNU parallel job sequence number", "", " parallel jobs", false },
 };
 
 el_err el_split_parse(const char *arg, el_split_env_fn env, el_split *out, el_diag *diag)
@@ -65,19 +77,21 @@ el_err el_split_parse(const char *arg, el_split_env_fn env, el_split *out, el_di
                 continue;
             unsigned long base = index_vars[k].base;
             if (!parse_uint(v, strlen(v), EL_SPLIT_MAX_PARTS, &i) || i < base ||
-                i - base >= n)
+                i - base >= n) {
                 return el_diag_set(diag, EL_EUSAGE, "--split %s: %s=%s (the %s) is not a part "
-                                   "of %lu: it must be %lu to %lu (give the job %lu children)",
-                                   arg, index_vars[k].name, v, index_vars[k].what, n, base,
-                                   n - 1 + base, n);
+                                   "of %lu: it must be %lu to %lu (%s%lu%s)", arg,
+                                   index_vars[k].name, v, index_vars[k].what, n, base,
+                                   n - 1 + base, index_vars[k].before,
+                                   index_vars[k].last ? n - 1 : n, index_vars[k].after);
+            }
             out->index = (unsigned)(i - base);
             out->count = (unsigned)n;
             out->from = index_vars[k].name;
             return EL_OK;
         }
         return el_diag_set(diag, EL_EUSAGE, "--split %s: none of AWS_BATCH_JOB_ARRAY_INDEX, "
-                           "JOB_COMPLETION_INDEX or PARALLEL_SEQ is set; give the part as "
-                           "I/N", arg);
+                           "JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or PARALLEL_SEQ is set; "
+                           "give the part as I/N", arg);
     }
     if (!parse_uint(arg, ilen, EL_SPLIT_MAX_PARTS, &i) || i == 0 || i > n)
         return el_diag_set(diag, EL_EUSAGE, "--split %s: the part must be 1 to %lu (or auto)",

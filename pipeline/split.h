@@ -1,7 +1,8 @@
 /*
  * split.h - `--split I/N`: the I-th of N disjoint parts of a load's input set,
  * so N workers started by any scheduler (an AWS Batch array job, a Kubernetes
- * Indexed Job, GNU parallel) together read every input row exactly once.
+ * Indexed Job, a Slurm job array, GNU parallel) together read every input row
+ * exactly once.
  *
  * The parts. The inputs, in the order the load takes them (the command line's
  * INPUTs, else each source's "input" in mapping order), are laid end to end:
@@ -94,9 +95,13 @@ typedef const char *(*el_split_env_fn)(const char *name);
  * index from the first of these variables that is set and not empty:
  *   AWS_BATCH_JOB_ARRAY_INDEX  (AWS Batch array job child, 0-based)
  *   JOB_COMPLETION_INDEX       (Kubernetes Indexed Job pod, 0-based)
+ *   SLURM_ARRAY_TASK_ID        (Slurm job array task, 0-based: --array=0-(N-1))
  *   PARALLEL_SEQ               (GNU parallel's job sequence number, {#}, 1-based)
- * EL_EUSAGE (diag says what is wrong) for a malformed value, an index out of
- * range, or auto with none of them set.
+ * N is always the one given: never the scheduler's count (a Slurm task
+ * resubmitted alone sees SLURM_ARRAY_TASK_COUNT=1). EL_EUSAGE (diag says
+ * what is wrong, naming the variable, its value and N) for a malformed
+ * value, an index outside 0..N-1 (1..N for PARALLEL_SEQ), or auto with none
+ * of them set.
  */
 el_err el_split_parse(const char *arg, el_split_env_fn env, el_split *out,
                       el_diag *diag) EL_MUST_USE;

@@ -14,13 +14,16 @@ EL_CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/edgeload"
 # them (and Java) itself when they are missing. openssl and stunnel4 make
 # the TLS endpoint of test_https and test_proxy; iproute2 (ip) the private
 # network namespace in which test_creds serves the credential endpoints'
-# default addresses.
+# default addresses. slurm-wlm and munge are the one-node Slurm cluster on
+# which test_slurm runs a job array of workers (the daemons are started by
+# the test itself, in a temporary directory, and stopped by it).
 EL_BUILD_PACKAGES=(
   build-essential cmake pkg-config
   libcsv-dev libzstd-dev zstd libcurl4-openssl-dev libyajl-dev zlib1g-dev libssl-dev
   libcmocka-dev
 )
-EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2)
+EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2
+  slurm-wlm munge)
 
 el_say() { printf '%s: %s\n' "${EL_PROG:-edgeload}" "$*" >&2; }
 el_die() { el_say "error: $*"; exit 1; }
@@ -48,14 +51,16 @@ el_apt_install() {
   command -v apt-get >/dev/null 2>&1 ||
     el_die "missing packages (${missing[*]}) and no apt-get to install them"
   el_say "installing: ${missing[*]}"
+  # another apt-get on the machine holds dpkg's lock for a while: wait for
+  # it (up to 5 minutes) rather than fail at once
   if [ -z "${EL_APT_UPDATED:-}" ]; then
-    el_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
-      el_die "apt-get update failed"
+    el_as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 \
+      update -qq || el_die "apt-get update failed"
     EL_APT_UPDATED=1
   fi
   el_as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-    el_die "apt-get install failed: ${missing[*]}"
+    apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null || el_die "apt-get install failed: ${missing[*]}"
 }
 
 # el_build BUILD_DIR [CMAKE_ARGS...] - configures (first time, or when the

@@ -419,7 +419,23 @@ static void test_parse_table_desc(void **state)
     assert_string_equal(t.key.sk, "");
     assert_string_equal(t.billing_mode, "PROVISIONED");
     assert_int_equal(t.ngsi, 0);
+    assert_string_equal(t.warm.status, ""); /* no WarmThroughput: none reported */
+    assert_true(t.warm.write_units == 0);
     assert_int_equal(el_ddb_parse_table_desc("{}", 2, &t, &d), EL_EPARSE);
+
+    /* WarmThroughput of the table and of an index, as DescribeTable gives them */
+    const char *w = "{\"Table\":{\"TableStatus\":\"ACTIVE\",\"KeySchema\":"
+                    "[{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"}],"
+                    "\"WarmThroughput\":{\"ReadUnitsPerSecond\":12000,"
+                    "\"WriteUnitsPerSecond\":40000,\"Status\":\"UPDATING\"},"
+                    "\"GlobalSecondaryIndexes\":[{\"IndexName\":\"GSI1\","
+                    "\"IndexStatus\":\"ACTIVE\",\"WarmThroughput\":{\"WriteUnitsPerSecond\":"
+                    "30000,\"Status\":\"ACTIVE\"}}]}}";
+    assert_int_equal(el_ddb_parse_table_desc(w, strlen(w), &t, &d), EL_OK);
+    assert_string_equal(t.warm.status, "UPDATING");
+    assert_true(t.warm.write_units == 40000 && t.warm.read_units == 12000);
+    assert_string_equal(t.gsi[0].warm.status, "ACTIVE");
+    assert_true(t.gsi[0].warm.write_units == 30000 && t.gsi[0].warm.read_units == 0);
 }
 
 static yajl_val parse_json(const el_buf *b)
@@ -500,6 +516,90 @@ static void test_create_table_body(void **state)
     assert_null(yajl_tree_get(v, p_gsi, yajl_t_any));
     defs = yajl_tree_get(v, p_defs, yajl_t_array);
     assert_int_equal(defs->u.array.len, 2);
+    /* no throughput, class, protection or tags unless given */
+    const char *absent[] = {"ProvisionedThroughput", "WarmThroughput", "OnDemandThroughput",
+                            "TableClass", "DeletionProtectionEnabled", "Tags"};
+    for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++) {
+        const char *pa[] = {absent[i], NULL};
+        assert_null(yajl_tree_get(v, pa, yajl_t_any));
+    }
+    yajl_tree_free(v);
+    el_buf_free(&b);
+}
+
+static long long jnum(yajl_val v, const char **path)
+{
+    yajl_val n = yajl_tree_get(v, path, yajl_t_number);
+    return n && YAJL_IS_INTEGER(n) ? YAJL_GET_INTEGER(n) : -1;
+}
+
+/* A table made for a bulk load: every setting where CreateTable takes it,
+ * on the table and on the index, each figure only when given. */
+static void test_create_table_body_settings(void **state)
+{
+    (void)state;
+    el_buf b;
+    el_buf_init(&b, 1 << 16);
+    el_ddb_tag tags[] = {{"team", "data"}, {"cost \"centre\"", ""}};
+    el_create_table_opts o = {
+        .table = "Graph", .index_name = "GSI1", .provisioned = true,
+        .table_tp = {.write_units = 100, .read_units = 5, .warm_write = 40000,
+                     .warm_read = 12000},
+        .index_tp = {.write_units = 90, .read_units = 4, .warm_write = 30000},
+        .table_class = "STANDARD_INFREQUENT_ACCESS", .deletion_protection = true,
+        .tags = tags, .ntags = 2,
+    };
+    assert_int_equal(el_ddb_create_table_body(&o, &b), EL_OK);
+    yajl_val v = parse_json(&b);
+    const char *p_bill[] = {"BillingMode", NULL};
+    assert_string_equal(jstr(v, p_bill), "PROVISIONED");
+    const char *p_w[] = {"ProvisionedThroughput", "WriteCapacityUnits", NULL};
+    const char *p_r[] = {"ProvisionedThroughput", "ReadCapacityUnits", NULL};
+    const char *p_ww[] = {"WarmThroughput", "WriteUnitsPerSecond", NULL};
+    const char *p_wr[] = {"WarmThroughput", "ReadUnitsPerSecond", NULL};
+    const char *p_od[] = {"OnDemandThroughput", NULL};
+    assert_int_equal(jnum(v, p_w), 100);
+    assert_int_equal(jnum(v, p_r), 5);
+    assert_int_equal(jnum(v, p_ww), 40000);
+    assert_int_equal(jnum(v, p_wr), 12000);
+    assert_null(yajl_tree_get(v, p_od, yajl_t_any));
+    const char *p_gsi[] = {"GlobalSecondaryIndexes", NULL};
+    yajl_val g = yajl_tree_get(v, p_gsi, yajl_t_array)->u.array.values[0];
+    assert_int_equal(jnum(g, p_w), 90);
+    assert_int_equal(jnum(g, p_r), 4);
+    assert_int_equal(jnum(g, p_ww), 30000);
+    assert_int_equal(jnum(g, p_wr), -1); /* not given: left out */
+    const char *p_class[] = {"TableClass", NULL};
+    assert_string_equal(jstr(v, p_class), "STANDARD_INFREQUENT_ACCESS");
+    const char *p_del[] = {"DeletionProtectionEnabled", NULL};
+    assert_true(YAJL_IS_TRUE(yajl_tree_get(v, p_del, yajl_t_any)));
+    const char *p_tags[] = {"Tags", NULL};
+    yajl_val t = yajl_tree_get(v, p_tags, yajl_t_array);
+    assert_int_equal(t->u.array.len, 2);
+    const char *p_k[] = {"Key", NULL}, *p_v[] = {"Value", NULL};
+    assert_string_equal(jstr(t->u.array.values[0], p_k), "team");
+    assert_string_equal(jstr(t->u.array.values[0], p_v), "data");
+    assert_string_equal(jstr(t->u.array.values[1], p_k), "cost \"centre\"");
+    assert_string_equal(jstr(t->u.array.values[1], p_v), "");
+    yajl_tree_free(v);
+
+    /* on-demand with a maximum: OnDemandThroughput, no ProvisionedThroughput */
+    el_buf_reset(&b);
+    el_create_table_opts od = {.table = "T", .index_name = "GSI1",
+                               .table_tp = {.max_write = 50000},
+                               .index_tp = {.max_write = 50000, .max_read = 7}};
+    assert_int_equal(el_ddb_create_table_body(&od, &b), EL_OK);
+    v = parse_json(&b);
+    assert_string_equal(jstr(v, p_bill), "PAY_PER_REQUEST");
+    const char *p_mw[] = {"OnDemandThroughput", "MaxWriteRequestUnits", NULL};
+    const char *p_mr[] = {"OnDemandThroughput", "MaxReadRequestUnits", NULL};
+    const char *p_pt[] = {"ProvisionedThroughput", NULL};
+    assert_int_equal(jnum(v, p_mw), 50000);
+    assert_int_equal(jnum(v, p_mr), -1);
+    assert_null(yajl_tree_get(v, p_pt, yajl_t_any));
+    g = yajl_tree_get(v, p_gsi, yajl_t_array)->u.array.values[0];
+    assert_int_equal(jnum(g, p_mr), 7);
+    assert_null(yajl_tree_get(g, p_pt, yajl_t_any));
     yajl_tree_free(v);
     el_buf_free(&b);
 }
@@ -1151,6 +1251,41 @@ static void test_describe_and_create_errors(void **state)
     free(thr);
 }
 
+/* The wait ends when DescribeTable reports the table, the index and their
+ * warm throughput ACTIVE; the figures keep the warm throughput reported;
+ * the request on the wire carries the settings. */
+static void test_create_table_waits_for_warm(void **state)
+{
+    (void)state;
+    srv_clear();
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    const char *answer =
+        "{\"Table\":{\"TableStatus\":\"ACTIVE\",\"KeySchema\":"
+        "[{\"AttributeName\":\"PK\",\"KeyType\":\"HASH\"}],"
+        "\"WarmThroughput\":{\"WriteUnitsPerSecond\":40000,\"ReadUnitsPerSecond\":12000,"
+        "\"Status\":\"ACTIVE\"},\"GlobalSecondaryIndexes\":[{\"IndexName\":\"GSI1\","
+        "\"IndexStatus\":\"ACTIVE\",\"WarmThroughput\":{\"WriteUnitsPerSecond\":40000,"
+        "\"Status\":\"ACTIVE\"}}]}}";
+    SRV_SET(answer, answer);
+    el_create_table_opts o = {.table = "Graph", .index_name = "GSI1",
+                              .table_tp = {.warm_write = 40000, .warm_read = 12000},
+                              .index_tp = {.warm_write = 40000}};
+    el_create_table_figures fig;
+    el_diag d;
+    assert_int_equal(el_ddb_create_table(ddb, &o, &fig, &d), EL_OK);
+    assert_int_equal(srv_requests(), 2);
+    assert_int_equal(fig.polls, 1);
+    assert_true(fig.warm.write_units == 40000 && fig.warm.read_units == 12000);
+    assert_string_equal(fig.index_warm.status, "ACTIVE");
+    assert_true(fig.index_warm.write_units == 40000);
+    assert_non_null(strstr(srv.body[0], "\"WarmThroughput\":{\"ReadUnitsPerSecond\":12000,"
+                                        "\"WriteUnitsPerSecond\":40000}"));
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+}
+
 /* ---- against DynamoDB Local (EDGELOAD_DDB_ENDPOINT) ---- */
 
 static void test_dynamodb_local(void **state)
@@ -1452,6 +1587,7 @@ int main(void)
         cmocka_unit_test(test_batch_all_done_scan),
         cmocka_unit_test(test_parse_table_desc),
         cmocka_unit_test(test_create_table_body),
+        cmocka_unit_test(test_create_table_body_settings),
         cmocka_unit_test(test_json_put_string),
     };
     const struct CMUnitTest wire[] = {
@@ -1462,6 +1598,7 @@ int main(void)
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_timeout_and_short_body),
         cmocka_unit_test(test_describe_and_create_errors),
+        cmocka_unit_test(test_create_table_waits_for_warm),
     };
     const struct CMUnitTest local[] = {
         cmocka_unit_test(test_dynamodb_local),

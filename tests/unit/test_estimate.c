@@ -189,6 +189,79 @@ static void test_limits_as_described(void **state)
     assert_non_null(strstr(l.basis, "--table-wcu"));
 }
 
+/* What the table takes at once: a new on-demand table's 4,000 write units
+ * a second when not asked or not reported, else its WarmThroughput. */
+static void test_warm_as_described(void **state)
+{
+    (void)state;
+    el_write_limits l;
+    el_estimate_default_limits(0, &l);
+    assert_false(l.described);
+    assert_true(l.warm_table_wcu == EL_DDB_NEW_TABLE_WARM_WCU && l.warm_index_wcu == 4000);
+    el_table_desc t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.billing_mode, sizeof t.billing_mode, "PAY_PER_REQUEST");
+    t.ngsi = 1;
+    snprintf(t.gsi[0].name, sizeof t.gsi[0].name, "GSI1");
+    el_estimate_limits(&t, NULL, "GSI1", 0, &l); /* none reported (DynamoDB Local) */
+    assert_true(l.described);
+    assert_true(l.warm_table_wcu == 4000 && l.warm_index_wcu == 4000);
+    t.warm.write_units = 25000;
+    t.gsi[0].warm.write_units = 12000;
+    el_estimate_limits(&t, NULL, "GSI1", 0, &l);
+    assert_true(l.warm_table_wcu == 25000 && l.warm_index_wcu == 12000);
+    el_estimate_limits(&t, NULL, "OTHER", 0, &l); /* no such index: the table's */
+    assert_true(l.warm_index_wcu == 25000);
+}
+
+/* The rate a load can use: its units over its least time, at most the
+ * limit, whole; advised only past the table's warm figure and a minute. */
+static void test_warm_advice(void **state)
+{
+    (void)state;
+    el_write_limits l = { .table_wcu = 40000, .index_wcu = 40000, .warm_table_wcu = 4000,
+                          .warm_index_wcu = 4000 };
+    el_warm_advice a;
+    /* 4.8 M units each: 120 s at the limit, 1200 s at 4,000 */
+    el_estimate_writes w = { .table_wcu = 4800000, .index_wcu = 4800000 };
+    el_estimate_warm(&w, &l, &a);
+    assert_true(a.table_wcu == 40000 && a.index_wcu == 40000);
+    assert_true(a.cold_s == 1200);
+    assert_true(a.needed);
+    /* the hottest partition holds it to 300 s: 16,000 a second is all it can use */
+    snprintf(w.hot_index.key, sizeof w.hot_index.key, "TARGET#bob");
+    w.hot_index.wcu = 300000;
+    el_estimate_warm(&w, &l, &a);
+    assert_true(a.table_wcu == 16000 && a.index_wcu == 16000);
+    assert_true(a.needed);
+    /* a third of the units in the index: a third of the rate, rounded up */
+    el_estimate_writes w3 = { .table_wcu = 4800000, .index_wcu = 1600001 };
+    el_estimate_warm(&w3, &l, &a);
+    assert_true(a.table_wcu == 40000 && a.index_wcu == 13334);
+    /* under a minute even at 4,000 a second: not worth it */
+    el_estimate_writes small = { .table_wcu = 200000, .index_wcu = 200000 };
+    el_estimate_warm(&small, &l, &a);
+    assert_true(a.table_wcu == 40000 && a.cold_s == 50);
+    assert_false(a.needed);
+    /* a limit at or below what the table takes at once: nothing to warm */
+    el_write_limits low = { .table_wcu = 3000, .index_wcu = 3000, .warm_table_wcu = 4000,
+                            .warm_index_wcu = 4000 };
+    el_estimate_writes w2 = { .table_wcu = 4800000, .index_wcu = 4800000 };
+    el_estimate_warm(&w2, &low, &a);
+    assert_true(a.table_wcu == 3000);
+    assert_false(a.needed);
+    /* a table already warm for it */
+    el_write_limits warm = l;
+    warm.warm_table_wcu = warm.warm_index_wcu = 40000;
+    el_estimate_warm(&w2, &warm, &a);
+    assert_false(a.needed);
+    /* nothing to write */
+    el_estimate_writes none = { 0 };
+    el_estimate_warm(&none, &l, &a);
+    assert_true(a.table_wcu == 0 && a.cold_s == 0);
+    assert_false(a.needed);
+}
+
 static void test_time(void **state)
 {
     (void)state;
@@ -267,6 +340,10 @@ static void test_json(void **state)
                                                       yajl_t_string)), "ACTOR#\"q\"");
     const char *p_imp[] = { "import", "import_usd", NULL };
     assert_true(YAJL_IS_NULL(yajl_tree_get(v, p_imp, yajl_t_any)));
+    const char *p_warm[] = { "warm_throughput", "warm_table_wcu", NULL };
+    assert_true(YAJL_GET_INTEGER(yajl_tree_get(v, p_warm, yajl_t_number)) == 4000);
+    const char *p_need[] = { "warm_throughput", "needed", NULL };
+    assert_true(YAJL_IS_FALSE(yajl_tree_get(v, p_need, yajl_t_any)));
     const char *p_api[] = { "total", "api_usd", NULL };
     assert_true(fabs(YAJL_GET_DOUBLE(yajl_tree_get(v, p_api, yajl_t_number)) - 5e-6) < 1e-9);
     yajl_tree_free(v);
@@ -281,6 +358,8 @@ int main(void)
         cmocka_unit_test(test_sums),
         cmocka_unit_test(test_hottest_after_sharding),
         cmocka_unit_test(test_limits_as_described),
+        cmocka_unit_test(test_warm_as_described),
+        cmocka_unit_test(test_warm_advice),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_parts_as_the_sink_cuts_them),
         cmocka_unit_test(test_costs),

@@ -80,9 +80,57 @@ static void test_parse_auto(void **state)
     assert_int_equal(parse("auto/3", both, &s), EL_OK);
     assert_int_equal(s.index, 1);
     assert_string_equal(s.from, "JOB_COMPLETION_INDEX");
+    /* Slurm: 0-based, and N is --split's, never the array's count (a task
+     * resubmitted alone with `sbatch --array=2` sees a count of 1) */
+    const char *slurm[] = { "SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "1",
+                            "SLURM_ARRAY_TASK_MIN", "2", "SLURM_ARRAY_TASK_MAX", "2", NULL };
+    assert_int_equal(parse("auto/4", slurm, &s), EL_OK);
+    assert_int_equal(s.index, 2);
+    assert_int_equal(s.count, 4);
+    assert_string_equal(s.from, "SLURM_ARRAY_TASK_ID");
+    const char *slurm0[] = { "SLURM_ARRAY_TASK_ID", "0", NULL };
+    assert_int_equal(parse("auto/1", slurm0, &s), EL_OK);
+    assert_int_equal(s.index, 0);
+    /* Slurm before GNU parallel, after the cloud schedulers */
+    const char *slurm_par[] = { "PARALLEL_SEQ", "1", "SLURM_ARRAY_TASK_ID", "3", NULL };
+    assert_int_equal(parse("auto/4", slurm_par, &s), EL_OK);
+    assert_int_equal(s.index, 3);
+    assert_string_equal(s.from, "SLURM_ARRAY_TASK_ID");
+    const char *k8s_slurm[] = { "SLURM_ARRAY_TASK_ID", "3", "JOB_COMPLETION_INDEX", "1", NULL };
+    assert_int_equal(parse("auto/4", k8s_slurm, &s), EL_OK);
+    assert_string_equal(s.from, "JOB_COMPLETION_INDEX");
     const char *junk[] = { "JOB_COMPLETION_INDEX", "1x", NULL };
     assert_int_equal(parse("auto/3", junk, &s), EL_EUSAGE);
     assert_int_equal(parse("auto/3", NULL, &s), EL_EUSAGE);
+}
+
+/* An index outside 0..N-1 names the variable, its value and N, and how to
+ * submit N tasks; with none set, the message lists every variable read. */
+static void test_parse_auto_messages(void **state)
+{
+    (void)state;
+    el_split s;
+    el_diag d;
+    el_diag_clear(&d);
+    const char *slurm[] = { "SLURM_ARRAY_TASK_ID", "4", NULL };
+    fake_env = slurm;
+    assert_int_equal(el_split_parse("auto/4", env_lookup, &s, &d), EL_EUSAGE);
+    assert_string_equal(d.msg, "--split auto/4: SLURM_ARRAY_TASK_ID=4 (the Slurm job array "
+                               "task id) is not a part of 4: it must be 0 to 3 "
+                               "(sbatch --array=0-3)");
+    const char *batch[] = { "AWS_BATCH_JOB_ARRAY_INDEX", "9", NULL };
+    fake_env = batch;
+    assert_int_equal(el_split_parse("auto/8", env_lookup, &s, &d), EL_EUSAGE);
+    assert_non_null(strstr(d.msg, "AWS_BATCH_JOB_ARRAY_INDEX=9"));
+    assert_non_null(strstr(d.msg, "must be 0 to 7 (an array job of --array-properties size=8)"));
+    const char *par[] = { "PARALLEL_SEQ", "0", NULL };
+    fake_env = par;
+    assert_int_equal(el_split_parse("auto/2", env_lookup, &s, &d), EL_EUSAGE);
+    assert_non_null(strstr(d.msg, "must be 1 to 2 (2 parallel jobs)"));
+    fake_env = NULL;
+    assert_int_equal(el_split_parse("auto/2", env_lookup, &s, &d), EL_EUSAGE);
+    assert_non_null(strstr(d.msg, "SLURM_ARRAY_TASK_ID"));
+    assert_non_null(strstr(d.msg, "PARALLEL_SEQ"));
 }
 
 static void test_paths(void **state)
@@ -520,6 +568,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_parse_auto),
+        cmocka_unit_test(test_parse_auto_messages),
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_scanner_matches_libcsv),
         cmocka_unit_test(test_scanner_big_blocks),
