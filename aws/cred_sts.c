@@ -23,6 +23,7 @@
 
 #include "aws/aws_http.h"
 #include "aws/aws_internal.h"
+#include "aws/endpoints.h"  /* the SDKs' endpoint rules */
 #include "aws/sigv4.h"
 #include "common/xml.h"
 
@@ -38,6 +39,7 @@ typedef struct sts_source {
     char *host_line;     /* "Host: ..." as sent and signed */
     char *host;          /* its value */
     char *path;          /* of url */
+    char signing_region[64]; /* the region AssumeRole is signed for */
     char *role_arn;
     char *session_name;
     char *external_id;   /* NULL = none */
@@ -271,9 +273,11 @@ static bool truthy(const char *v)
     return v && (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "TRUE") == 0);
 }
 
-el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out)
+el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out,
+                            char signing_region[64])
 {
     *out = NULL;
+    snprintf(signing_region, 64, "%s", ctx->region);
     const char *url = NULL;
     bool ignore = truthy(el_cred_env(ctx, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) ||
                   truthy(el_cred_profile_get(ctx, profile, "ignore_configured_endpoint_urls"));
@@ -287,11 +291,18 @@ el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **
         if (!url)
             url = el_cred_profile_get(ctx, profile, "endpoint_url");
     }
-    char def[256];
+    el_aws_endpoint rules;
     if (!url || !*url) {
-        snprintf(def, sizeof def, "https://sts.%s.amazonaws.com%s", ctx->region,
-                 strncmp(ctx->region, "cn-", 3) == 0 ? ".cn" : "");
-        url = def;
+        bool fips = ctx->net && ctx->net->use_fips;
+        bool dualstack = ctx->net && ctx->net->use_dualstack;
+        el_diag d;
+        el_diag_clear(&d);
+        if (el_aws_endpoint_resolve("sts", ctx->region, fips, dualstack, &rules, &d))
+            return el_diag_set(ctx->diag, EL_ECONFIG, "%s: give an endpoint with "
+                               "AWS_ENDPOINT_URL_STS, or turn the variant off (%s)", d.msg,
+                               EL_AWS_VARIANT_SETTINGS);
+        url = rules.url;
+        snprintf(signing_region, 64, "%s", rules.signing_region);
     }
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
         return el_diag_set(ctx->diag, EL_ECONFIG,
@@ -359,7 +370,7 @@ static el_err sts_new(const el_cred_ctx *ctx, const char *profile, sts_source **
     s->base.destroy = sts_destroy;
     s->net = ctx->net;
     char *endpoint;
-    el_err err = el_cred_sts_endpoint(ctx, profile, &endpoint);
+    el_err err = el_cred_sts_endpoint(ctx, profile, &endpoint, s->signing_region);
     if (!err) {
         err = set_endpoint(s, endpoint, ctx->diag);
         free(endpoint);
@@ -423,7 +434,7 @@ el_err el_cred_assume_role(const el_cred_ctx *ctx, const char *profile,
         sts_destroy(&s->base);
         return el_diag_set(ctx->diag, EL_ENOMEM, "out of memory");
     }
-    if ((err = el_sigv4_new_provider(parent, ctx->region, "sts", NULL, &s->signer))) {
+    if ((err = el_sigv4_new_provider(parent, s->signing_region, "sts", NULL, &s->signer))) {
         sts_destroy(&s->base);
         return el_diag_set(ctx->diag, err, "cannot set up signing for STS");
     }

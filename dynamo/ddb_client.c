@@ -422,7 +422,8 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
         el_ddb_free(ddb);
         return el_diag_set(diag, err, "cannot use endpoint URL '%s'", cfg->endpoint);
     }
-    err = el_sigv4_new_config(cfg, "dynamodb", NULL, &ddb->signer);
+    el_sigv4_opts scope = {.region = cfg->signing_region};
+    err = el_sigv4_new_config(cfg, "dynamodb", &scope, &ddb->signer);
     if (err) {
         el_ddb_free(ddb);
         return err == EL_EUSAGE
