@@ -47,7 +47,7 @@
 #include "dynamo/ddb_internal.h"
 #include "aws/aws_http.h"  /* el_aws_http_setup, el_aws_http_hint */
 #include "aws/sigv4.h"
-#include "aws/skew.h"      /* the signing clock, the Date header */
+#include "aws/skew.h"      /* the signing clock */
 
 #define EL_DDB_CONNECT_TIMEOUT_MS 10000L
 #define EL_DDB_TOTAL_TIMEOUT_MS 120000L
@@ -553,17 +553,6 @@ void el_ddb_free(el_ddb *ddb)
     free(ddb);
 }
 
-/* The answer's Date header on h, 0 when it has none or another form. */
-static time_t answer_date(CURL *h)
-{
-    struct curl_header *hd;
-    time_t t;
-    if (curl_easy_header(h, "Date", 0, CURLH_HEADER, -1, &hd) != CURLHE_OK ||
-        !el_http_date_parse(hd->value, strlen(hd->value), &t))
-        return 0;
-    return t;
-}
-
 /* Fills res from a finished transfer on h, signed as hd says. write_cb is
  * the only source of CURLE_WRITE_ERROR: the response outgrew
  * EL_DDB_MAX_RESPONSE. Messages are what the service or curl said; AWS's
@@ -579,7 +568,7 @@ static void finish(const el_ddb *ddb, CURL *h, const hdrs *hd, CURLcode code, co
     el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
     snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
     res->sends = x->sends;
-    res->server_time = code == CURLE_OK ? answer_date(h) : 0;
+    res->server_time = code == CURLE_OK ? el_aws_http_date(h) : 0;
     res->clock_offset = hd->signed_offset;
     if (res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT)
         res->retry_after_ms = x->amz_retry_after_ms >= 0 ? x->amz_retry_after_ms

@@ -29,6 +29,7 @@
 
 #include "aws/aws_http.h"   /* el_aws_http_setup, el_aws_http_hint */
 #include "aws/endpoints.h"  /* the SDKs' endpoint rules, virtual-hosted buckets */
+#include "aws/skew.h"       /* the signing clock */
 #include "aws/sigv4.h"
 #include "common/backoff.h"
 #include "s3/s3_sign.h"
@@ -55,6 +56,7 @@ struct el_s3 {
     uint64_t rng;
     bool global_init;
     el_sigv4 *signer;     /* S3's rules, the run's credential provider */
+    el_skew *skew;        /* the clock requests are signed by (aws/skew.h) */
 };
 
 bool el_s3_is_url(const char *s)
@@ -179,6 +181,11 @@ el_err el_s3_new(const el_aws_config *cfg, const char *cli_endpoint, el_getenv_f
         return err;
     }
     el_sigv4_opts s3_rules = {.s3 = true, .region = s3->region};
+    if (el_skew_new("S3", cfg->wall_clock, cfg->wall_clock_user, cfg->on_skew, cfg->on_skew_user,
+                    &s3->skew)) {
+        el_s3_free(s3);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
     if ((err = el_sigv4_new_config(cfg, "s3", &s3_rules, &s3->signer))) {
         el_s3_free(s3);
         return el_diag_set(diag, err == EL_EUSAGE ? EL_ECONFIG : err,
@@ -197,6 +204,7 @@ void el_s3_free(el_s3 *s3)
     free(s3->host);
     free(s3->region);
     el_sigv4_free(s3->signer);
+    el_skew_free(s3->skew);
     pthread_mutex_destroy(&s3->rng_lock);
     if (s3->global_init)
         curl_global_cleanup();
@@ -363,7 +371,7 @@ el_err s3_call_setup(el_s3 *s3, CURL *h, s3_call *c, el_diag *diag)
         }
     }
     char date[20], range[64];
-    time_t now = time(NULL);
+    time_t now = el_skew_now(s3->skew, &c->signed_offset);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
@@ -478,6 +486,19 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
     el_s3_error_doc d;
     if (!el_s3_xml_error(c->err_body.data ? c->err_body.data : "", c->err_body.len, &d))
         memset(&d, 0, sizeof d);
+    if (!c->skew_resent && el_skew_correct(s3->skew, d.code, d.message, c->status,
+                                           el_aws_http_date(c->h), c->signed_offset)) {
+        c->skew_resent = true;
+        *retry = true;
+        return el_diag_set(diag, EL_ENET, "s3://%s%s%s: S3 refused this machine's clock (%s): "
+                           "signing again with S3's time", b, sl, k,
+                           d.code[0] ? d.code : "HTTP 403");
+    }
+    if (code_is(&d, "RequestTimeTooSkewed"))
+        return el_diag_set(diag, EL_ECONFIG, "s3://%s%s%s: this machine's clock is off, and S3 "
+                           "refused the request even signed by the time of its own answers "
+                           "(RequestTimeTooSkewed): set the clock right (e.g. with chrony or "
+                           "systemd-timesyncd)", b, sl, k);
     const char *region = d.region[0] ? d.region : c->bucket_region;
     if (region[0] && strcmp(region, s3->region) != 0 &&
         (c->status == 301 || c->status == 400 || c->status == 403 ||

@@ -20,7 +20,7 @@ EL_BUILD_PACKAGES=(
   libcsv-dev libzstd-dev zstd libcurl4-openssl-dev libyajl-dev zlib1g-dev libssl-dev
   libcmocka-dev
 )
-EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2)
+EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2 faketime)
 
 el_say() { printf '%s: %s\n' "${EL_PROG:-edgeload}" "$*" >&2; }
 el_die() { el_say "error: $*"; exit 1; }
