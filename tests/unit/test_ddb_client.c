@@ -133,7 +133,11 @@ static void test_error_table_in_docs(void **state)
     (void)state;
     const char *dir = getenv("EDGELOAD_FIXTURES");
     char path[1024];
-    snprintf(path, sizeof path, "%s/../../docs/LIMITS.md", dir ? dir : "tests/fixtures");
+    if (dir && *dir)
+        snprintf(path, sizeof path, "%s/../../docs/LIMITS.md", dir);
+    else
+        snprintf(path, sizeof path, "%.*s/../../docs/LIMITS.md",
+                 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
     FILE *f = fopen(path, "r");
     if (!f)
         fail_msg("cannot open %s", path);

@@ -21,7 +21,11 @@ static FILE *open_cases(void)
 {
     const char *dir = getenv("EDGELOAD_FIXTURES");
     char path[1024];
-    snprintf(path, sizeof path, "%s/endpoints/endpoint-cases.txt", dir ? dir : "tests/fixtures");
+    if (dir && *dir)
+        snprintf(path, sizeof path, "%s/endpoints/endpoint-cases.txt", dir);
+    else
+        snprintf(path, sizeof path, "%.*s/../fixtures/endpoints/endpoint-cases.txt",
+                 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
     FILE *f = fopen(path, "r");
     if (!f)
         fail_msg("cannot open %s", path);
