@@ -19,9 +19,11 @@
 #include <stdio.h>     /* snprintf */
 #include <stdlib.h>    /* calloc, free, strtol, getenv */
 #include <string.h>    /* strlen, strcmp, strncmp */
+#include <strings.h>   /* strcasecmp */
 
 #include "aws/aws_internal.h"  /* string helpers */
 #include "aws/cred_source.h"   /* the credential chain */
+#include "aws/endpoints.h"     /* the SDKs' endpoint rules */
 #include "aws/ini.h"
 #include "common/buf.h"
 
@@ -128,6 +130,59 @@ static bool truthy(const char *v)
                  strcmp(v, "TRUE") == 0 || strcmp(v, "1") == 0);
 }
 
+/* A true/false setting read from `where`. */
+static el_err parse_bool(const resolver *r, const char *where, const char *v, bool *on)
+{
+    if (strcasecmp(v, "true") != 0 && strcasecmp(v, "false") != 0)
+        return el_diag_set(r->diag, EL_ECONFIG, "bad %s '%s': it must be true or false", where,
+                           v);
+    *on = strcasecmp(v, "true") == 0;
+    return EL_OK;
+}
+
+/* "KEY in FILE [profile P]", for messages. */
+static void profile_where(const el_ini *cfg, const char *profile, const char *key, char *out,
+                          size_t cap)
+{
+    snprintf(out, cap, "%s in %s [%s%s]", key, cfg->path ? cfg->path : "the config file",
+             strcmp(profile, "default") ? "profile " : "", profile);
+}
+
+/* A use_*_endpoint setting: the environment's, else the profile's. *on is
+ * left alone when neither is set. */
+static el_err resolve_variant(const resolver *r, const el_ini *cfg, const char *profile,
+                              const char *var, const char *key, bool *on)
+{
+    char where[1024];
+    const char *v = env(r, var);
+    if (v)
+        snprintf(where, sizeof where, "%s", var);
+    else if ((v = opt(profile_get(cfg, profile, key))))
+        profile_where(cfg, profile, key, where, sizeof where);
+    else
+        return EL_OK;
+    return parse_bool(r, where, v, on);
+}
+
+/* FIPS and dual-stack; S3's dual-stack as botocore reads it: the profile's
+ * s3 section first, then as for the others. */
+static el_err resolve_variants(const resolver *r, const el_ini *cfg, el_aws_config *c)
+{
+    el_err err = resolve_variant(r, cfg, c->profile, "AWS_USE_FIPS_ENDPOINT",
+                                 "use_fips_endpoint", &c->use_fips);
+    if (!err)
+        err = resolve_variant(r, cfg, c->profile, "AWS_USE_DUALSTACK_ENDPOINT",
+                              "use_dualstack_endpoint", &c->use_dualstack);
+    c->s3_dualstack = c->use_dualstack;
+    const char *s3 = opt(profile_get(cfg, c->profile, "s3.use_dualstack_endpoint"));
+    if (!err && s3) {
+        char where[1024];
+        profile_where(cfg, c->profile, "s3.use_dualstack_endpoint", where, sizeof where);
+        err = parse_bool(r, where, s3, &c->s3_dualstack);
+    }
+    return err;
+}
+
 static el_err resolve_endpoint(const resolver *r, const el_ini *cfg, el_aws_config *c)
 {
     const char *from = "--endpoint-url";
@@ -157,14 +212,23 @@ static el_err resolve_endpoint(const resolver *r, const el_ini *cfg, el_aws_conf
         while (n > 8 && url[n - 1] == '/')
             n--;
         err = el_buf_append(&b, url, n);
+        if (!err)
+            err = set_str(&c->signing_region, c->region, r->diag);
     } else {
-        const char *suffix = strncmp(c->region, "cn-", 3) == 0 ? "amazonaws.com.cn"
-                                                                : "amazonaws.com";
-        err = el_buf_printf(&b, "https://dynamodb.%s.%s", c->region, suffix);
+        el_aws_endpoint ep;
+        el_diag d;
+        el_diag_clear(&d);
+        if ((err = el_aws_endpoint_resolve("dynamodb", c->region, c->use_fips, c->use_dualstack,
+                                           &ep, &d)))
+            return el_diag_set(r->diag, err, "%s: give an endpoint with --endpoint-url, or turn "
+                               "the variant off (%s)", d.msg, EL_AWS_VARIANT_SETTINGS);
+        err = el_buf_puts(&b, ep.url);
+        if (!err)
+            err = set_str(&c->signing_region, ep.signing_region, r->diag);
     }
     if (err) {
         el_buf_free(&b);
-        return el_diag_set(r->diag, EL_ECONFIG, "endpoint URL too long");
+        return err == EL_ENOMEM ? err : el_diag_set(r->diag, EL_ECONFIG, "endpoint URL too long");
     }
     c->endpoint = el_buf_take(&b);
     return c->endpoint ? EL_OK : el_diag_set(r->diag, EL_ENOMEM, "out of memory");
@@ -212,6 +276,8 @@ el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
     if (!c)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     c->verify_ssl = !r.opts->no_verify_ssl;
+    c->on_skew = r.opts->on_skew;
+    c->on_skew_user = r.opts->on_skew_user;
 
     /* Profile first: every file lookup depends on it. */
     bool explicit_profile = opt(r.opts->profile) != NULL;
@@ -279,14 +345,14 @@ el_err el_aws_config_resolve(const el_aws_opts *opts, el_getenv_fn getenv_fn,
         goto fail;
     char region_where[1024];
     if (strcmp(region_from, "region in the config file") == 0)
-        snprintf(region_where, sizeof region_where, "region in %s [%s%s]",
-                 cfg.path ? cfg.path : "the config file",
-                 strcmp(profile, "default") ? "profile " : "", profile);
+        profile_where(&cfg, profile, "region", region_where, sizeof region_where);
     else
         snprintf(region_where, sizeof region_where, "%s", region_from);
     if ((err = set_str(&c->region_source, region_where, diag)))
         goto fail;
 
+    if ((err = resolve_variants(&r, &cfg, c)))
+        goto fail;
     if ((err = resolve_endpoint(&r, &cfg, c)))
         goto fail;
     if ((err = resolve_attempts(&r, &cfg, c)))
@@ -337,6 +403,7 @@ void el_aws_config_free(el_aws_config *cfg)
     el_creds_free(cfg->creds); /* first: its sources use the settings below */
     free(cfg->region);
     free(cfg->endpoint);
+    free(cfg->signing_region);
     free(cfg->profile);
     el_aws_wipe_free(cfg->access_key);
     el_aws_wipe_free(cfg->secret_key);

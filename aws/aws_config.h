@@ -9,11 +9,20 @@
  *   keys:     the credential chain of aws/cred_chain.c (below);
  *   endpoint: --endpoint-url, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
  *             `dynamodb = / endpoint_url = ...` in the profile's `services`
- *             section, `endpoint_url` in the profile, else
- *             https://dynamodb.<region>.amazonaws.com (.com.cn for cn-*);
+ *             section, `endpoint_url` in the profile, else the one the SDKs'
+ *             endpoint rules give the region and the variants below
+ *             (aws/endpoints.h: https://dynamodb.<region>.amazonaws.com,
+ *             dynamodb-fips..., ...api.aws, .amazonaws.com.cn, ...);
  *             AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true (or
  *             ignore_configured_endpoint_urls in the profile) leaves only
  *             --endpoint-url;
+ *   variants: AWS_USE_FIPS_ENDPOINT, else `use_fips_endpoint` in the
+ *             profile; AWS_USE_DUALSTACK_ENDPOINT, else
+ *             `use_dualstack_endpoint` (for S3 the profile's `s3` section's
+ *             `use_dualstack_endpoint` first, as botocore); `true` or
+ *             `false` in any case, anything else is an error (botocore reads
+ *             it as false: a FIPS-bound user is told instead). An endpoint
+ *             URL given by any of the ways above wins over both;
  *   attempts: AWS_MAX_ATTEMPTS, `max_attempts` in the profile, else 0 (unset);
  *   CA:       AWS_CA_BUNDLE, `ca_bundle` in the profile, else the system's;
  *   proxy:    libcurl's (https_proxy/HTTPS_PROXY, http_proxy, no_proxy/
@@ -67,7 +76,13 @@
 #include <stddef.h>   /* size_t */
 
 #include "aws/credentials.h"
+#include "aws/skew.h"        /* el_wall_clock_fn, el_skew_report_fn */
 #include "common/error.h"
+
+/* The settings that choose FIPS and dual-stack endpoints, for messages. */
+#define EL_AWS_VARIANT_SETTINGS                                                            \
+    "AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT, or use_fips_endpoint and "         \
+    "use_dualstack_endpoint in the profile"
 
 /* What the command line said; NULL = not given. */
 typedef struct el_aws_opts {
@@ -75,6 +90,11 @@ typedef struct el_aws_opts {
     const char *profile;
     const char *endpoint_url;
     bool no_verify_ssl;
+    /* Told when a client of the run corrects its clock by a service's Date
+     * header (aws/skew.h); kept in the configuration for every client, STS
+     * during the resolve included. NULL = nobody listens. */
+    el_skew_report_fn on_skew;
+    void *on_skew_user;
 } el_aws_opts;
 
 /* Looks up an environment variable; getenv in production, a table in tests.
@@ -85,7 +105,10 @@ typedef const char *(*el_getenv_fn)(const char *name);
  * struct. */
 typedef struct el_aws_config {
     char *region;        /* never NULL after a successful resolve */
-    char *endpoint;      /* full URL without trailing slash */
+    char *endpoint;      /* DynamoDB's full URL without trailing slash */
+    char *signing_region;/* the region DynamoDB's requests are signed for: region, but
+                            "local" is signed for us-east-1 (aws/endpoints.h); NULL in a
+                            configuration made by hand = region */
     char *profile;       /* the profile used ("default" if none given) */
     el_creds *creds;     /* the credential provider every client of the run
                             signs with; never NULL after a successful resolve */
@@ -100,11 +123,20 @@ typedef struct el_aws_config {
     char *region_source; /* where the region came from, for messages ("--region",
                             "AWS_REGION", "AWS_DEFAULT_REGION",
                             "region in /root/.aws/config [profile prod]") */
+    bool use_fips;       /* FIPS endpoints (where no endpoint URL is given) */
+    bool use_dualstack;  /* dual-stack (IPv4 and IPv6) endpoints, DynamoDB's and STS's */
+    bool s3_dualstack;   /* the same for S3 */
     bool verify_ssl;     /* false only with --no-verify-ssl */
     int max_attempts;    /* 0 = not set */
     char *ca_bundle;     /* CA file for HTTPS, NULL = the system's */
     char *http_proxy;    /* HTTP_PROXY when http_proxy is unset, else NULL
                             (el_aws_http_proxy) */
+    /* The wall clock requests are signed by; NULL = time() (tests inject
+     * one into a configuration made by hand). */
+    el_wall_clock_fn wall_clock;
+    void *wall_clock_user;
+    el_skew_report_fn on_skew; /* from el_aws_opts */
+    void *on_skew_user;
     int extra_refs;      /* el_aws_config_ref/free only */
 } el_aws_config;
 

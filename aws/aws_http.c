@@ -13,6 +13,8 @@
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strchr, strncmp, explicit_bzero */
 
+#include "aws/skew.h"  /* el_http_date_parse */
+
 #define DEFAULT_CONNECT_MS 5000L
 #define DEFAULT_TOTAL_MS 20000L
 #define DEFAULT_MAX_BODY (1024u * 1024u)
@@ -84,6 +86,16 @@ const char *el_aws_http_hint(const char *curl_message)
            "--no-verify-ssl)";
 }
 
+time_t el_aws_http_date(CURL *h)
+{
+    struct curl_header *hd;
+    time_t t;
+    if (curl_easy_header(h, "Date", 0, CURLH_HEADER, -1, &hd) != CURLHE_OK ||
+        !el_http_date_parse(hd->value, strlen(hd->value), &t))
+        return 0;
+    return t;
+}
+
 void el_http_resp_free(el_http_resp *resp)
 {
     if (resp->body.data)
@@ -95,6 +107,7 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
                     el_http_resp *resp, el_diag *diag)
 {
     resp->status = 0;
+    resp->date = 0;
     el_buf_init(&resp->body, req->max_body ? req->max_body : DEFAULT_MAX_BODY);
     char where[512];
     el_http_url_for_message(req->url, where, sizeof where);
@@ -146,6 +159,8 @@ el_err el_http_call(const el_aws_config *cfg, const char *what, const el_http_re
                               what, where, m, hint ? hint : "");
         } else if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status) != CURLE_OK) {
             resp->status = 0;
+        } else {
+            resp->date = el_aws_http_date(h);
         }
     }
     for (struct curl_slist *l = hdrs; l; l = l->next)

@@ -22,6 +22,7 @@
 
 #include <stdbool.h>    /* bool */
 #include <stddef.h>     /* size_t */
+#include <time.h>       /* time_t */
 #include <curl/curl.h>  /* CURL */
 
 #include "aws/aws_config.h"
@@ -42,6 +43,7 @@ typedef struct el_http_req {
 typedef struct el_http_resp {
     long status;                 /* 0: no HTTP answer */
     el_buf body;                 /* NUL-terminated; wiped and freed by el_http_resp_free */
+    time_t date;                 /* the answer's Date header, 0 when none (aws/skew.h) */
 } el_http_resp;
 
 /*
@@ -90,6 +92,11 @@ el_err el_aws_http_proxy(CURL *h, const el_aws_config *cfg, const char *url) EL_
  * this machine trusts: ...AWS_CA_BUNDLE... --no-verify-ssl)"), else NULL.
  * Retrying such a failure cannot help. */
 const char *el_aws_http_hint(const char *curl_message);
+
+/* The Date header of the answer a transfer on h got (seconds since the
+ * epoch), 0 when it had none or one of another form: the service's time,
+ * by which a client's signing clock is set right (aws/skew.h). */
+time_t el_aws_http_date(CURL *h);
 
 /* Appends url to out without its query string or user info (for messages). */
 void el_http_url_for_message(const char *url, char *out, size_t cap);

@@ -82,8 +82,13 @@ el_err el_cred_form_put(el_buf *b, const char *name, const char *value) EL_MUST_
 
 /* STS (cred_sts.c). The endpoint: AWS_ENDPOINT_URL_STS, AWS_ENDPOINT_URL,
  * the profile's services section (sts endpoint_url), the profile's
- * endpoint_url, else https://sts.<region>.amazonaws.com[.cn]. */
-el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out) EL_MUST_USE;
+ * endpoint_url, else the one the SDKs' endpoint rules give the region and
+ * ctx->net's FIPS and dual-stack settings (aws/endpoints.h:
+ * https://sts.<region>.amazonaws.com, sts-fips..., ...). signing_region
+ * gets the region requests to it are signed for (the region, but
+ * "aws-global" is us-east-1's). */
+el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out,
+                            char signing_region[64]) EL_MUST_USE;
 
 /* AssumeRoleWithWebIdentity (unsigned) with the token read from token_file
  * at each fetch. session_name NULL = "edgeload-<time>". `where` says what

@@ -11,7 +11,9 @@
  * when STS throttles, answers 5xx or cannot be reached, since the first
  * fetch decides whether a run starts at all; the provider retries
  * renewals for longer. The web identity token is read from its file at
- * every fetch: Kubernetes rotates it.
+ * every fetch: Kubernetes rotates it. AssumeRole is signed by the source's
+ * own clock (aws/skew.h): when STS refuses this machine's time, the
+ * answer's Date sets it right and the fetch is sent again, once.
  */
 #include "aws/cred_source.h"
 
@@ -23,6 +25,8 @@
 
 #include "aws/aws_http.h"
 #include "aws/aws_internal.h"
+#include "aws/endpoints.h"  /* the SDKs' endpoint rules */
+#include "aws/skew.h"       /* the signing clock */
 #include "aws/sigv4.h"
 #include "common/xml.h"
 
@@ -38,6 +42,7 @@ typedef struct sts_source {
     char *host_line;     /* "Host: ..." as sent and signed */
     char *host;          /* its value */
     char *path;          /* of url */
+    char signing_region[64]; /* the region AssumeRole is signed for */
     char *role_arn;
     char *session_name;
     char *external_id;   /* NULL = none */
@@ -45,12 +50,14 @@ typedef struct sts_source {
     char *token_file;    /* web identity: read at each fetch */
     el_creds *parent;    /* AssumeRole: the credentials it is signed with */
     el_sigv4 *signer;
+    el_skew *skew;       /* the clock AssumeRole is signed by (aws/skew.h) */
 } sts_source;
 
 static void sts_destroy(el_cred_source *base)
 {
     sts_source *s = (sts_source *)base;
     el_sigv4_free(s->signer);
+    el_skew_free(s->skew);
     el_creds_free(s->parent);
     free(s->base.name);
     free(s->url);
@@ -153,9 +160,10 @@ static el_err build_body(const sts_source *s, const char *token, el_buf *body)
 
 #define FORM_TYPE "application/x-www-form-urlencoded; charset=utf-8"
 
-/* One attempt. *retry: worth another (throttled, 5xx, no answer). */
+/* One attempt. *retry: worth another (throttled, 5xx, no answer, and once
+ * (*skew_resent) a refusal of the clock the answer's Date set right). */
 static el_err call_once(sts_source *s, const char *body, size_t body_len, const char *token,
-                        el_cred **out, bool *retry, el_diag *diag)
+                        el_cred **out, bool *retry, bool *skew_resent, el_diag *diag)
 {
     *retry = false;
     char what[600];
@@ -164,6 +172,7 @@ static el_err call_once(sts_source *s, const char *body, size_t body_len, const 
     size_t nh = 0;
     char date_line[64], auth_line[700];
     el_cred *signer_cred = NULL;
+    long offset = 0;
     headers[nh++] = s->host_line;
     headers[nh++] = "Content-Type: " FORM_TYPE;
     if (s->signer) {
@@ -173,7 +182,8 @@ static el_err call_once(sts_source *s, const char *body, size_t body_len, const 
         el_sigv4_header sh[2] = {{"Host", s->host}, {"Content-Type", FORM_TYPE}};
         el_err err = el_sigv4_payload_hash(body, body_len, hash);
         if (!err)
-            err = el_sigv4_sign_request(s->signer, time(NULL), "POST", s->path, "", sh, 2, hash,
+            err = el_sigv4_sign_request(s->signer, el_skew_now(s->skew, &offset), "POST",
+                                        s->path, "", sh, 2, hash,
                                         date, auth_line + sizeof prefix - 1,
                                         sizeof auth_line - (sizeof prefix - 1), &signer_cred);
         if (err) {
@@ -210,6 +220,9 @@ static el_err call_once(sts_source *s, const char *body, size_t body_len, const 
             el_creds_redact_text(a.message, token);
         *retry = resp.status >= 500 || resp.status == 429 ||
                  strcmp(a.code, "Throttling") == 0 || strcmp(a.code, "ThrottlingException") == 0;
+        if (s->signer && !*skew_resent &&
+            el_skew_correct(s->skew, a.code, a.message, resp.status, resp.date, offset))
+            *retry = *skew_resent = true; /* signed again by STS's time */
         err = el_diag_set(diag, EL_ECONFIG, "%s failed (HTTP %ld%s%s)%s%s", what, resp.status,
                           a.code[0] ? ", " : "", a.code, a.message[0] ? ": " : "", a.message);
         if (*retry)
@@ -248,9 +261,11 @@ static el_err sts_fetch(el_cred_source *base, el_cred **out, el_diag *diag)
     if (err) {
         el_diag_set(diag, err, "STS %s: request too large", action(s));
     } else {
+        bool skew_resent = false;
         for (int attempt = 0; attempt < STS_ATTEMPTS; attempt++) {
             bool retry;
-            err = call_once(s, el_buf_str(&body), body.len, token, out, &retry, diag);
+            err = call_once(s, el_buf_str(&body), body.len, token, out, &retry, &skew_resent,
+                            diag);
             if (!err || !retry)
                 break;
             struct timespec ts = {0, (long)(200000000L << attempt)};
@@ -271,9 +286,11 @@ static bool truthy(const char *v)
     return v && (strcmp(v, "true") == 0 || strcmp(v, "True") == 0 || strcmp(v, "TRUE") == 0);
 }
 
-el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out)
+el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **out,
+                            char signing_region[64])
 {
     *out = NULL;
+    snprintf(signing_region, 64, "%s", ctx->region);
     const char *url = NULL;
     bool ignore = truthy(el_cred_env(ctx, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) ||
                   truthy(el_cred_profile_get(ctx, profile, "ignore_configured_endpoint_urls"));
@@ -287,11 +304,18 @@ el_err el_cred_sts_endpoint(const el_cred_ctx *ctx, const char *profile, char **
         if (!url)
             url = el_cred_profile_get(ctx, profile, "endpoint_url");
     }
-    char def[256];
+    el_aws_endpoint rules;
     if (!url || !*url) {
-        snprintf(def, sizeof def, "https://sts.%s.amazonaws.com%s", ctx->region,
-                 strncmp(ctx->region, "cn-", 3) == 0 ? ".cn" : "");
-        url = def;
+        bool fips = ctx->net && ctx->net->use_fips;
+        bool dualstack = ctx->net && ctx->net->use_dualstack;
+        el_diag d;
+        el_diag_clear(&d);
+        if (el_aws_endpoint_resolve("sts", ctx->region, fips, dualstack, &rules, &d))
+            return el_diag_set(ctx->diag, EL_ECONFIG, "%s: give an endpoint with "
+                               "AWS_ENDPOINT_URL_STS, or turn the variant off (%s)", d.msg,
+                               EL_AWS_VARIANT_SETTINGS);
+        url = rules.url;
+        snprintf(signing_region, 64, "%s", rules.signing_region);
     }
     if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
         return el_diag_set(ctx->diag, EL_ECONFIG,
@@ -359,7 +383,13 @@ static el_err sts_new(const el_cred_ctx *ctx, const char *profile, sts_source **
     s->base.destroy = sts_destroy;
     s->net = ctx->net;
     char *endpoint;
-    el_err err = el_cred_sts_endpoint(ctx, profile, &endpoint);
+    const el_aws_config *n = ctx->net;
+    if (el_skew_new("STS", n ? n->wall_clock : NULL, n ? n->wall_clock_user : NULL,
+                    n ? n->on_skew : NULL, n ? n->on_skew_user : NULL, &s->skew)) {
+        sts_destroy(&s->base);
+        return el_diag_set(ctx->diag, EL_ENOMEM, "out of memory");
+    }
+    el_err err = el_cred_sts_endpoint(ctx, profile, &endpoint, s->signing_region);
     if (!err) {
         err = set_endpoint(s, endpoint, ctx->diag);
         free(endpoint);
@@ -423,7 +453,7 @@ el_err el_cred_assume_role(const el_cred_ctx *ctx, const char *profile,
         sts_destroy(&s->base);
         return el_diag_set(ctx->diag, EL_ENOMEM, "out of memory");
     }
-    if ((err = el_sigv4_new_provider(parent, ctx->region, "sts", NULL, &s->signer))) {
+    if ((err = el_sigv4_new_provider(parent, s->signing_region, "sts", NULL, &s->signer))) {
         sts_destroy(&s->base);
         return el_diag_set(ctx->diag, err, "cannot set up signing for STS");
     }

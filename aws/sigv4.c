@@ -74,6 +74,7 @@ static el_err signer_new(el_creds *creds, bool own, const char *region, const ch
     s->own_creds = own;
     if (opts)
         s->opts = *opts;
+    s->opts.region = NULL; /* in s->region now; the pointer is the caller's */
     if (pthread_mutex_init(&s->mu, NULL) != 0) {
         if (own)
             el_creds_free(creds);
@@ -117,8 +118,9 @@ el_err el_sigv4_new_config(const el_aws_config *cfg, const char *service,
                            const el_sigv4_opts *opts, el_sigv4 **out)
 {
     *out = NULL;
+    const char *region = opts && opts->region ? opts->region : cfg->region;
     if (cfg->creds)
-        return signer_new(cfg->creds, false, cfg->region, service, opts, out);
+        return signer_new(cfg->creds, false, region, service, opts, out);
     if (!cfg->access_key || !cfg->secret_key || !field_ok(cfg->access_key) ||
         strlen(cfg->secret_key) > MAX_SECRET)
         return EL_EUSAGE;
@@ -128,7 +130,7 @@ el_err el_sigv4_new_config(const el_aws_config *cfg, const char *service,
                                      &c);
     if (err)
         return err;
-    return signer_new(c, true, cfg->region, service, opts, out);
+    return signer_new(c, true, region, service, opts, out);
 }
 
 void el_sigv4_free(el_sigv4 *s)

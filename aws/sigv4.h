@@ -45,7 +45,10 @@ typedef struct el_sigv4 el_sigv4;
 
 /* How a service wants its requests signed. */
 typedef struct el_sigv4_opts {
-    bool s3;  /* S3's rules (above) */
+    bool s3;             /* S3's rules (above) */
+    const char *region;  /* el_sigv4_new_config: the scope's region when it is not the
+                            configuration's (the endpoint rules sign "aws-global" for
+                            us-east-1); NULL = cfg->region */
 } el_sigv4_opts;
 
 /* Headers a request may sign (those the signer adds included: x-amz-date,
@@ -79,7 +82,7 @@ el_err el_sigv4_new_provider(el_creds *creds, const char *region, const char *se
 /* The signer of a client made from cfg: cfg->creds (borrowed: cfg must
  * outlive the signer), or, for a configuration made by hand without a
  * provider, a provider of its fixed keys owned by the signer. Region from
- * cfg. Errors as el_sigv4_new. */
+ * opts->region, else cfg. Errors as el_sigv4_new. */
 el_err el_sigv4_new_config(const el_aws_config *cfg, const char *service,
                            const el_sigv4_opts *opts, el_sigv4 **out) EL_MUST_USE;
 

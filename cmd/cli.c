@@ -10,8 +10,9 @@
 
 #include <errno.h>   /* strtol range errors */
 #include <stdarg.h>  /* va_list */
+#include <stdatomic.h> /* the clock line, said once from any thread */
 #include <stdio.h>   /* fprintf */
-#include <stdlib.h>  /* strtol, getenv */
+#include <stdlib.h>  /* strtol, getenv, labs */
 #include <string.h>  /* strncmp, strlen */
 
 /* One line on stderr: the prefix, the message, a newline. */
@@ -108,6 +109,37 @@ static const char *env_lookup(const char *name)
  * credential provider. Main thread only. */
 static el_aws_config *run_cfg;
 
+/* Set once a client said it signs by AWS's time. */
+static atomic_int clock_said;
+
+/* "this machine's clock is 7 min behind AWS's: signing with AWS's time"
+ * (seconds under a minute and a half; "ahead of" a clock ahead). */
+static void clock_line(long offset_s, char *out, size_t cap)
+{
+    long a = labs(offset_s);
+    char amount[32];
+    if (a >= 90)
+        snprintf(amount, sizeof amount, "%ld min", (a + 30) / 60);
+    else
+        snprintf(amount, sizeof amount, "%ld s", a);
+    snprintf(out, cap, "this machine's clock is %s %s AWS's: signing with AWS's time", amount,
+             offset_s > 0 ? "behind" : "ahead of");
+}
+
+/* An el_skew_report_fn: a client of the run (DynamoDB, S3, STS) set its
+ * signing clock by a service's Date. Said once for the run, whichever
+ * client and thread it was. */
+static void on_clock_skew(void *user, const char *service, long offset_s)
+{
+    (void)user;
+    (void)service;
+    if (atomic_exchange(&clock_said, 1))
+        return;
+    char line[160];
+    clock_line(offset_s, line, sizeof line);
+    fprintf(stderr, "edgeload: %s\n", line);
+}
+
 bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg)
 {
     *cfg = NULL;
@@ -115,7 +147,9 @@ bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg)
         el_diag d;
         char warning[512] = "";
         el_diag_clear(&d);
-        if (el_aws_config_resolve(opts, env_lookup, &run_cfg, warning, sizeof warning, &d)) {
+        el_aws_opts o = opts ? *opts : (el_aws_opts){0};
+        o.on_skew = on_clock_skew;
+        if (el_aws_config_resolve(&o, env_lookup, &run_cfg, warning, sizeof warning, &d)) {
             cli_error("%s", d.msg);
             return false;
         }

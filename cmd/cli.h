@@ -48,7 +48,9 @@ int cli_next(cli_parser *p, const char **arg);
 
 /* The run's AWS configuration, resolved once (its warnings printed once)
  * and shared by every client of the run, DynamoDB's and S3's, so that they
- * sign with one credential provider. *cfg is a reference the caller drops
+ * sign with one credential provider; the first clock correction of any of
+ * them (STS's included) is said on stderr: "this machine's clock is 7 min
+ * behind AWS's: signing with AWS's time". *cfg is a reference the caller drops
  * with el_aws_config_free. Prints the error and returns false on failure
  * (exit 2). Main thread only. */
 bool cli_aws_config(const el_aws_opts *opts, el_aws_config **cfg);

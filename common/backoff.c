@@ -21,6 +21,15 @@ double el_backoff_ms(unsigned attempt, double base_ms, double cap_ms, double u)
     return u * ceiling;
 }
 
+double el_backoff_hinted_ms(double backoff_ms, double hint_ms)
+{
+    if (hint_ms <= 0)
+        return backoff_ms;
+    double most = backoff_ms + EL_BACKOFF_HINT_EXTRA_MS;
+    double wait = hint_ms < most ? hint_ms : most;
+    return wait > backoff_ms ? wait : backoff_ms;
+}
+
 uint64_t el_rand_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);

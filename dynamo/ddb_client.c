@@ -40,13 +40,14 @@
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* strlen, strcmp, explicit_bzero */
 #include <strings.h>  /* strncasecmp for header names */
-#include <time.h>     /* time: the signature's date */
+#include <time.h>     /* time_t: the signature's date */
 #include <zlib.h>     /* crc32 of responses, as botocore checks x-amz-crc32 */
 
 #include "dynamo/ddb_errors.h"    /* the one-line explanations of refusals */
 #include "dynamo/ddb_internal.h"
 #include "aws/aws_http.h"  /* el_aws_http_setup, el_aws_http_hint */
 #include "aws/sigv4.h"
+#include "aws/skew.h"      /* the signing clock */
 
 #define EL_DDB_CONNECT_TIMEOUT_MS 10000L
 #define EL_DDB_TOTAL_TIMEOUT_MS 120000L
@@ -59,6 +60,7 @@ typedef struct xfer {
     uint32_t crc;
     char request_id[64];
     double retry_after_ms;     /* a Retry-After header (seconds), 0 when none */
+    double amz_retry_after_ms; /* an x-amz-retry-after header (ms), -1 when none */
     unsigned sends;            /* libcurl's sends of the request (prereq_cb) */
 } xfer;
 
@@ -77,6 +79,7 @@ typedef struct hdrs {
     char auth[640];                               /* "Authorization: ..." */
     char payload_hash[EL_SIGV4_HASH_SIZE];        /* of the body being sent */
     time_t signed_at;                             /* second of the signature, -1 none */
+    long signed_offset;                           /* the signing clock's offset then */
     bool sign_failed;                             /* no valid signature: do not trust */
     el_cred *cred;                                /* the credentials signed with (a
                                                      reference; its token line is sent) */
@@ -89,6 +92,7 @@ struct el_ddb {
     char *host_line;           /* "Host: <host[:port]>" as botocore computes it */
     char *type_line;           /* "Content-Type: application/x-amz-json-1.0" */
     el_sigv4 *signer;
+    el_skew *skew;             /* the clock requests are signed by (aws/skew.h) */
     long connect_timeout_ms;
     long total_timeout_ms;
     CURLSH *share;
@@ -169,6 +173,16 @@ static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
         x->have_crc = false;
         x->request_id[0] = '\0';
         x->retry_after_ms = 0;
+        x->amz_retry_after_ms = -1;
+    } else if ((vlen = header_value(line, n, "x-amz-retry-after", &v)) > 0 && vlen < 16) {
+        /* milliseconds, an integer (botocore ignores anything else) */
+        char digits[16];
+        memcpy(digits, v, vlen);
+        digits[vlen] = '\0';
+        char *end;
+        long ms = strtol(digits, &end, 10);
+        if (*end == '\0' && ms >= 0)
+            x->amz_retry_after_ms = (double)ms;
     } else if ((vlen = header_value(line, n, "Retry-After", &v)) > 0 && vlen < 16) {
         /* delay-seconds (an HTTP-date is not what a throttling service sends) */
         char digits[16];
@@ -199,6 +213,7 @@ static void xfer_init(xfer *x)
     x->have_crc = false;
     x->request_id[0] = '\0';
     x->retry_after_ms = 0;
+    x->amz_retry_after_ms = -1;
     x->sends = 0;
 }
 
@@ -209,6 +224,7 @@ static void xfer_reset(xfer *x)
     x->have_crc = false;
     x->request_id[0] = '\0';
     x->retry_after_ms = 0;
+    x->amz_retry_after_ms = -1;
     x->sends = 0;
 }
 
@@ -262,14 +278,17 @@ static const char *line_value(const char *line)
     return v ? v + 2 : "";
 }
 
-/* Signs the request whose body hash is in h, at the current second (again
- * only when the second changed since the last signature), with the
- * provider's current credentials, whose session token it then sends. */
+/* Signs the request whose body hash is in h, at the current second of the
+ * client's signing clock (again only when that second changed since the
+ * last signature: a corrected clock changes it), with the provider's
+ * current credentials, whose session token it then sends. */
 static void sign(el_ddb *ddb, hdrs *h)
 {
-    time_t now = time(NULL);
+    long offset;
+    time_t now = el_skew_now(ddb->skew, &offset);
     if (h->signed_at == now && !h->sign_failed)
         return;
+    h->signed_offset = offset;
     el_sigv4_header sh[3] = {
         {"Host", line_value(ddb->host_line)},
         {"Content-Type", line_value(ddb->type_line)},
@@ -422,12 +441,18 @@ el_err el_ddb_new(const el_aws_config *cfg, el_ddb **out, el_diag *diag)
         el_ddb_free(ddb);
         return el_diag_set(diag, err, "cannot use endpoint URL '%s'", cfg->endpoint);
     }
-    err = el_sigv4_new_config(cfg, "dynamodb", NULL, &ddb->signer);
+    el_sigv4_opts scope = {.region = cfg->signing_region};
+    err = el_sigv4_new_config(cfg, "dynamodb", &scope, &ddb->signer);
     if (err) {
         el_ddb_free(ddb);
         return err == EL_EUSAGE
                    ? el_diag_set(diag, EL_ECONFIG, "region name, access key or secret key too long")
                    : el_diag_set(diag, err, "cannot set up request signing");
+    }
+    if (el_skew_new("DynamoDB", cfg->wall_clock, cfg->wall_clock_user, cfg->on_skew,
+                    cfg->on_skew_user, &ddb->skew)) {
+        el_ddb_free(ddb);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
     }
     ddb->type_line = strdup("Content-Type: application/x-amz-json-1.0");
     if (!ddb->type_line) {
@@ -488,6 +513,11 @@ const el_aws_config *el_ddb_config(const el_ddb *ddb)
     return ddb->cfg;
 }
 
+el_skew *el_ddb_skew(el_ddb *ddb)
+{
+    return ddb->skew;
+}
+
 static void req_destroy(el_ddb_req *req);
 
 void el_ddb_free(el_ddb *ddb)
@@ -512,6 +542,7 @@ void el_ddb_free(el_ddb *ddb)
     explicit_bzero(ddb->sync_h.auth, sizeof ddb->sync_h.auth);
     el_cred_release(ddb->sync_h.cred);
     el_sigv4_free(ddb->signer);
+    el_skew_free(ddb->skew);
     free(ddb->type_line);
     free(ddb->host_line);
     free(ddb->path);
@@ -522,12 +553,13 @@ void el_ddb_free(el_ddb *ddb)
     free(ddb);
 }
 
-/* Fills res from a finished transfer on h. write_cb is the only source of
- * CURLE_WRITE_ERROR: the response outgrew EL_DDB_MAX_RESPONSE. Messages
- * are what the service or curl said; AWS's InvalidSignatureException quotes
- * the canonical request, session token included, so the secret key and the
- * token are redacted from them before anyone can print them. */
-static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
+/* Fills res from a finished transfer on h, signed as hd says. write_cb is
+ * the only source of CURLE_WRITE_ERROR: the response outgrew
+ * EL_DDB_MAX_RESPONSE. Messages are what the service or curl said; AWS's
+ * InvalidSignatureException quotes the canonical request, session token
+ * included, so the secret key and the token are redacted from them before
+ * anyone can print them. */
+static void finish(const el_ddb *ddb, CURL *h, const hdrs *hd, CURLcode code, const xfer *x,
                    el_ddb_result *res)
 {
     long status = 0;
@@ -536,8 +568,11 @@ static void finish(const el_ddb *ddb, CURL *h, CURLcode code, const xfer *x,
     el_ddb_classify(code, status, x->resp.data, x->resp.len, res);
     snprintf(res->request_id, sizeof res->request_id, "%s", x->request_id);
     res->sends = x->sends;
+    res->server_time = code == CURLE_OK ? el_aws_http_date(h) : 0;
+    res->clock_offset = hd->signed_offset;
     if (res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT)
-        res->retry_after_ms = x->retry_after_ms;
+        res->retry_after_ms = x->amz_retry_after_ms >= 0 ? x->amz_retry_after_ms
+                                                         : x->retry_after_ms;
     if (code == CURLE_OK && x->have_crc &&
         (uint32_t)crc32(crc32(0L, Z_NULL, 0), (const Bytef *)el_buf_str(&x->resp),
                         (uInt)x->resp.len) != x->crc) {
@@ -597,7 +632,7 @@ el_err el_ddb_call(el_ddb *ddb, const char *op, const char *body, size_t len,
     if (err)
         return el_diag_set(diag, err, "cannot set up the %s request", op);
     CURLcode code = curl_easy_perform(ddb->sync);
-    finish(ddb, ddb->sync, code, &ddb->sync_x, res);
+    finish(ddb, ddb->sync, &ddb->sync_h, code, &ddb->sync_x, res);
     if (response && ddb->sync_x.resp.len &&
         el_buf_append(response, ddb->sync_x.resp.data, ddb->sync_x.resp.len))
         return el_diag_set(diag, EL_ENOMEM, "%s response too large for the buffer", op);
@@ -710,7 +745,7 @@ void el_ddb_req_unsent(el_ddb_req *req, el_ddb_result *res)
 
 void el_ddb_req_finish(el_ddb_req *req, CURLcode code, el_ddb_result *res)
 {
-    finish(req->ddb, req->h, code, &req->x, res);
+    finish(req->ddb, req->h, &req->hd, code, &req->x, res);
     if (req->hd.sign_failed) {
         /* only signed requests are sent (el_ddb_req_reset); this keeps
          * the answer to an unsigned one from ever being believed */

@@ -33,6 +33,7 @@
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t: throughput figures */
+#include <time.h>     /* time_t */
 
 #include "common/buf.h"
 #include "common/error.h"
@@ -115,11 +116,17 @@ typedef struct el_ddb_result {
                                (1 << el_ddb_throttle_reason); 0 when none was given */
     char resource[256];     /* the first reason's resource (an ARN: ...:table/T or
                                ...:table/T/index/I), "" when none */
-    double retry_after_ms;  /* a Retry-After header of the answer, 0 when none */
+    double retry_after_ms;  /* the answer's x-amz-retry-after (ms), else its Retry-After
+                               (s), 0 when none: honoured within a bound
+                               (el_backoff_hinted_ms) */
     unsigned sends;         /* how often libcurl sent the request: 1, more when it sent it
                                again itself on a new connection after a reused one had
                                closed (a retry no caller sees), 0 when no connection was
                                made (set by el_ddb_req_finish, not by classify) */
+    time_t server_time;     /* the answer's Date header, 0 when none (set by
+                               el_ddb_call/el_ddb_req_finish, not by classify) */
+    long clock_offset;      /* the offset (s) of the client's clock the request was signed
+                               with (aws/skew.h; likewise) */
 } el_ddb_result;
 
 /* ---- synchronous calls ---- */

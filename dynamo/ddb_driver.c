@@ -53,6 +53,7 @@ struct el_ddb_op {
     size_t body_len;
     double units;              /* the budget's estimate */
     unsigned attempts;         /* sends so far */
+    bool skew_resent;          /* resent once after a clock refusal (aws/skew.h) */
     double not_before;         /* while waiting: due time (ms) */
     op_state state;
     el_ddb_done_fn done;
@@ -369,13 +370,13 @@ double el_ddb_driver_backoff_ms(el_ddb_driver *d, unsigned attempts)
     return el_backoff_ms(a, EL_BACKOFF_BASE_MS, EL_BACKOFF_CAP_MS, el_rand_unit(&d->rng));
 }
 
-/* Puts op in the resend heap, due after a backoff (at least floor_ms: a
- * Retry-After the service asked for). */
-static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now, double floor_ms)
+/* Puts op in the resend heap, due after a backoff (and the wait the
+ * service asked for, hint_ms, within common/backoff.h's bound). */
+static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now, double hint_ms)
 {
-    double wait = el_ddb_driver_backoff_ms(d, op->attempts);
+    double wait = el_backoff_hinted_ms(el_ddb_driver_backoff_ms(d, op->attempts), hint_ms);
     op->state = OP_WAITING;
-    op->not_before = now + (wait > floor_ms ? wait : floor_ms);
+    op->not_before = now + wait;
     heap_push(d, op);
 }
 
@@ -587,6 +588,11 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
      * consumed nothing (refunded below) */
     if (res->outcome != EL_DDB_THROTTLED)
         el_rate_settle(&d->rate, op->units, consumed, now);
+    if (!op->skew_resent && el_ddb_skew_resend(d->t.skew, res)) {
+        op->skew_resent = true; /* once: refused again, it stops the run below */
+        resend_later(d, op, now, 0);
+        return;
+    }
     switch (res->outcome) {
     case EL_DDB_THROTTLED:
         on_throttle(d, res, op->units, now);

@@ -14,14 +14,19 @@
  *  - throttling by its cause (ThrottlingReasons): a hot key range of the
  *    table or an index does not shrink the window (the other keys keep
  *    their rate; the caller may pace the keys of that request), a table or
- *    index limit, or a throttle without reasons, does; a Retry-After hint
- *    is a floor under the backoff; every reason is counted;
+ *    index limit, or a throttle without reasons, does; a service's
+ *    x-amz-retry-after (or Retry-After) is honoured between the backoff
+ *    and 5 s over it (common/backoff.h); every reason is counted;
  *  - the retry policy: throttling is retried for ever, with backoff; 5xx,
  *    resets, timeouts and cut-short answers are retried with backoff until
  *    max_retry_time_s of failure without a single success, then the driver
  *    gives up (EL_ENET); refusals (ValidationException and other 4xx) go to
  *    the callback; credentials and a missing table stop the run (the
- *    message of dynamo/ddb_errors.h);
+ *    message of dynamo/ddb_errors.h); a request refused for this machine's
+ *    clock is signed again and resent once when the answer's Date set the
+ *    transport's clock right (el_ddb_transport.skew), and stops the run
+ *    only when refused again; the kinds of every error code are one table,
+ *    dynamo/ddb_errors.c (docs/LIMITS.md);
  *  - backoff: capped exponential with full jitter (common/backoff.h);
  *  - the answer: ConsumedCapacity parsed once, here.
  * The callback sees only answers that are the caller's to judge: success
@@ -45,6 +50,7 @@
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
+#include "aws/skew.h"           /* el_skew */
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
@@ -132,6 +138,11 @@ typedef struct el_ddb_transport {
     /* Frees the transport (with the driver). */
     void (*free)(void *self);
     void *self;
+    /* The clock the transport signs by (aws/skew.h; its results carry the
+     * answer's Date and the offset signed with): a request refused for the
+     * clock is signed again and resent once when the answer set it right.
+     * NULL: no correction. Not the driver's: it outlives the driver. */
+    el_skew *skew;
 } el_ddb_transport;
 
 /* A driver on the real transport: ddb's requests over a curl multi handle

@@ -3,10 +3,8 @@
  *
  * DESIGN: classification is a pure function of (curl code, HTTP status,
  * body), so it is unit-tested on real error bodies. The error code comes
- * first (a throttling code wins over its 400 or 5xx status), then the status.
- * The code lists follow botocore's standard retry mode (THROTTLED_ERROR_CODES,
- * TRANSIENT_ERROR_CODES, TRANSIENT_STATUS_CODES) plus the credential and
- * permission errors after which no retry can succeed. The body is read with
+ * first (a throttling code wins over its 400 or 5xx status), from one table
+ * (code_table, printed in docs/LIMITS.md), then the status. The body is read with
  * yajl's event parser: no tree, no allocation beyond yajl's own, and no need
  * for a NUL-terminated body.
  *
@@ -24,62 +22,147 @@
 #include <time.h>             /* time, for the current credentials */
 #include <yajl/yajl_parse.h>  /* event parser for error bodies */
 
+#include "aws/skew.h"          /* el_skew_correct */
 #include "dynamo/ddb_internal.h"
 
-static const char *const throttling_codes[] = {
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "Throttling",
-    "ThrottledException",
-    "RequestThrottledException",
-    "RequestThrottled",
-    "RequestLimitExceeded",
-    "TooManyRequestsException",
-    "TransactionInProgressException",
-    "BandwidthLimitExceeded",
-    "LimitExceededException",
-    "SlowDown",
-    "PriorRequestNotComplete",
-    "EC2ThrottledException",
+/*
+ * The one table of what an error code means, whatever its HTTP status:
+ * every code of DynamoDB's API reference (its Common Errors and each
+ * operation's errors, as botocore's service model lists them), botocore's
+ * retry lists (standard mode: THROTTLED_ERROR_CODES, TRANSIENT_ERROR_CODES,
+ * modeled retryable errors) and the credential, permission and clock
+ * refusals after which retrying cannot help. docs/LIMITS.md prints it with
+ * each code's status, botocore's kind and what becomes of the rows;
+ * test_ddb_client.c checks that the two agree. A code not here is judged
+ * by its status (el_ddb_classify).
+ */
+typedef struct code_kind {
+    const char *code;
+    el_ddb_outcome kind;
+} code_kind;
+
+static const code_kind code_table[] = {
+    /* throttling: botocore's THROTTLED_ERROR_CODES, every one */
+    {"ProvisionedThroughputExceededException", EL_DDB_THROTTLED},
+    {"ThrottlingException", EL_DDB_THROTTLED},
+    {"RequestLimitExceeded", EL_DDB_THROTTLED},
+    {"TransactionInProgressException", EL_DDB_THROTTLED},
+    {"LimitExceededException", EL_DDB_THROTTLED},
+    {"Throttling", EL_DDB_THROTTLED},
+    {"ThrottledException", EL_DDB_THROTTLED},
+    {"RequestThrottledException", EL_DDB_THROTTLED},
+    {"RequestThrottled", EL_DDB_THROTTLED},
+    {"TooManyRequestsException", EL_DDB_THROTTLED},
+    {"BandwidthLimitExceeded", EL_DDB_THROTTLED},
+    {"SlowDown", EL_DDB_THROTTLED},
+    {"PriorRequestNotComplete", EL_DDB_THROTTLED},
+    {"EC2ThrottledException", EL_DDB_THROTTLED},
+    /* transient: the server's failures, botocore's TRANSIENT_ERROR_CODES,
+     * the modeled retryable ReplicatedWriteConflictException, and
+     * TransactionConflictException, which botocore does not retry but
+     * edgeload does: its writes are whole puts and SET counters, which
+     * another try cannot make wrong */
+    {"InternalServerError", EL_DDB_TRANSIENT},
+    {"InternalFailure", EL_DDB_TRANSIENT},
+    {"ServiceUnavailable", EL_DDB_TRANSIENT},
+    {"ServiceUnavailableException", EL_DDB_TRANSIENT},
+    {"RequestTimeout", EL_DDB_TRANSIENT},
+    {"RequestTimeoutException", EL_DDB_TRANSIENT},
+    {"ReplicatedWriteConflictException", EL_DDB_TRANSIENT},
+    {"TransactionConflictException", EL_DDB_TRANSIENT},
+    /* fatal: credentials, permissions, a clock AWS still refuses after the
+     * correction of aws/skew.h, a missing table, an operation the endpoint
+     * does not have: every request would meet the same */
+    {"AccessDeniedException", EL_DDB_FATAL},
+    {"AccessDenied", EL_DDB_FATAL},
+    {"NotAuthorized", EL_DDB_FATAL},
+    {"OptInRequired", EL_DDB_FATAL},
+    {"UnrecognizedClientException", EL_DDB_FATAL},
+    {"InvalidClientTokenId", EL_DDB_FATAL},
+    {"ExpiredTokenException", EL_DDB_FATAL},
+    {"ExpiredToken", EL_DDB_FATAL},
+    {"MissingAuthenticationToken", EL_DDB_FATAL},
+    {"MissingAuthenticationTokenException", EL_DDB_FATAL},
+    {"IncompleteSignature", EL_DDB_FATAL},
+    {"IncompleteSignatureException", EL_DDB_FATAL},
+    {"InvalidSignatureException", EL_DDB_FATAL},
+    {"SignatureDoesNotMatch", EL_DDB_FATAL},
+    {"AuthFailure", EL_DDB_FATAL},
+    {"RequestExpired", EL_DDB_FATAL},
+    {"RequestTimeTooSkewed", EL_DDB_FATAL},
+    {"RequestInTheFuture", EL_DDB_FATAL},
+    {"ResourceNotFoundException", EL_DDB_FATAL},
+    {"InvalidAction", EL_DDB_FATAL},
+    {"UnknownOperationException", EL_DDB_FATAL},
+    /* refused: the request (or one of its items) is wrong; the caller
+     * judges it (a load splits a batch to find the item) */
+    {"ValidationException", EL_DDB_REJECTED},
+    {"ValidationError", EL_DDB_REJECTED},
+    {"SerializationException", EL_DDB_REJECTED},
+    {"ConditionalCheckFailedException", EL_DDB_REJECTED},
+    {"ItemCollectionSizeLimitExceededException", EL_DDB_REJECTED},
+    {"TransactionCanceledException", EL_DDB_REJECTED},
+    {"IdempotentParameterMismatchException", EL_DDB_REJECTED},
+    {"ResourceInUseException", EL_DDB_REJECTED},
+    /* refused, of operations edgeload does not send */
+    {"BackupInUseException", EL_DDB_REJECTED},
+    {"BackupNotFoundException", EL_DDB_REJECTED},
+    {"ContinuousBackupsUnavailableException", EL_DDB_REJECTED},
+    {"DuplicateItemException", EL_DDB_REJECTED},
+    {"ExportConflictException", EL_DDB_REJECTED},
+    {"ExportNotFoundException", EL_DDB_REJECTED},
+    {"GlobalTableAlreadyExistsException", EL_DDB_REJECTED},
+    {"GlobalTableNotFoundException", EL_DDB_REJECTED},
+    {"ImportConflictException", EL_DDB_REJECTED},
+    {"ImportNotFoundException", EL_DDB_REJECTED},
+    {"IndexNotFoundException", EL_DDB_REJECTED},
+    {"InvalidExportTimeException", EL_DDB_REJECTED},
+    {"InvalidRestoreTimeException", EL_DDB_REJECTED},
+    {"PointInTimeRecoveryUnavailableException", EL_DDB_REJECTED},
+    {"PolicyNotFoundException", EL_DDB_REJECTED},
+    {"ReplicaAlreadyExistsException", EL_DDB_REJECTED},
+    {"ReplicaNotFoundException", EL_DDB_REJECTED},
+    {"TableAlreadyExistsException", EL_DDB_REJECTED},
+    {"TableInUseException", EL_DDB_REJECTED},
+    {"TableNotFoundException", EL_DDB_REJECTED},
 };
 
-static const char *const transient_codes[] = {
-    "RequestTimeout",
-    "RequestTimeoutException",
-    "InternalServerError",
-    "InternalFailure",
-    "ServiceUnavailable",
-    "ServiceUnavailableException",
-};
+#define NCODES (sizeof code_table / sizeof code_table[0])
 
-/* Credentials, permissions and a missing table: the run cannot go on. */
-static const char *const fatal_codes[] = {
-    "ExpiredTokenException",
-    "ExpiredToken",
-    "UnrecognizedClientException",
-    "InvalidSignatureException",
-    "IncompleteSignatureException",
-    "IncompleteSignature",
-    "SignatureDoesNotMatch",
-    "InvalidClientTokenId",
-    "AccessDeniedException",
-    "AccessDenied",
-    "MissingAuthenticationToken",
-    "MissingAuthenticationTokenException",
-    "AuthFailure",
-    "RequestExpired",
-    "ResourceNotFoundException",
-};
-
-static bool in_list(const char *code, const char *const *list, size_t n)
+el_ddb_outcome el_ddb_code_kind(const char *code, bool *known)
 {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(code, list[i]) == 0)
-            return true;
-    return false;
+    for (size_t i = 0; code && code[0] && i < NCODES; i++)
+        if (strcmp(code, code_table[i].code) == 0) {
+            *known = true;
+            return code_table[i].kind;
+        }
+    *known = false;
+    return EL_DDB_REJECTED;
 }
 
-#define IN(code, list) in_list((code), (list), sizeof(list) / sizeof(list)[0])
+const char *el_ddb_code_at(size_t i)
+{
+    return i < NCODES ? code_table[i].code : NULL;
+}
+
+const char *el_ddb_outcome_name(el_ddb_outcome o)
+{
+    switch (o) {
+    case EL_DDB_SUCCESS: return "success";
+    case EL_DDB_THROTTLED: return "throttled";
+    case EL_DDB_TRANSIENT: return "transient";
+    case EL_DDB_REJECTED: return "refused";
+    case EL_DDB_FATAL: return "fatal";
+    }
+    return "?";
+}
+
+bool el_ddb_skew_resend(el_skew *skew, const el_ddb_result *res)
+{
+    return res->outcome == EL_DDB_FATAL && res->http_status > 0 &&
+           el_skew_correct(skew, res->error_type, res->message, res->http_status,
+                           res->server_time, res->clock_offset);
+}
 
 /* ---- reading __type and message ---- */
 
@@ -264,13 +347,10 @@ void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, siz
     }
     el_ddb_error_fields(body, len, res->error_type, sizeof res->error_type, res->message,
                         sizeof res->message);
-    const char *code = res->error_type;
-    if (code[0] && IN(code, throttling_codes))
-        res->outcome = EL_DDB_THROTTLED;
-    else if (code[0] && IN(code, transient_codes))
-        res->outcome = EL_DDB_TRANSIENT;
-    else if (code[0] && IN(code, fatal_codes))
-        res->outcome = EL_DDB_FATAL;
+    bool known;
+    el_ddb_outcome kind = el_ddb_code_kind(res->error_type, &known);
+    if (known)
+        res->outcome = kind;
     else if (http_status == 429)
         res->outcome = EL_DDB_THROTTLED;
     else if (http_status >= 500 && http_status < 600)
@@ -431,9 +511,10 @@ void el_ddb_explain(const el_ddb_result *res, const el_aws_config *cfg, const ch
                  "AWS_ENDPOINT_URL (%s %s)", endpoint, op, said);
         return;
     case EL_DDB_PROBLEM_CLOCK_SKEW:
-        snprintf(out, cap, "this machine's clock is off: AWS refuses requests signed more than "
-                 "5 minutes away from its time; set the clock right (e.g. with chrony or "
-                 "systemd-timesyncd) (%s %s)", op, said);
+        snprintf(out, cap, "this machine's clock is off, and AWS refused the request even "
+                 "signed by the time of AWS's own answers (or they gave none): it takes "
+                 "requests signed within 5 minutes of its time; set the clock right (e.g. with "
+                 "chrony or systemd-timesyncd) (%s %s)", op, said);
         return;
     case EL_DDB_PROBLEM_BAD_SECRET:
         snprintf(out, cap, "the signature does not match: the secret access key (credentials "

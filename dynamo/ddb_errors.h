@@ -17,11 +17,28 @@
 #ifndef EL_DDB_ERRORS_H
 #define EL_DDB_ERRORS_H
 
+#include <stdbool.h> /* bool */
 #include <stddef.h>  /* size_t */
 
 #include "common/error.h"
 #include "aws/aws_config.h"
 #include "dynamo/ddb_client.h"
+
+/*
+ * What an error code means whatever its HTTP status: its kind in the one
+ * table of dynamo/ddb_errors.c (docs/LIMITS.md prints it), *known true; a
+ * code not in it (or "") gives *known false, and the status decides (429
+ * throttled, 5xx transient, 401/403 fatal, other 4xx refused).
+ */
+el_ddb_outcome el_ddb_code_kind(const char *code, bool *known);
+
+/* The table's i-th code, NULL past the last (for the test that checks
+ * docs/LIMITS.md against it). */
+const char *el_ddb_code_at(size_t i);
+
+/* "throttled", "transient", "refused", "fatal" ("success"): a kind's name
+ * as docs/LIMITS.md writes it. */
+const char *el_ddb_outcome_name(el_ddb_outcome o);
 
 typedef enum el_ddb_problem {
     EL_DDB_PROBLEM_OTHER = 0,      /* nothing more specific to say */

@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>  /* CURL, CURLcode: the requests the transport drives */
 
+#include "aws/skew.h"  /* el_skew: the clock requests are signed by */
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
@@ -39,6 +40,15 @@
  */
 void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
                      el_ddb_result *res);
+
+/* True when a request answered res should be signed again and sent again,
+ * once, because its refusal was the clock's and skew (the client's signing
+ * clock) has just been, or had been, set right by the answer's Date
+ * (aws/skew.h); the caller keeps the "once". */
+bool el_ddb_skew_resend(el_skew *skew, const el_ddb_result *res);
+
+/* The signing clock of a client (owned by it). */
+el_skew *el_ddb_skew(el_ddb *ddb);
 
 /* ---- requests driven by a curl multi handle (the driver's transport) ---- */
 

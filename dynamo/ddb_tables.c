@@ -30,8 +30,11 @@ typedef struct sent_counts {
 /* el_ddb_call with the SDKs' retry of throttling and transient failures:
  * up to max_attempts (AWS_MAX_ATTEMPTS, default 5), the one backoff policy
  * of edgeload (capped exponential, full jitter: common/backoff.h) with a
- * 200 ms base, as the control plane is not worth hammering. res holds the
- * last outcome; sent, when not NULL, counts the attempts. */
+ * 200 ms base, as the control plane is not worth hammering, and the wait
+ * the service asks for within its bound; a clock refusal the answer set
+ * the clock right for is sent again at once, once, not counted as an
+ * attempt (aws/skew.h). res holds the last outcome; sent, when not NULL,
+ * counts the sends. */
 static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_t len,
                             el_buf *response, el_ddb_result *res, sent_counts *sent,
                             el_diag *diag)
@@ -39,6 +42,7 @@ static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_
     const el_aws_config *cfg = el_ddb_config(ddb);
     int attempts = cfg->max_attempts > 0 ? cfg->max_attempts : 5;
     uint64_t rng = (uint64_t)el_now_ms() ^ (uint64_t)(uintptr_t)ddb;
+    bool skew_resent = false;
     for (int attempt = 1;; attempt++) {
         if (response)
             el_buf_reset(response);
@@ -49,11 +53,17 @@ static el_err call_retrying(el_ddb *ddb, const char *op, const char *body, size_
         el_err err = el_ddb_call(ddb, op, body, len, response, res, diag);
         if (err && err != EL_ENET)
             return err;
+        if (!skew_resent && el_ddb_skew_resend(el_ddb_skew(ddb), res)) {
+            skew_resent = true; /* signed again with the corrected clock, at once */
+            attempt--;
+            continue;
+        }
         bool retry = res->outcome == EL_DDB_THROTTLED || res->outcome == EL_DDB_TRANSIENT;
         if (!retry || attempt >= attempts)
             return err;
-        el_sleep_ms(el_backoff_ms((unsigned)attempt, CONTROL_BACKOFF_BASE_MS, CONTROL_BACKOFF_CAP_MS,
-                                  el_rand_unit(&rng)));
+        double backoff = el_backoff_ms((unsigned)attempt, CONTROL_BACKOFF_BASE_MS,
+                                       CONTROL_BACKOFF_CAP_MS, el_rand_unit(&rng));
+        el_sleep_ms(el_backoff_hinted_ms(backoff, res->retry_after_ms));
     }
 }
 

@@ -163,7 +163,8 @@ el_err el_ddb_transport_curl(el_ddb *ddb, int connections, el_ddb_transport *out
     curl_multi_setopt(t->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)connections);
     curl_multi_setopt(t->multi, CURLMOPT_MAXCONNECTS, (long)connections);
     *out = (el_ddb_transport){ .send = t_send, .wait = t_wait, .cancel = t_cancel,
-                               .wakeup = t_wakeup, .now = t_now, .free = t_free, .self = t };
+                               .wakeup = t_wakeup, .now = t_now, .free = t_free, .self = t,
+                               .skew = el_ddb_skew(ddb) };
     return EL_OK;
 }
 

@@ -10,11 +10,13 @@
  * Credentials, region, HTTPS verification and CA file come from an
  * el_aws_config (the same chain as DynamoDB). The endpoint is S3's own:
  * --endpoint-url-s3, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL (both ignored
- * when AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true), else
- * https://s3.<region>.amazonaws.com (.com.cn for cn-*). A custom endpoint
- * (an S3-compatible store) is addressed path-style (ENDPOINT/bucket/key);
- * AWS virtual-hosted style (bucket.s3.<region>...) unless the bucket name
- * cannot be a host name (dots, upper case), then path-style too.
+ * when AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true), else the one the SDKs'
+ * endpoint rules give the region, FIPS and dual-stack (aws/endpoints.h:
+ * https://s3.<region>.amazonaws.com, s3-fips.dualstack..., .com.cn, ...).
+ * A custom endpoint (an S3-compatible store) is addressed path-style
+ * (ENDPOINT/bucket/key); AWS virtual-hosted style (bucket.s3.<region>...)
+ * unless the bucket name cannot be a host name (dots, upper case, '_', a
+ * '-' first or last), then path-style too.
  *
  * Errors come back as el_err with a one-line diag naming the s3:// URL and
  * what S3 said: EL_EIO for NoSuchBucket/NoSuchKey, EL_ECONFIG for

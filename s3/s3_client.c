@@ -28,6 +28,8 @@
 #include <time.h>     /* time, gmtime_r, nanosleep */
 
 #include "aws/aws_http.h"   /* el_aws_http_setup, el_aws_http_hint */
+#include "aws/endpoints.h"  /* the SDKs' endpoint rules, virtual-hosted buckets */
+#include "aws/skew.h"       /* the signing clock */
 #include "aws/sigv4.h"
 #include "common/backoff.h"
 #include "s3/s3_sign.h"
@@ -44,6 +46,7 @@ struct el_s3 {
     char *endpoint;       /* scheme://host[:port], no trailing slash */
     char *scheme;         /* "http" or "https" */
     char *host;           /* host[:port] as the Host header says it */
+    char *region;         /* the region requests are signed for ("aws-global": us-east-1) */
     bool custom;          /* not AWS's own endpoint: path-style always */
     int attempts;
     double base_ms;
@@ -53,6 +56,7 @@ struct el_s3 {
     uint64_t rng;
     bool global_init;
     el_sigv4 *signer;     /* S3's rules, the run's credential provider */
+    el_skew *skew;        /* the clock requests are signed by (aws/skew.h) */
 };
 
 bool el_s3_is_url(const char *s)
@@ -155,19 +159,33 @@ el_err el_s3_new(const el_aws_config *cfg, const char *cli_endpoint, el_getenv_f
         ep = env(getenv_fn, "AWS_ENDPOINT_URL_S3");
     if (!ep && use_env)
         ep = env(getenv_fn, "AWS_ENDPOINT_URL");
-    char def[200];
+    el_aws_endpoint rules;
+    snprintf(rules.signing_region, sizeof rules.signing_region, "%s", cfg->region);
     s3->custom = ep != NULL;
     if (!ep) {
-        bool cn = strncmp(cfg->region, "cn-", 3) == 0;
-        snprintf(def, sizeof def, "https://s3.%s.amazonaws.com%s", cfg->region, cn ? ".cn" : "");
-        ep = def;
+        el_diag d;
+        el_diag_clear(&d);
+        if (el_aws_endpoint_resolve("s3", cfg->region, cfg->use_fips, cfg->s3_dualstack, &rules,
+                                    &d)) {
+            el_s3_free(s3);
+            return el_diag_set(diag, EL_ECONFIG, "%s: give an endpoint with --endpoint-url-s3, "
+                               "or turn the variant off (%s)", d.msg, EL_AWS_VARIANT_SETTINGS);
+        }
+        ep = rules.url;
     }
     el_err err = set_endpoint(s3, ep, diag);
+    if (!err && !(s3->region = strdup(rules.signing_region)))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (err) {
         el_s3_free(s3);
         return err;
     }
-    static const el_sigv4_opts s3_rules = {.s3 = true};
+    el_sigv4_opts s3_rules = {.s3 = true, .region = s3->region};
+    if (el_skew_new("S3", cfg->wall_clock, cfg->wall_clock_user, cfg->on_skew, cfg->on_skew_user,
+                    &s3->skew)) {
+        el_s3_free(s3);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
     if ((err = el_sigv4_new_config(cfg, "s3", &s3_rules, &s3->signer))) {
         el_s3_free(s3);
         return el_diag_set(diag, err == EL_EUSAGE ? EL_ECONFIG : err,
@@ -184,7 +202,9 @@ void el_s3_free(el_s3 *s3)
     free(s3->endpoint);
     free(s3->scheme);
     free(s3->host);
+    free(s3->region);
     el_sigv4_free(s3->signer);
+    el_skew_free(s3->skew);
     pthread_mutex_destroy(&s3->rng_lock);
     if (s3->global_init)
         curl_global_cleanup();
@@ -192,7 +212,7 @@ void el_s3_free(el_s3 *s3)
 }
 
 const char *el_s3_endpoint(const el_s3 *s3) { return s3->endpoint; }
-const char *el_s3_region(const el_s3 *s3) { return s3->cfg->region; }
+const char *el_s3_region(const el_s3 *s3) { return s3->region; }
 int s3_attempts(const el_s3 *s3) { return s3->attempts; }
 
 void el_s3_set_read_parts(el_s3 *s3, size_t part_size, int ahead)
@@ -228,12 +248,7 @@ void s3_backoff_sleep(el_s3 *s3, unsigned attempt)
 /* A bucket that can be a DNS label is addressed virtual-hosted on AWS. */
 static bool virtual_host(const el_s3 *s3, const char *bucket)
 {
-    if (s3->custom)
-        return false;
-    for (const char *p = bucket; *p; p++)
-        if (*p == '.' || *p == '_' || (*p >= 'A' && *p <= 'Z'))
-            return false;
-    return true;
+    return !s3->custom && el_aws_s3_virtual_hostable(bucket);
 }
 
 static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
@@ -356,7 +371,7 @@ el_err s3_call_setup(el_s3 *s3, CURL *h, s3_call *c, el_diag *diag)
         }
     }
     char date[20], range[64];
-    time_t now = time(NULL);
+    time_t now = el_skew_now(s3->skew, &c->signed_offset);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm);
@@ -471,12 +486,25 @@ el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *
     el_s3_error_doc d;
     if (!el_s3_xml_error(c->err_body.data ? c->err_body.data : "", c->err_body.len, &d))
         memset(&d, 0, sizeof d);
+    if (!c->skew_resent && el_skew_correct(s3->skew, d.code, d.message, c->status,
+                                           el_aws_http_date(c->h), c->signed_offset)) {
+        c->skew_resent = true;
+        *retry = true;
+        return el_diag_set(diag, EL_ENET, "s3://%s%s%s: S3 refused this machine's clock (%s): "
+                           "signing again with S3's time", b, sl, k,
+                           d.code[0] ? d.code : "HTTP 403");
+    }
+    if (code_is(&d, "RequestTimeTooSkewed"))
+        return el_diag_set(diag, EL_ECONFIG, "s3://%s%s%s: this machine's clock is off, and S3 "
+                           "refused the request even signed by the time of its own answers "
+                           "(RequestTimeTooSkewed): set the clock right (e.g. with chrony or "
+                           "systemd-timesyncd)", b, sl, k);
     const char *region = d.region[0] ? d.region : c->bucket_region;
-    if (region[0] && strcmp(region, s3->cfg->region) != 0 &&
+    if (region[0] && strcmp(region, s3->region) != 0 &&
         (c->status == 301 || c->status == 400 || c->status == 403 ||
          code_is(&d, "PermanentRedirect") || code_is(&d, "AuthorizationHeaderMalformed")))
         return el_diag_set(diag, EL_ECONFIG, "s3://%s: the bucket is in region %s, not %s: give "
-                           "--region %s (or AWS_REGION=%s)", b, region, s3->cfg->region,
+                           "--region %s (or AWS_REGION=%s)", b, region, s3->region,
                            region, region);
     if (code_is(&d, "NoSuchBucket"))
         return el_diag_set(diag, EL_EIO, "s3://%s: no such bucket (at %s)", b, s3->endpoint);

@@ -28,8 +28,12 @@ typedef struct s3_call {
     const char *if_match;
     s3_data_fn on_data;       /* NULL: a 2xx body is dropped */
     void *on_data_user;
+    bool skew_resent;         /* set by s3_call_result when it sends the call again after a
+                                 refusal of the clock (aws/skew.h), so that it does once;
+                                 kept across setups: zero it for a new request */
 
     /* the answer (filled by the transfer) */
+    long signed_offset;       /* the offset of the client's clock setup signed with */
     CURL *h;
     long status;              /* from the status line; 0 before it */
     el_buf err_body;          /* the body of a non-2xx answer, capped */
@@ -53,7 +57,9 @@ void s3_call_cleanup(s3_call *c);
 
 /* Classifies a finished transfer: EL_OK for 2xx; otherwise fills diag with
  * a one-line message naming s3://bucket/key. *retry says whether trying
- * again may help (connection errors, 5xx, SlowDown, RequestTimeout). */
+ * again may help (connection errors, 5xx, SlowDown, RequestTimeout, and
+ * once a refusal of the clock that the answer's Date set right: the next
+ * setup signs by the corrected clock). */
 el_err s3_call_result(el_s3 *s3, s3_call *c, CURLcode rc, bool *retry, el_diag *diag);
 
 /* Sleeps the backoff of retry number attempt (0 = the first retry). */

@@ -110,7 +110,9 @@ static el_err start_transfer(src *r, slot *s, el_diag *diag)
     pthread_mutex_lock(&r->lock);
     uint64_t first = s->start + s->filled;
     pthread_mutex_unlock(&r->lock);
+    bool resent = s->breaks > 0 && s->call.skew_resent; /* a retry of the same part */
     s->call = (s3_call){ .method = "GET", .bucket = r->bucket, .key = r->key,
+                         .skew_resent = resent,
                          .has_range = true, .range_first = first,
                          .range_last = s->start + s->len - 1, .if_match = r->etag,
                          .on_data = on_data, .on_data_user = s };

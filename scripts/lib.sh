@@ -23,7 +23,7 @@ EL_BUILD_PACKAGES=(
   libcmocka-dev
 )
 EL_TEST_PACKAGES=(python3 python3-boto3 awscli curl ca-certificates time openssl stunnel4 iproute2
-  slurm-wlm munge)
+  faketime slurm-wlm munge)
 
 el_say() { printf '%s: %s\n' "${EL_PROG:-edgeload}" "$*" >&2; }
 el_die() { el_say "error: $*"; exit 1; }

@@ -80,6 +80,30 @@ def assert_no_sanitizer_report(stderr):
             raise AssertionError("sanitizer report from edgeload:\n" + stderr[-8000:])
 
 
+# libfaketime for programs with threads (Debian's faketime package)
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+
+def faketime_env(offset):
+    """The environment that runs edgeload with its wall clock offset (e.g.
+    "-10m"; libfaketime preloaded: the binary is linked dynamically); the
+    monotonic clock, which times backoff and budgets, stays true. A
+    sanitized build must not insist on coming first in the preload list."""
+    asan = os.environ.get("ASAN_OPTIONS", "")
+    return {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": offset,
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_NO_CACHE": "1",
+            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
+
+
+def require_faketime(test):
+    """Skips test without faketime (fails it where the run must not skip)."""
+    if not os.path.exists(FAKETIME_LIB):
+        msg = "faketime not installed (scripts/lib.sh installs it): %s" % FAKETIME_LIB
+        if must_not_skip():
+            raise AssertionError(msg)
+        test.skipTest(msg)
+
+
 _client = None
 
 

@@ -34,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import awsstub  # noqa: E402
-from edgeload_test import assert_no_sanitizer_report, edgeload_bin  # noqa: E402
+from edgeload_test import (assert_no_sanitizer_report, edgeload_bin, faketime_env,  # noqa: E402
+                           require_faketime)
 
 REGION = "us-east-1"
 STATIC_AK = "AKIASTATICBASE0001"
@@ -201,6 +202,27 @@ class CredsTest(unittest.TestCase):
             self.assertEqual(call["form"]["ExternalId"], "ext-42")
             self.assertEqual(call["form"]["RoleSessionName"], "nightly")
             self.assertEqual(call["form"]["DurationSeconds"], "1800")
+
+    def test_assume_role_clock_skew(self):
+        """A clock 10 minutes behind: STS refuses AssumeRole (Signature
+        expired), its Date sets the STS source's clock, the call is signed
+        again and the run goes on with the role's keys, saying it once
+        (test_clock_skew.py: DynamoDB's form)."""
+        require_faketime(self)
+        self.sts.max_skew = 300
+        self.write("credentials", "[base]\naws_access_key_id = %s\naws_secret_access_key = %s\n"
+                   % (STATIC_AK, STATIC_SK))
+        self.write("config", "[profile app]\nrole_arn = arn:aws:iam::123456789012:role/app\n"
+                   "source_profile = base\n")
+        env = faketime_env("-10m")
+        ak = self.resolved(env, profile="app")
+        _, issued = self.issuer.secret_of(ak)
+        self.assertEqual(issued["source"], "sts")
+        self.assertEqual([c["action"] for c in self.sts.calls], ["AssumeRole", "AssumeRole"])
+        proc = self.run_edgeload(env, profile="app")
+        self.assertEqual(proc.stderr.count("clock is"), 1, proc.stderr)
+        self.assertIn("edgeload: this machine's clock is 10 min behind AWS's: signing with "
+                      "AWS's time", proc.stderr)
 
     def test_role_chain(self):
         self.write("credentials", "[a]\naws_access_key_id = %s\naws_secret_access_key = %s\n"

@@ -415,6 +415,27 @@ class S3Test(et.EdgeloadTestCase):
                                  "--region", "eu-west-1", env=self.s3_env(port))
         self.assertExit(proc, 0)
 
+    def test_9_clock_skew_corrected(self):
+        """A clock 20 minutes behind (S3 allows 15): S3's refusals
+        (RequestTimeTooSkewed) set the S3 client's clock by their Date; the
+        refused requests (the listing, the parallel parts) are signed again
+        and the load ends exact (test_clock_skew.py: DynamoDB's form)."""
+        et.require_faketime(self)
+        port, _ = self.start_proxy("--max-skew", "900")
+        table = self.unique_table("s3skew")
+        self.create_table_boto(table)
+        env = self.s3_env(port, **et.faketime_env("-20m"))
+        proc = self.run_edgeload("load", *self.endpoint_args(), *self.mapping_args(table),
+                                 "s3://dumps/follows/", "--progress", "none", env=env)
+        self.assertExit(proc, 0)
+        self.check_table(table)
+        st = self.stats(port)
+        self.assertGreater(st["skew_refused"], 0, st)
+        self.assertEqual(st["bad_signatures"], 0, st)
+        self.assertEqual(proc.stderr.count("clock is"), 1, proc.stderr)
+        self.assertIn("edgeload: this machine's clock is 20 min behind AWS's: signing with "
+                      "AWS's time", proc.stderr)
+
     def test_5_plan_reads_s3(self):
         proc = self.run_edgeload("plan", *self.mapping_args("T"), "s3://dumps/follows/",
                                  env=self.s3_env(self.proxy_port))

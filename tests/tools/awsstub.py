@@ -34,6 +34,7 @@ clients at the stand-ins (botocore 1.29 does not read
 AWS_ENDPOINT_URL_STS itself), and returns the access key it found.
 """
 
+import calendar
 import datetime
 import hashlib
 import http.client
@@ -228,10 +229,32 @@ def sts_answer(action, role_arn, session, ak, s):
                iso(s["expires"]), ak, action, action))
 
 
+def clock_refusal(amz_date, max_skew):
+    """STS's refusal of a request signed more than max_skew seconds from now
+    (SignatureDoesNotMatch, "Signature expired"), None when it is not."""
+    try:
+        signed = calendar.timegm(time.strptime(amz_date, "%Y%m%dT%H%M%SZ"))
+    except ValueError:
+        return None
+    now = time.time()
+    if abs(signed - now) <= max_skew:
+        return None
+    fmt = lambda t: time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
+    if signed < now:
+        msg = "Signature expired: %s is now earlier than %s (%s - 5 min.)" % (
+            amz_date, fmt(now - max_skew), fmt(now))
+    else:
+        msg = "Signature not yet current: %s is still later than %s (%s + 5 min.)" % (
+            amz_date, fmt(now + max_skew), fmt(now))
+    return sts_error("SignatureDoesNotMatch", msg)
+
+
 class Sts(_Base):
     """Server attributes: issuer; web_token (expected WebIdentityToken, None =
     any); fail (None, or (status, code, message)); region (of the signature
-    scope, default any)."""
+    scope, default any); max_skew (None, or the seconds a signature's
+    X-Amz-Date may be from the stub's clock, as STS refuses past 5 minutes;
+    the answer's Date header is the stub's time)."""
 
     def do_POST(self):
         raw = self.body()
@@ -264,6 +287,11 @@ class Sts(_Base):
                 return self.answer(status, body, "text/xml")
             seed = form["RoleArn"] + form.get("WebIdentityToken", "")
         elif action == "AssumeRole":
+            skew = getattr(srv, "max_skew", None)
+            refusal = clock_refusal(self.headers.get("X-Amz-Date", ""), skew) \
+                if skew is not None else None
+            if refusal:
+                return self.answer(refusal[0], refusal[1], "text/xml")
             secret, issued = srv.issuer.secret_of(ak) if ak else (None, None)
             if secret is None:
                 status, body = sts_error("InvalidClientTokenId",

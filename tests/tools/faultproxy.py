@@ -29,6 +29,13 @@ DESIGN
   the order they arrive, so a seed reproduces the fault mix, not which
   request got which fault.
 
+  With --max-skew S the proxy refuses, as AWS does, a request whose
+  X-Amz-Date is more than S seconds from its own clock
+  (InvalidSignatureException "Signature expired" or "Signature not yet
+  current", its time in the Date header), before any fault: a loader run
+  under a faked clock must set its signing clock by that Date
+  (--skew-targets limits it to some operations).
+
   Counters live in one dict under the same lock; GET /__stats returns them,
   /__config reads and changes rates at run time, and --stats-file gets them
   at exit (SIGTERM/SIGINT).  Nothing secret is logged: the log has targets,
@@ -38,6 +45,7 @@ DESIGN
 import argparse
 import base64
 import binascii
+import calendar
 import collections
 import json
 import math
@@ -240,6 +248,31 @@ def read_response(rfile, method_head=False):
         msg.lines.append(b"X-Faultproxy-Close: 1")
     msg.raw = bytes(raw)
     return msg
+
+
+AMZ_DATE = "%Y%m%dT%H%M%SZ"
+
+
+def clock_refusal(req, max_skew, now):
+    """The InvalidSignatureException AWS answers a request signed more than
+    max_skew seconds away from now, or None when its X-Amz-Date is close
+    enough (or absent: unsigned requests are not this check's)."""
+    value = (req.header(b"x-amz-date") or b"").decode("latin-1")
+    try:
+        signed = calendar.timegm(time.strptime(value, AMZ_DATE))
+    except ValueError:
+        return None
+    if abs(signed - now) <= max_skew:
+        return None
+    fmt = lambda t: time.strftime(AMZ_DATE, time.gmtime(t))
+    if signed < now:
+        msg = "Signature expired: %s is now earlier than %s (%s - %d min.)" % (
+            value, fmt(now - max_skew), fmt(now), max_skew // 60)
+    else:
+        msg = "Signature not yet current: %s is still later than %s (%s + %d min.)" % (
+            value, fmt(now + max_skew), fmt(now), max_skew // 60)
+    return json.dumps({"__type": "com.amazon.coral.service#InvalidSignatureException",
+                       "message": msg}).encode()
 
 
 def request_id():
@@ -478,6 +511,8 @@ class Config:
         self.table_limit_wcu = float(args.table_limit_wcu)
         self.table_limit_burst = (float(args.table_limit_burst) if args.table_limit_burst is not None
                                   else self.table_limit_wcu * 0.3)
+        self.max_skew = float(args.max_skew)
+        self.skew_targets = set(t.strip() for t in args.skew_targets.split(",") if t.strip())
 
     def refusing(self):
         """True when a batch may be refused whole with ThrottlingReasons, so
@@ -492,7 +527,8 @@ class Config:
                  partial_max=self.partial_max, hot_keys=sorted(self.hot_keys),
                  hot_table_keys=sorted(self.hot_table_keys), hot_wcu=self.hot_wcu,
                  hot_burst=self.hot_burst, table_limit_wcu=self.table_limit_wcu,
-                 table_limit_burst=self.table_limit_burst)
+                 table_limit_burst=self.table_limit_burst, max_skew=self.max_skew,
+                 skew_targets=sorted(self.skew_targets))
         return d
 
     def update(self, d):
@@ -506,8 +542,10 @@ class Config:
                 self.slow_ms = float(v)
             elif k == "targets":
                 self.targets = set(v if isinstance(v, list) else str(v).split(","))
+            elif k == "skew_targets":
+                self.skew_targets = set(v if isinstance(v, list) else str(v).split(","))
             elif k in ("pk_wcu", "pk_burst", "partial_max", "hot_wcu", "hot_burst",
-                       "table_limit_wcu", "table_limit_burst"):
+                       "table_limit_wcu", "table_limit_burst", "max_skew"):
                 setattr(self, k, float(v))
             elif k in ("hot_keys", "hot_table_keys"):
                 if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -580,6 +618,7 @@ class Proxy:
             "upstream_errors": 0,
             "client_errors": 0,
             "connections": 0,
+            "clock_refused": 0,        # --max-skew refusals
         }
 
     def snapshot(self):
@@ -778,6 +817,15 @@ class Handler(socketserver.BaseRequestHandler):
         t_arrival = time.time()
         p.count("requests")
         p.count("by_target", 1, target or "(none)")
+        cfg = p.cfg
+        if cfg.max_skew > 0 and (not cfg.skew_targets or target in cfg.skew_targets):
+            refusal = clock_refusal(req, int(cfg.max_skew), time.time())
+            if refusal is not None:
+                p.count("clock_refused")
+                p.log("%s clock refused", target)
+                self._send(build_response(400, "Bad Request", refusal,
+                                          keep_alive=not client_close))
+                return not client_close
         fault = p.pick_fault(target)
 
         if fault in ("throttle", "http500", "http503"):
@@ -1367,6 +1415,11 @@ def parse_args(argv):
                          "whole with ThrottlingReasons TableWriteProvisionedThroughputExceeded")
     ap.add_argument("--table-limit-burst", type=float, default=None,
                     help="capacity of a table's bucket in WCU (default 0.3 x --table-limit-wcu)")
+    ap.add_argument("--max-skew", type=float, default=0.0,
+                    help="refuse, as AWS does, a request whose X-Amz-Date is more than this many "
+                         "seconds from the proxy's clock (0: off; AWS: 300)")
+    ap.add_argument("--skew-targets", default="",
+                    help="comma-separated operations --max-skew applies to (default: all)")
     ap.add_argument("--account-id", default="000000000000",
                     help="account id in the ARNs of ThrottlingReasons (DynamoDB Local's by default)")
     ap.add_argument("--access-key", default=None,

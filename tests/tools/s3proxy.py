@@ -20,11 +20,16 @@ DESIGN
   400 AuthorizationHeaderMalformed with <Region>R</Region>, as S3 answers
   for a bucket in another region.
 
-  GET /__stats answers {"requests", "cuts", "bad_signatures", "gets"} as
-  JSON. Nothing secret is logged or answered.
+  With --max-skew S, a request whose x-amz-date is more than S seconds from
+  the proxy's clock is answered 403 RequestTimeTooSkewed (a HEAD without a
+  body), the proxy's time in the Date header, as S3 answers (S3: 900).
+
+  GET /__stats answers {"requests", "cuts", "bad_signatures", "gets",
+  "skew_refused"} as JSON. Nothing secret is logged or answered.
 """
 
 import argparse
+import calendar
 import hashlib
 import http.client
 import http.server
@@ -34,6 +39,7 @@ import socketserver
 import struct
 import sys
 import threading
+import time
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -47,7 +53,8 @@ class State:
     def __init__(self, args):
         self.args = args
         self.lock = threading.Lock()
-        self.stats = {"requests": 0, "cuts": 0, "bad_signatures": 0, "gets": 0}
+        self.stats = {"requests": 0, "cuts": 0, "bad_signatures": 0, "gets": 0,
+                      "skew_refused": 0}
         self.cuts_left = args.cuts
 
 
@@ -89,6 +96,13 @@ def make_handler(state):
             self.end_headers()
             self.wfile.write(data)
 
+        def skewed(self, amz_date):
+            try:
+                signed = calendar.timegm(time.strptime(amz_date, "%Y%m%dT%H%M%SZ"))
+            except ValueError:
+                return False
+            return abs(signed - time.time()) > state.args.max_skew
+
         def handle_any(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
@@ -98,6 +112,13 @@ def make_handler(state):
                 return
             with state.lock:
                 state.stats["requests"] += 1
+            if state.args.max_skew and self.skewed(self.headers.get("x-amz-date", "")):
+                with state.lock:
+                    state.stats["skew_refused"] += 1
+                self.answer(403, "" if self.command == "HEAD" else ERROR % (
+                    "RequestTimeTooSkewed", "The difference between the request time and the "
+                    "current time is too large."))
+                return
             auth = self.headers.get("Authorization", "")
             if state.args.bucket_region and "/%s/s3/" % state.args.bucket_region not in auth:
                 # what S3 answers a request signed for another region
@@ -179,6 +200,9 @@ def main():
     ap.add_argument("--cuts", type=int, default=0)
     ap.add_argument("--bucket-region", default="",
                     help="answer requests signed for another region as S3 does")
+    ap.add_argument("--max-skew", type=float, default=0,
+                    help="answer requests signed more than this many seconds from the "
+                         "proxy's clock RequestTimeTooSkewed (0: off)")
     args = ap.parse_args()
     host, port = args.upstream.rsplit(":", 1)
     args.upstream_host, args.upstream_port = host, int(port)

@@ -417,6 +417,94 @@ static void test_bad_endpoint(void **state)
     assert_non_null(strstr(diag.msg, "http://"));
 }
 
+/* use_fips_endpoint and use_dualstack_endpoint: the environment over the
+ * profile, true/false in any case, the endpoint the SDKs' rules give, and
+ * an endpoint URL of the user's over both. */
+static void test_fips_and_dualstack(void **state)
+{
+    (void)state;
+    env_keys();
+    setenv_fake("AWS_REGION", "us-east-1");
+    write_file("config", "[default]\nuse_fips_endpoint = True\n", 0600);
+    el_aws_config *c = resolve_ok(NULL);
+    assert_true(c->use_fips);
+    assert_false(c->use_dualstack);
+    assert_string_equal(c->endpoint, "https://dynamodb-fips.us-east-1.amazonaws.com");
+    assert_string_equal(c->signing_region, "us-east-1");
+    el_aws_config_free(c);
+
+    setenv_fake("AWS_USE_DUALSTACK_ENDPOINT", "TRUE");
+    c = resolve_ok(NULL);
+    assert_true(c->use_dualstack && c->s3_dualstack);
+    assert_string_equal(c->endpoint, "https://dynamodb-fips.us-east-1.api.aws");
+    el_aws_config_free(c);
+
+    /* the environment's false over the profile's true */
+    setenv_fake("AWS_USE_FIPS_ENDPOINT", "false");
+    c = resolve_ok(NULL);
+    assert_false(c->use_fips);
+    assert_string_equal(c->endpoint, "https://dynamodb.us-east-1.api.aws");
+    el_aws_config_free(c);
+
+    /* GovCloud's plain DynamoDB name is its FIPS one */
+    setenv_fake("AWS_USE_FIPS_ENDPOINT", "true");
+    setenv_fake("AWS_USE_DUALSTACK_ENDPOINT", "false");
+    setenv_fake("AWS_REGION", "us-gov-west-1");
+    c = resolve_ok(NULL);
+    assert_string_equal(c->endpoint, "https://dynamodb.us-gov-west-1.amazonaws.com");
+    el_aws_config_free(c);
+
+    /* an endpoint URL wins over both */
+    setenv_fake("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:8000");
+    c = resolve_ok(NULL);
+    assert_true(c->use_fips);
+    assert_string_equal(c->endpoint, "http://127.0.0.1:8000");
+    assert_string_equal(c->signing_region, "us-gov-west-1");
+    el_aws_config_free(c);
+}
+
+static void test_s3_dualstack_and_bad_variant(void **state)
+{
+    (void)state;
+    env_keys();
+    setenv_fake("AWS_REGION", "eu-west-1");
+    /* botocore reads S3's own section first, for S3 only */
+    write_file("config", "[default]\nuse_dualstack_endpoint = true\ns3 =\n"
+                         "  use_dualstack_endpoint = false\n", 0600);
+    el_aws_config *c = resolve_ok(NULL);
+    assert_true(c->use_dualstack);
+    assert_false(c->s3_dualstack);
+    el_aws_config_free(c);
+
+    /* a value that is neither true nor false is refused, naming where */
+    setenv_fake("AWS_USE_FIPS_ENDPOINT", "1");
+    assert_int_equal(resolve_fail(NULL), EL_ECONFIG);
+    assert_string_equal(diag.msg, "bad AWS_USE_FIPS_ENDPOINT '1': it must be true or false");
+    setenv_fake("AWS_USE_FIPS_ENDPOINT", "");
+    write_file("config", "[default]\nuse_fips_endpoint = yes\n", 0600);
+    assert_int_equal(resolve_fail(NULL), EL_ECONFIG);
+    assert_non_null(strstr(diag.msg, "bad use_fips_endpoint in "));
+    assert_non_null(strstr(diag.msg, "config [default] 'yes'"));
+}
+
+/* The region "local" is DynamoDB Local, signed for us-east-1, as the SDKs'
+ * rules say; a variant there is refused. */
+static void test_local_region(void **state)
+{
+    (void)state;
+    env_keys();
+    setenv_fake("AWS_REGION", "local");
+    el_aws_config *c = resolve_ok(NULL);
+    assert_string_equal(c->endpoint, "http://localhost:8000");
+    assert_string_equal(c->signing_region, "us-east-1");
+    assert_string_equal(c->region, "local");
+    el_aws_config_free(c);
+    setenv_fake("AWS_USE_FIPS_ENDPOINT", "true");
+    assert_int_equal(resolve_fail(NULL), EL_ECONFIG);
+    assert_non_null(strstr(diag.msg, "DynamoDB Local (region local) has no FIPS endpoint"));
+    assert_non_null(strstr(diag.msg, "--endpoint-url"));
+}
+
 static void test_max_attempts_and_ca_bundle(void **state)
 {
     (void)state;
@@ -685,6 +773,9 @@ int main(void)
         T(test_endpoint_precedence),
         T(test_endpoint_from_profile_and_default),
         T(test_bad_endpoint),
+        T(test_fips_and_dualstack),
+        T(test_s3_dualstack_and_bad_variant),
+        T(test_local_region),
         T(test_max_attempts_and_ca_bundle),
         T(test_ini_dialect),
         T(test_ini_indented_keys),

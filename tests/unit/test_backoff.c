@@ -98,6 +98,19 @@ static void test_rand_unit_range(void **state)
     assert_true(lo < 0.001 && hi > 0.999);
 }
 
+/* A service's hint is honoured between the backoff and 5 s over it. */
+static void test_hint_bounded(void **state)
+{
+    (void)state;
+    assert_true(el_backoff_hinted_ms(300, 0) == 300);       /* no hint */
+    assert_true(el_backoff_hinted_ms(300, -1) == 300);
+    assert_true(el_backoff_hinted_ms(300, 2000) == 2000);   /* honoured */
+    assert_true(el_backoff_hinted_ms(300, 100) == 300);     /* never sooner */
+    assert_true(el_backoff_hinted_ms(300, 60000) == 5300);  /* at most 5 s over */
+    assert_true(el_backoff_hinted_ms(0, 3600000) == EL_BACKOFF_HINT_EXTRA_MS);
+    assert_true(EL_BACKOFF_HINT_EXTRA_MS == 5000.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,6 +121,7 @@ int main(void)
         cmocka_unit_test(test_draw_is_clamped),
         cmocka_unit_test(test_rand_is_splitmix64),
         cmocka_unit_test(test_rand_unit_range),
+        cmocka_unit_test(test_hint_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,45 @@
 #include "aws/aws_http.h"
 #include "aws/cred_source.h"
 
+/* ---- the STS endpoint ---- */
+
+static const char *sts_env(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+
+/* STS's endpoint: the SDKs' rules for the region and the variants of the
+ * configuration being resolved (tests/unit/test_endpoints.c holds the
+ * published cases), with the region requests there are signed for. */
+static void test_sts_endpoint(void **state)
+{
+    (void)state;
+    el_ini creds = {0}, cfg = {0};
+    el_aws_config net = {.use_fips = true};
+    el_diag d;
+    el_diag_clear(&d);
+    el_cred_ctx ctx = {sts_env, &creds, &cfg, "us-gov-east-1", &net, &d};
+    char *url, region[64];
+    /* GovCloud's plain name is its FIPS one */
+    assert_int_equal(el_cred_sts_endpoint(&ctx, "default", &url, region), EL_OK);
+    assert_string_equal(url, "https://sts.us-gov-east-1.amazonaws.com");
+    assert_string_equal(region, "us-gov-east-1");
+    free(url);
+    net.use_dualstack = true;
+    ctx.region = "us-east-1";
+    assert_int_equal(el_cred_sts_endpoint(&ctx, "default", &url, region), EL_OK);
+    assert_string_equal(url, "https://sts-fips.us-east-1.api.aws");
+    free(url);
+    /* the global endpoint is signed for us-east-1 */
+    net.use_fips = net.use_dualstack = false;
+    ctx.region = "aws-global";
+    assert_int_equal(el_cred_sts_endpoint(&ctx, "default", &url, region), EL_OK);
+    assert_string_equal(url, "https://sts.amazonaws.com");
+    assert_string_equal(region, "us-east-1");
+    free(url);
+}
+
 /* ---- parsing ---- */
 
 static void test_parse_time(void **state)
@@ -313,6 +352,7 @@ static void test_nothing_found_lists_every_place(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sts_endpoint),
         cmocka_unit_test(test_parse_time),
         cmocka_unit_test(test_from_json),
         cmocka_unit_test(test_container_urls),

@@ -28,6 +28,7 @@
 #include <zlib.h>            /* crc32 for x-amz-crc32 */
 
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_driver.h"
 #include "dynamo/ddb_errors.h"
 #include "dynamo/ddb_internal.h"
 
@@ -76,7 +77,7 @@ static const case_ cases[] = {
      "The conditional request failed"},
     {"transaction_canceled.json", 400, EL_DDB_REJECTED, "TransactionCanceledException",
      "Transaction cancelled, please refer"},
-    {"unknown_operation.json", 400, EL_DDB_REJECTED, "UnknownOperationException",
+    {"unknown_operation.json", 400, EL_DDB_FATAL, "UnknownOperationException",
      "An unknown operation was requested."},
     {"missing_auth.json", 400, EL_DDB_FATAL, "MissingAuthenticationToken",
      "Request must contain"},
@@ -123,6 +124,109 @@ static void test_classify_fixtures(void **state)
             fail_msg("%s: message '%s'", c->file, res.message);
         free(body);
     }
+}
+
+/* docs/LIMITS.md prints the one table of error codes: every row's codes
+ * are in it with the kind the row says, and every code of it is in a row. */
+static void test_error_table_in_docs(void **state)
+{
+    (void)state;
+    const char *dir = getenv("EDGELOAD_FIXTURES");
+    char path[1024];
+    if (dir && *dir)
+        snprintf(path, sizeof path, "%s/../../docs/LIMITS.md", dir);
+    else
+        snprintf(path, sizeof path, "%.*s/../../docs/LIMITS.md",
+                 (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    static char line[8192];
+    bool in_section = false;
+    size_t rows = 0, ncodes = 0;
+    for (size_t i = 0; el_ddb_code_at(i); i++)
+        ncodes++;
+    bool *seen = calloc(ncodes, sizeof *seen);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "## ", 3) == 0)
+            in_section = strstr(line, "What each error DynamoDB answers does") != NULL;
+        if (!in_section || strncmp(line, "| `", 3) != 0)
+            continue;
+        /* | `A`, `B` | HTTP | kind | botocore | notes | */
+        char *cells[5];
+        char *p = line + 1;
+        for (int c = 0; c < 5; c++) {
+            cells[c] = p;
+            p = strchr(p, '|');
+            assert_non_null(p);
+            *p++ = '\0';
+        }
+        char kind[32];
+        assert_int_equal(sscanf(cells[2], " %31s", kind), 1);
+        for (char *q = cells[0]; (q = strchr(q, '`'));) {
+            char *end = strchr(q + 1, '`');
+            assert_non_null(end);
+            *end = '\0';
+            bool known;
+            el_ddb_outcome o = el_ddb_code_kind(q + 1, &known);
+            if (!known)
+                fail_msg("docs/LIMITS.md: %s is not in ddb_errors.c's table", q + 1);
+            if (strcmp(el_ddb_outcome_name(o), kind) != 0)
+                fail_msg("docs/LIMITS.md: %s is %s, ddb_errors.c says %s", q + 1, kind,
+                         el_ddb_outcome_name(o));
+            for (size_t i = 0; i < ncodes; i++)
+                if (strcmp(el_ddb_code_at(i), q + 1) == 0)
+                    seen[i] = true;
+            q = end + 1;
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_true(rows >= 30);
+    for (size_t i = 0; i < ncodes; i++)
+        if (!seen[i])
+            fail_msg("ddb_errors.c's %s is not in docs/LIMITS.md", el_ddb_code_at(i));
+    free(seen);
+}
+
+/* The codes the SDKs retry that DynamoDB's API added or edgeload judged
+ * wrong before the table: whatever their status. */
+static void test_classify_table_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *code;
+        long status;
+        el_ddb_outcome want;
+    } kinds[] = {
+        {"ReplicatedWriteConflictException", 400, EL_DDB_TRANSIENT},
+        {"ReplicatedWriteConflictException", 409, EL_DDB_TRANSIENT},
+        {"TransactionConflictException", 400, EL_DDB_TRANSIENT},
+        {"LimitExceededException", 400, EL_DDB_THROTTLED},
+        {"PriorRequestNotComplete", 400, EL_DDB_THROTTLED},
+        {"RequestTimeTooSkewed", 403, EL_DDB_FATAL},
+        {"InvalidAction", 400, EL_DDB_FATAL},
+        {"ItemCollectionSizeLimitExceededException", 400, EL_DDB_REJECTED},
+        {"TableNotFoundException", 400, EL_DDB_REJECTED},
+        {"SomethingNew", 400, EL_DDB_REJECTED},
+        {"SomethingNew", 409, EL_DDB_REJECTED},
+        {"SomethingNew", 501, EL_DDB_TRANSIENT},
+        {"SomethingNew", 403, EL_DDB_FATAL},
+        {"SomethingNew", 429, EL_DDB_THROTTLED},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#%s\","
+                 "\"message\":\"m\"}", kinds[i].code);
+        el_ddb_result res;
+        el_ddb_classify(CURLE_OK, kinds[i].status, body, strlen(body), &res);
+        if (res.outcome != kinds[i].want)
+            fail_msg("%s (%ld): %s, want %s", kinds[i].code, kinds[i].status,
+                     el_ddb_outcome_name(res.outcome), el_ddb_outcome_name(kinds[i].want));
+    }
+    bool known;
+    assert_int_equal(el_ddb_code_kind("", &known), EL_DDB_REJECTED);
+    assert_false(known);
 }
 
 static void test_classify_status_only(void **state)
@@ -637,6 +741,8 @@ static struct {
     const char *answer;
     srv_mode mode;
     int crc; /* 0: no x-amz-crc32 header, 1: the right one, 2: a wrong one */
+    const char *extra;  /* header lines added to every answer, "" for none */
+    bool clock_check;   /* refuse X-Amz-Date more than 5 minutes from the real time, as AWS */
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 /* The test thread's side of srv: the server threads read and write it under
@@ -679,6 +785,16 @@ static bool send_all(int fd, const char *p, size_t n)
     return true;
 }
 
+/* The seconds between a request's X-Amz-Date (in its head) and now. */
+static long signed_skew(const char *head, size_t len, time_t now)
+{
+    const char *p = memmem(head, len, "X-Amz-Date: ", 12);
+    struct tm tm = {0};
+    if (!p || !strptime(p + 12, "%Y%m%dT%H%M%SZ", &tm))
+        return 0;
+    return (long)(timegm(&tm) - now);
+}
+
 static void *connection(void *arg)
 {
     int fd = (int)(intptr_t)arg;
@@ -713,11 +829,25 @@ static void *connection(void *arg)
         srv_mode mode = srv.mode;
         int crc_mode = srv.crc;
         int status = srv.status;
+        char extra[256];
+        snprintf(extra, sizeof extra, "%s", srv.extra);
         /* a copy: the test frees its answer once the client has it, which
          * may be before this thread's send() returns (TSan cannot see the
          * ordering the socket gives) */
         free(answer);
         answer = strdup(srv.answer);
+        time_t now = time(NULL);
+        long skew = srv.clock_check ? signed_skew(buf, head_len, now) : 0;
+        if (skew < -300 || skew > 300) {
+            free(answer);
+            answer = strdup(skew < 0 ? "{\"__type\":\"com.amazon.coral.service#"
+                                       "InvalidSignatureException\",\"message\":\"Signature "
+                                       "expired: the request is too old\"}"
+                                     : "{\"__type\":\"com.amazon.coral.service#"
+                                       "InvalidSignatureException\",\"message\":\"Signature "
+                                       "not yet current: the request is too new\"}");
+            status = 400;
+        }
         if (srv.n < MAX_CAPTURE) {
             srv.head[srv.n] = strndup(buf, head_len);
             srv.body[srv.n] = malloc(clen + 1);
@@ -735,17 +865,20 @@ static void *connection(void *arg)
                 ;
             goto out;
         }
-        char head[512], crc_line[64] = "";
+        char head[1024], crc_line[64] = "", date[64];
         size_t alen = strlen(answer);
         if (crc_mode) {
             unsigned long crc = crc32(0L, (const Bytef *)answer, (uInt)alen);
             snprintf(crc_line, sizeof crc_line, "x-amz-crc32: %lu\r\n",
                      crc_mode == 1 ? crc : crc ^ 1);
         }
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
         snprintf(head, sizeof head,
                  "HTTP/1.1 %d X\r\nContent-Type: application/x-amz-json-1.0\r\n"
-                 "x-amzn-RequestId: REQ-%zu\r\n%sContent-Length: %zu\r\n\r\n",
-                 status, seen, crc_line, mode == SRV_SHORT ? alen + 100 : alen);
+                 "Date: %s\r\nx-amzn-RequestId: REQ-%zu\r\n%s%sContent-Length: %zu\r\n\r\n",
+                 status, date, seen, crc_line, extra, mode == SRV_SHORT ? alen + 100 : alen);
         if (!send_all(fd, head, strlen(head)) || !send_all(fd, answer, alen))
             goto out;
         if (mode == SRV_SHORT)
@@ -787,6 +920,8 @@ static void srv_clear(void)
     srv.answer = "{}";
     srv.mode = SRV_ANSWER;
     srv.crc = 0;
+    srv.extra = "";
+    srv.clock_check = false;
     pthread_mutex_unlock(&srv.mu);
 }
 
@@ -1135,6 +1270,142 @@ static void test_crc32_and_request_id(void **state)
     el_ddb_free(ddb);
     el_aws_config_free(cfg);
     free(answer);
+}
+
+/* x-amz-retry-after (ms) is read, over Retry-After (s), and kept for
+ * throttling and transient answers only. */
+static void test_retry_after_headers(void **state)
+{
+    (void)state;
+    srv_clear();
+    char *thr = fixture("throttling.json", NULL);
+    SRV_SET(status, 400);
+    SRV_SET(answer, thr);
+    el_aws_config *cfg = srv_cfg(NULL);
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_ddb_result res;
+    el_diag d;
+    SRV_SET(extra, "Retry-After: 2\r\nx-amz-retry-after: 1500\r\n");
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_THROTTLED);
+    assert_true(res.retry_after_ms == 1500);
+    SRV_SET(extra, "Retry-After: 2\r\n");
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_true(res.retry_after_ms == 2000);
+    SRV_SET(extra, "x-amz-retry-after: soon\r\n");
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_true(res.retry_after_ms == 0);
+    /* a refusal is not retried: no hint kept */
+    char *val = fixture("validation.json", NULL);
+    SRV_SET(answer, val);
+    SRV_SET(extra, "x-amz-retry-after: 1500\r\n");
+    assert_int_equal(el_ddb_call(ddb, "BatchWriteItem", "{}", 2, NULL, &res, &d), EL_OK);
+    assert_int_equal(res.outcome, EL_DDB_REJECTED);
+    assert_true(res.retry_after_ms == 0);
+    /* every answer's Date is read */
+    assert_true(res.server_time > 0 && labs((long)(res.server_time - time(NULL))) <= 2);
+    el_ddb_free(ddb);
+    el_aws_config_free(cfg);
+    free(thr);
+    free(val);
+}
+
+/* ---- a clock 10 minutes off, over HTTP ---- */
+
+static time_t behind_10_min(void *user)
+{
+    (void)user;
+    return time(NULL) - 600;
+}
+
+typedef struct heard {
+    int reports;
+    long offset;
+} heard;
+
+static void on_skew(void *user, const char *service, long offset)
+{
+    heard *h = user;
+    assert_string_equal(service, "DynamoDB");
+    h->reports++;
+    h->offset = offset;
+}
+
+/* The seconds between captured request i's X-Amz-Date and now. */
+static long captured_skew(size_t i)
+{
+    return signed_skew(srv.head[i], strlen(srv.head[i]), time(NULL));
+}
+
+/* A client whose clock is 10 minutes behind, against a server that
+ * refuses as AWS does: DescribeTable (the synchronous path) is refused
+ * once, corrected from the Date header and sent again; the driver's
+ * requests are then signed with the server's time from the start. A
+ * second client (its own clock) meets the refusal in the driver: each
+ * request of the first window is signed again and resent once. */
+static void test_skew_over_http(void **state)
+{
+    (void)state;
+    srv_clear();
+    char *desc = fixture("describe_table.json", NULL);
+    SRV_SET(status, 200);
+    SRV_SET(answer, desc);
+    SRV_SET(clock_check, true);
+    heard h = {0};
+    el_aws_config *cfg = srv_cfg(NULL);
+    cfg->wall_clock = behind_10_min;
+    cfg->on_skew = on_skew;
+    cfg->on_skew_user = &h;
+    el_ddb *ddb;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    el_table_desc t;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_ddb_describe_table(ddb, "Graph", &t, &d) != EL_OK)
+        fail_msg("%s", d.msg);
+    assert_int_equal(srv_requests(), 2);
+    assert_true(captured_skew(0) <= -595 && captured_skew(0) >= -605);
+    assert_true(labs(captured_skew(1)) <= 5);
+    assert_int_equal(h.reports, 1);
+    assert_true(labs(h.offset - 600) <= 2);
+
+    SRV_SET(answer, "{}");
+    el_ddb_driver *drv;
+    el_ddb_driver_opts o = {.concurrency = 2};
+    assert_int_equal(el_ddb_driver_new(ddb, &o, &drv, &d), EL_OK);
+    el_buf b, resp;
+    el_buf_init(&b, 1024);
+    el_buf_init(&resp, 1024);
+    assert_int_equal(el_buf_puts(&b, "{}"), EL_OK);
+    assert_int_equal(el_ddb_driver_call(drv, "BatchWriteItem", &b, 1, &resp, &d), EL_OK);
+    assert_int_equal(srv_requests(), 3);
+    assert_true(labs(captured_skew(2)) <= 5);
+    el_ddb_driver_free(drv);
+    el_ddb_free(ddb);
+
+    /* a fresh client: the refusal meets the driver first */
+    srv_clear();
+    SRV_SET(answer, "{}");
+    SRV_SET(clock_check, true);
+    h.reports = 0;
+    assert_int_equal(el_ddb_new(cfg, &ddb, NULL), EL_OK);
+    assert_int_equal(el_ddb_driver_new(ddb, &o, &drv, &d), EL_OK);
+    for (int i = 0; i < 2; i++) {
+        el_buf_reset(&b);
+        assert_int_equal(el_buf_puts(&b, "{}"), EL_OK);
+        assert_int_equal(el_ddb_driver_call(drv, "BatchWriteItem", &b, 1, &resp, &d), EL_OK);
+    }
+    assert_int_equal(srv_requests(), 3); /* the first twice, the second once */
+    assert_true(captured_skew(0) <= -595);
+    assert_true(labs(captured_skew(1)) <= 5 && labs(captured_skew(2)) <= 5);
+    assert_int_equal(h.reports, 1);
+    el_ddb_driver_free(drv);
+    el_ddb_free(ddb);
+    el_buf_free(&b);
+    el_buf_free(&resp);
+    el_aws_config_free(cfg);
+    free(desc);
 }
 
 static void test_connection_refused(void **state)
@@ -1574,6 +1845,8 @@ int main(void)
     const struct CMUnitTest pure[] = {
         cmocka_unit_test(test_classify_fixtures),
         cmocka_unit_test(test_classify_status_only),
+        cmocka_unit_test(test_error_table_in_docs),
+        cmocka_unit_test(test_classify_table_kinds),
         cmocka_unit_test(test_problem_of_fixtures),
         cmocka_unit_test(test_explain_texts),
         cmocka_unit_test(test_explain_missing_table_and_fail),
@@ -1599,6 +1872,8 @@ int main(void)
         cmocka_unit_test(test_timeout_and_short_body),
         cmocka_unit_test(test_describe_and_create_errors),
         cmocka_unit_test(test_create_table_waits_for_warm),
+        cmocka_unit_test(test_retry_after_headers),
+        cmocka_unit_test(test_skew_over_http),
     };
     const struct CMUnitTest local[] = {
         cmocka_unit_test(test_dynamodb_local),

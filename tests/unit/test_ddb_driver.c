@@ -3,7 +3,8 @@
  * transport on a virtual clock: the window, throttling and its backoff,
  * the give-up after max_retry_time_s, refusals to the callback, verdicts,
  * the capacity budget and its settling, the rate learned from refusals,
- * fatal answers, dropping on free;
+ * fatal answers, dropping on free, x-amz-retry-after's bound, a clock
+ * 10 minutes off corrected from the answers' Date;
  * and the ConsumedCapacity scan every answer goes through.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -15,6 +16,8 @@
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strstr, strlen */
 
+#include "aws/skew.h"
+#include "common/backoff.h"  /* EL_BACKOFF_HINT_EXTRA_MS */
 #include "dynamo/ddb_driver.h"
 #include "dynamo/ddb_internal.h"
 
@@ -38,6 +41,8 @@ typedef struct sent {
     double at, due;
     answer a;
     bool open;
+    time_t signed_at;           /* with a signing clock: the time signed with */
+    long offset;                /* and its offset */
 } sent;
 
 typedef struct fake {
@@ -49,6 +54,15 @@ typedef struct fake {
     size_t nsends;
     size_t max_open;            /* most sends open at once */
     size_t cancels;
+    /* A signing clock (the transport's el_skew), on the machine's wall
+     * clock: epoch + now. The service's clock is service_ahead seconds
+     * ahead of it; it refuses what was signed more than 5 minutes away
+     * from its time, as AWS does, with its time in the Date header.
+     * date_lies: it always says its time is 10 minutes ahead. */
+    el_skew *skew;
+    time_t epoch;
+    long service_ahead;
+    bool date_lies;
 } fake;
 
 static size_t open_count(const fake *f)
@@ -59,12 +73,21 @@ static size_t open_count(const fake *f)
     return n;
 }
 
+/* The machine's wall clock of the fake: its epoch plus the virtual ms. */
+static time_t f_wall(void *self)
+{
+    fake *f = self;
+    return f->epoch + (time_t)(f->now / 1000.0);
+}
+
 static el_err f_send(void *self, el_ddb_op *op)
 {
     fake *f = self;
     assert_true(f->nsends < MAX_SENDS);
     sent *s = &f->sends[f->nsends];
     s->a = f->nsends < f->nscript ? f->script[f->nsends] : f->dflt;
+    if (f->skew)
+        s->signed_at = el_skew_now(f->skew, &s->offset); /* signs at each send */
     s->op = op;
     s->at = f->now;
     s->due = f->now + (s->a.latency > 0 ? s->a.latency : 10);
@@ -94,6 +117,20 @@ static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
                               .sends = s->a.sends ? s->a.sends : 1 };
         snprintf(res.error_type, sizeof res.error_type, "%s", s->a.type ? s->a.type : "");
         snprintf(res.message, sizeof res.message, "scripted %s", s->a.type ? s->a.type : "");
+        if (f->skew) {
+            time_t service = f_wall(f) + f->service_ahead;
+            res.server_time = f->date_lies ? f_wall(f) + 600 : service;
+            res.clock_offset = s->offset;
+            long off = (long)(s->signed_at - service);
+            if (off < -300 || off > 300) {
+                res = (el_ddb_result){ .outcome = EL_DDB_FATAL, .http_status = 400,
+                                       .server_time = res.server_time,
+                                       .clock_offset = s->offset, .sends = 1 };
+                snprintf(res.error_type, sizeof res.error_type, "InvalidSignatureException");
+                snprintf(res.message, sizeof res.message, "Signature %s: %ld s from the "
+                         "service's time", off < 0 ? "expired" : "not yet current", off);
+            }
+        }
         const char *body = s->a.body ? s->a.body : "{}";
         el_ddb_driver_complete(d, s->op, &res, body, strlen(body));
     }
@@ -119,7 +156,7 @@ static bool to_caller; /* the next driver() gets throttles_to_caller */
 static el_ddb_driver *driver(fake *f, int concurrency, double units_per_s, double max_retry_s)
 {
     el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
-                           .self = f };
+                           .self = f, .skew = f->skew };
     el_ddb_driver_opts o = { .concurrency = concurrency, .units_per_s = units_per_s,
                              .max_retry_time_s = max_retry_s, .throttles_to_caller = to_caller };
     to_caller = false;
@@ -569,6 +606,146 @@ static void test_retry_after(void **state)
     el_ddb_driver_free(d);
 }
 
+/* A hint far over the backoff is honoured up to 5 s over it, not more. */
+static void test_retry_after_bounded(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    f.script[0] = throttle;
+    f.script[0].retry_after = 3600 * 1000.0; /* an hour */
+    f.nscript = 1;
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    double gap = f.sends[1].at - f.sends[0].at - 10; /* the answer took 10 ms */
+    assert_true(gap >= EL_BACKOFF_HINT_EXTRA_MS);
+    assert_true(gap <= EL_BACKOFF_HINT_EXTRA_MS + 2 * EL_BACKOFF_BASE_MS + 2);
+    el_ddb_driver_free(d);
+}
+
+/* ---- a clock 10 minutes off ---- */
+
+typedef struct heard {
+    int reports;
+    long offset;
+} heard;
+
+static void on_skew(void *user, const char *service, long offset)
+{
+    heard *h = user;
+    assert_string_equal(service, "DynamoDB");
+    h->reports++;
+    h->offset = offset;
+}
+
+/* 2024-06-11T10:30:12Z */
+#define EPOCH ((time_t)1718101812)
+
+static void skewed(fake *f, heard *h, long service_ahead)
+{
+    f->epoch = EPOCH;
+    f->service_ahead = service_ahead;
+    assert_int_equal(el_skew_new("DynamoDB", f_wall, f, on_skew, h, &f->skew), EL_OK);
+}
+
+/* The machine's clock is 10 minutes behind the service's: the first
+ * window is refused (Signature expired), the answer's Date sets the
+ * transport's clock, each refused request is signed again and resent
+ * once, every later one is signed with the service's time; one report. */
+static void test_clock_skew_corrected(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    heard h = {0};
+    skewed(&f, &h, 600);
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 20; i++)
+        submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 20);                      /* each callback once, a success */
+    assert_int_equal(f.nsends, 24);                    /* the first 4, twice */
+    for (size_t i = 0; i < f.nsends; i++)
+        assert_int_equal(f.sends[i].offset, i < 4 ? 0 : 600);
+    assert_int_equal(h.reports, 1);
+    assert_int_equal(h.offset, 600);
+    const el_ddb_driver_stats *st = el_ddb_driver_stats_get(d);
+    assert_int_equal(st->resends, 4);
+    assert_int_equal(st->failures, 0);                 /* not a failure of the service */
+    el_ddb_driver_free(d);
+    el_skew_free(f.skew);
+}
+
+/* A clock 10 minutes ahead: "not yet current", set back the same way. */
+static void test_clock_skew_ahead(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok };
+    heard h = {0};
+    skewed(&f, &h, -600);
+    el_ddb_driver *d = driver(&f, 2, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 5; i++)
+        submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_OK);
+    assert_int_equal(c.done, 5);
+    assert_int_equal(f.nsends, 7);
+    assert_int_equal(h.offset, -600);
+    el_ddb_driver_free(d);
+    el_skew_free(f.skew);
+}
+
+/* Refused again after the correction (the service's Date says 10 minutes
+ * ahead but it refuses that too): each request is resent once only, then
+ * the run stops with the clock's message. */
+static void test_clock_skew_refused_after_correction(void **state)
+{
+    (void)state;
+    fake f = { .dflt = ok, .date_lies = true };
+    heard h = {0};
+    skewed(&f, &h, 1800); /* 30 minutes: the Date's 10 do not reach it */
+    el_ddb_driver *d = driver(&f, 4, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    for (int i = 0; i < 8; i++)
+        submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_ESERVICE);
+    assert_int_equal(c.done, 0);
+    assert_true(f.nsends <= 8);                        /* the first window, twice at most */
+    assert_int_equal(h.reports, 1);
+    assert_true(strncmp(diag.msg, "this machine's clock is off", 27) == 0);
+    assert_non_null(strstr(diag.msg, "Signature expired"));
+    el_ddb_driver_free(d);
+    el_skew_free(f.skew);
+}
+
+/* A wrong secret on a machine whose clock is 2 minutes off is not taken
+ * for the clock's: not resent, the secret's message. */
+static void test_wrong_secret_not_clock(void **state)
+{
+    (void)state;
+    answer bad = { .outcome = EL_DDB_FATAL, .status = 400, .type = "InvalidSignatureException",
+                   .latency = 10 };
+    fake f = { .dflt = bad };
+    heard h = {0};
+    skewed(&f, &h, 120);
+    el_ddb_driver *d = driver(&f, 1, 0, 0);
+    cb_ctx c = { .verdict = EL_DDB_DONE };
+    submit(d, &c, 1);
+    el_diag diag;
+    assert_int_equal(run(d, &diag), EL_ESERVICE);
+    assert_int_equal(f.nsends, 1);
+    assert_int_equal(h.reports, 0);
+    assert_int_equal(el_skew_offset(f.skew), 0);
+    assert_non_null(strstr(diag.msg, "the signature does not match"));
+    el_ddb_driver_free(d);
+    el_skew_free(f.skew);
+}
+
 /* With throttles_to_caller the callback judges a throttle: taking the work
  * back (DONE) ends the request; AGAIN leaves the resend to the driver. */
 static void test_throttles_to_caller(void **state)
@@ -770,6 +947,11 @@ int main(void)
         cmocka_unit_test(test_free_drops_pending),
         cmocka_unit_test(test_throttle_reasons_and_window),
         cmocka_unit_test(test_retry_after),
+        cmocka_unit_test(test_retry_after_bounded),
+        cmocka_unit_test(test_clock_skew_corrected),
+        cmocka_unit_test(test_clock_skew_ahead),
+        cmocka_unit_test(test_clock_skew_refused_after_correction),
+        cmocka_unit_test(test_wrong_secret_not_clock),
         cmocka_unit_test(test_throttles_to_caller),
         cmocka_unit_test(test_reason_names),
         cmocka_unit_test(test_consumed_units),

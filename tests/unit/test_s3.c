@@ -246,6 +246,54 @@ static void test_file_sink_object_store(void **state)
     assert_null(s);
 }
 
+static const char *no_env(const char *name)
+{
+    (void)name;
+    return NULL;
+}
+
+static const char *env_endpoint(const char *name)
+{
+    return strcmp(name, "AWS_ENDPOINT_URL_S3") == 0 ? "http://127.0.0.1:4569" : NULL;
+}
+
+/* The client's endpoint: the SDKs' rules for the region and variants
+ * (tests/unit/test_endpoints.c holds the published cases), or the user's. */
+static void test_client_endpoint(void **state)
+{
+    (void)state;
+    el_aws_config cfg = {.region = "us-west-2", .access_key = "AKIDEXAMPLE",
+                         .secret_key = "secret", .verify_ssl = true, .use_fips = true,
+                         .s3_dualstack = true};
+    el_s3 *s3;
+    el_diag d;
+    el_diag_clear(&d);
+    assert_int_equal(el_s3_new(&cfg, NULL, no_env, &s3, &d), EL_OK);
+    assert_string_equal(el_s3_endpoint(s3), "https://s3-fips.dualstack.us-west-2.amazonaws.com");
+    assert_string_equal(el_s3_region(s3), "us-west-2");
+    el_s3_free(s3);
+
+    cfg.region = "aws-global";
+    cfg.use_fips = cfg.s3_dualstack = false;
+    assert_int_equal(el_s3_new(&cfg, NULL, no_env, &s3, &d), EL_OK);
+    assert_string_equal(el_s3_endpoint(s3), "https://s3.amazonaws.com");
+    assert_string_equal(el_s3_region(s3), "us-east-1");
+    el_s3_free(s3);
+
+    /* the user's endpoint wins over the variants */
+    cfg.region = "cn-north-1";
+    cfg.use_fips = true;
+    assert_int_equal(el_s3_new(&cfg, NULL, env_endpoint, &s3, &d), EL_OK);
+    assert_string_equal(el_s3_endpoint(s3), "http://127.0.0.1:4569");
+    assert_string_equal(el_s3_region(s3), "cn-north-1");
+    el_s3_free(s3);
+    /* without it, S3 has no FIPS endpoint in China */
+    assert_int_equal(el_s3_new(&cfg, NULL, no_env, &s3, &d), EL_ECONFIG);
+    assert_null(s3);
+    assert_non_null(strstr(d.msg, "S3 has no FIPS endpoint in cn-north-1 (partition aws-cn)"));
+    assert_non_null(strstr(d.msg, "--endpoint-url-s3"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_xml_bad),
         cmocka_unit_test(test_xml_error_and_find),
         cmocka_unit_test(test_file_sink_object_store),
+        cmocka_unit_test(test_client_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
