@@ -53,6 +53,19 @@
 typedef struct el_ddb_driver el_ddb_driver;
 typedef struct el_ddb_op el_ddb_op;
 
+/* A rate limiter in place of the driver's own (the window's cuts and the
+ * learned rate): for comparing another client's policy in the simulator
+ * (tests/sim/). Called on the driver's thread; `self` is the caller's. */
+typedef struct el_ddb_limiter {
+    /* ms until a request of `units` may go (0: now) */
+    double (*wait_ms)(void *self, double units, double now);
+    /* a request of `units` goes now */
+    void (*sent)(void *self, double units, double now);
+    /* an answer came: throttled, or anything else */
+    void (*answered)(void *self, bool throttled, double now);
+    void *self;
+} el_ddb_limiter;
+
 /* How the driver paces and retries. */
 typedef struct el_ddb_driver_opts {
     int concurrency;          /* most requests in flight; <= 0: 16 */
@@ -66,6 +79,12 @@ typedef struct el_ddb_driver_opts {
     /* Without the learned rate (tablerate.h): refusals only shrink the
      * window, as before it existed (a benchmark's comparison). */
     bool no_learned_rate;
+    /* Replaces the learned rate when set (borrowed; must outlive the
+     * driver). */
+    const el_ddb_limiter *limiter;
+    /* The backoff jitter's seed; 0: drawn from the clock and the address
+     * (runs differ). A simulation gives one to be replayed exactly. */
+    uint64_t seed;
 } el_ddb_driver_opts;
 
 /* What came back for a request, as its callback sees it (valid during the

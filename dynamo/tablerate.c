@@ -1,118 +1,144 @@
 /*
- * tablerate.c - the learned rate of a table: cut on refusals to just under
- * what was granted, judged on the 1.5 s after, crept up while quiet.
+ * tablerate.c - the learned rate of a table: every cut an experiment,
+ * judged by whether the share refused fell.
  *
- * DESIGN: a ring of 100-ms slots of units granted and refused (two seconds
- * of history: the second before a cut and the time after it), a token
- * bucket at the learned rate holding 100 ms of it (so that requests go
- * evenly, not in bursts the table's own bucket would refuse), and the
- * state of one chain of cuts under test. No clock, no I/O: the unit tests
- * replay a service and check each step.
+ * DESIGN: a ring of 100-ms slots of sends (units granted and refused by
+ * their answers), a token bucket at the learned rate holding 100 ms of it
+ * (so that requests go evenly, not in bursts the table's own bucket would
+ * refuse), and the state of one experiment. The constants follow from
+ * what is measured, not from one service: a share is significant at three
+ * standard errors (a false cut is then rare, and one that is made is
+ * undone after a second); 95 % of a saturated rate leaves the table's
+ * bucket room to refill; growth starts at 1 % a second, below the pace at
+ * which a saturated table's refusals would outgrow the noise, and doubles
+ * each quiet second so that doubled capacity is found in about seven.
+ * No clock, no I/O: the unit tests replay services and check each step.
  */
 #include "dynamo/tablerate.h"
 
-#define CUT 0.95              /* of the units granted over the last second */
-#define MIN_SHARE 0.005       /* refusals under 0.5 % of a second's writes do not cut */
-#define CHECK_MS 200.0        /* the earliest a second cut of a chain may follow */
-#define EARLY_SHARE 0.10      /* ... if still this much is refused (or more than before) */
-#define JUDGE_MS 1500.0       /* a cut is judged on the 1.5 s after it */
-#define KEPT_SHARE 0.005      /* ... and kept if less than this was refused then */
-#define MAX_CHAIN 3           /* cuts not kept in a row before they are undone as noise */
-#define MIN_REFUSALS 3        /* refusals in the last second before a cut */
-#define MIN_GRANTS 10         /* answers with grants the rate is measured on */
-#define CREEP_PER_S 0.01      /* growth while nothing was refused for a second */
+#include <math.h>    /* sqrt, pow, floor */
+#include <stddef.h>  /* NULL */
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CUT 0.95             /* of the rate granted while saturated */
+#define MIN_MARGIN 0.005     /* shares within 0.5 % of the noise are the noise */
+#define Z 3.0                /* standard errors that make a fall significant */
+#define Z_TRIGGER 4.0        /* ... and a share over the noise: it is tested at every
+                                answer, so chance must clear a higher bar */
+#define WINDOW_SLOTS 40      /* the trigger looks at the last second of sends */
+#define SETTLE_MS 500.0      /* sends this soon after a cut are not judged: the table's
+                                bucket, emptied by what went before, refills meanwhile */
+#define JUDGE_MS 1000.0      /* an experiment is judged on a second of sends */
+#define MIN_ANSWERS 10       /* answers a share must rest on */
+#define GROW_START 0.01      /* growth per second after the first quiet second */
+#define GROW_MAX 1.0         /* ... doubling each quiet second, up to this */
 #define QUIET_MS 1000.0
-#define FORGET_MS 60000.0     /* no refusal for a minute: no rate */
-#define NOISE_MS 120000.0     /* a noise share fades to nothing over this */
+#define FORGET_MS 60000.0    /* a minute without refusals: no rate */
 #define BUCKET_S 0.1
-#define MIN_HISTORY_MS 300.0  /* grants seen for at least this long before a first cut */
+#define MIN_RATE 1.0         /* units/s: a table is never stopped */
 
 void el_trate_init(el_trate *t)
 {
-    *t = (el_trate){ .first = -1, .last_refusal = -1e300 };
+    *t = (el_trate){ .last_refusal = -1e300 };
     for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        t->tick[i] = -1;
+        t->s[i].tick = -1;
 }
 
-static long long tick_of(double now)
+static long long tick_of(double ms)
 {
-    return (long long)(now / EL_TRATE_SLOT_MS);
+    return (long long)(ms / EL_TRATE_SLOT_MS);
 }
 
-static int slot(el_trate *t, double now)
+/* The slot of tick k, emptied when it held an older tick; NULL when k is
+ * older than the ring. */
+static el_trate_slot *slot(el_trate *t, long long k)
 {
-    long long k = tick_of(now);
-    int i = (int)(k % EL_TRATE_SLOTS);
-    if (t->tick[i] != k) {
-        t->tick[i] = k;
-        t->granted[i] = t->refused[i] = 0;
-        t->events[i] = t->grants[i] = 0;
-    }
-    return i;
+    el_trate_slot *s = &t->s[k % EL_TRATE_SLOTS];
+    if (s->tick == k)
+        return s;
+    if (s->tick > k)
+        return NULL;
+    *s = (el_trate_slot){ .tick = k };
+    return s;
 }
 
-/* Units granted and refused in the slots of ticks [from, to]. */
-static void sum(const el_trate *t, long long from, long long to, double *g, double *r)
-{
-    *g = *r = 0;
-    for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        if (t->tick[i] >= from && t->tick[i] <= to) {
-            *g += t->granted[i];
-            *r += t->refused[i];
-        }
-}
+/* Units granted and refused, answers, over the sends of ticks [from, to]. */
+typedef struct sums {
+    double granted, refused;
+    int answers;
+} sums;
 
-/* Refusals and grants (calls) in the slots of ticks [from, now's]. */
-static void calls(const el_trate *t, long long from, double now, int *refusals, int *grants)
+static sums sum(const el_trate *t, long long from, long long to)
 {
-    long long k = tick_of(now);
-    *refusals = *grants = 0;
-    for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        if (t->tick[i] >= from && t->tick[i] <= k) {
-            *refusals += t->events[i];
-            *grants += t->grants[i];
-        }
-}
-
-static double share(double g, double r)
-{
-    return g + r > 0 ? r / (g + r) : 0;
-}
-
-/* Units granted per second in the slots of ticks [from, now's], counting
- * only the time of slots in which anything was sent (granted or refused):
- * a command that writes in rounds (incremental) or a load waiting on its
- * readers would otherwise look slower than the table let it be. */
-static double granted_rate(const el_trate *t, long long from, double now)
-{
-    long long k = tick_of(now);
-    double g = 0, busy = 0;
+    sums r = { 0 };
     for (int i = 0; i < EL_TRATE_SLOTS; i++) {
-        if (t->tick[i] < from || t->tick[i] > k || t->granted[i] + t->refused[i] <= 0)
-            continue;
-        g += t->granted[i];
-        busy += t->tick[i] == k ? now - (double)k * EL_TRATE_SLOT_MS : EL_TRATE_SLOT_MS;
+        const el_trate_slot *s = &t->s[i];
+        if (s->tick >= from && s->tick <= to) {
+            r.granted += s->granted;
+            r.refused += s->refused;
+            r.answers += s->answers;
+        }
     }
-    if (busy < EL_TRATE_SLOT_MS)
-        busy = EL_TRATE_SLOT_MS;
-    return g / busy * 1000.0;
+    return r;
 }
 
-/* The last second: units granted per second over it and the share
- * refused. */
-static void last_second(const el_trate *t, double now, double *rate, double *sh)
+static double share(const sums *s)
 {
-    long long k = tick_of(now);
-    double g, r;
-    sum(t, k - 9, k, &g, &r);
-    *rate = granted_rate(t, k - 9, now);
-    *sh = share(g, r);
+    double all = s->granted + s->refused;
+    return all > 0 ? s->refused / all : 0;
 }
 
-static double noise_now(const el_trate *t, double now)
+/* The margin by which a share of n answers differs from another by more
+ * than chance. */
+static double variance(double p, int n)
 {
-    double left = 1.0 - (now - t->noise_at) / NOISE_MS;
-    return left > 0 ? t->noise * left : 0;
+    return n > 0 ? p * (1 - p) / n : 1;
+}
+
+static double margin(double p, int n)
+{
+    double m = Z_TRIGGER * sqrt(variance(p, n));
+    return m > MIN_MARGIN ? m : MIN_MARGIN;
+}
+
+static const el_trate_slot *slot_at(const el_trate *t, long long k)
+{
+    const el_trate_slot *s = &t->s[((k % EL_TRATE_SLOTS) + EL_TRATE_SLOTS) % EL_TRATE_SLOTS];
+    return s->tick == k ? s : NULL;
+}
+
+static bool saturated(const el_trate *t, long long k)
+{
+    const el_trate_slot *s = slot_at(t, k);
+    return s && s->refusals > 0;
+}
+
+/* Units per second the table granted while saturated: over the slots of
+ * sends, all of whose answers are in, from the first that had refusals
+ * (in the last second, and from tick `from` on) to the latest. The first
+ * saturated slot itself is left out when later ones exist (it still spent
+ * what was left of the table's burst): *clean says so. Measured over the
+ * whole span, not slot by slot, since one request may carry more units
+ * than a slot's worth of the rate. 0 when nothing was refused. */
+static double saturated_rate(const el_trate *t, long long from, double now, bool *clean)
+{
+    long long done = tick_of(now - 2 * t->latency) - 1;
+    long long k0 = done - WINDOW_SLOTS + 1;
+    if (k0 < from)
+        k0 = from;
+    while (k0 <= done && !saturated(t, k0))
+        k0++;
+    *clean = false;
+    if (k0 > done)
+        return 0;
+    sums after = sum(t, k0 + 1, done);
+    if (after.answers >= MIN_ANSWERS / 2 && after.refused > 0) {
+        *clean = true;
+        return after.granted / ((double)(done - k0) * EL_TRATE_SLOT_MS / 1000.0);
+    }
+    sums all = sum(t, k0, done);
+    return all.granted / ((double)(done - k0 + 1) * EL_TRATE_SLOT_MS / 1000.0);
 }
 
 static double capacity(const el_trate *t)
@@ -120,7 +146,7 @@ static double capacity(const el_trate *t)
     return t->rate * BUCKET_S;
 }
 
-/* Creep, forget, refill: the bucket and rate as of now. */
+/* Growth, forgetting and the bucket's refill up to now. */
 static void advance(el_trate *t, double now)
 {
     if (t->rate <= 0)
@@ -128,133 +154,125 @@ static void advance(el_trate *t, double now)
     double dt = now - t->last_refill;
     if (dt <= 0)
         return;
-    if (now - t->last_refusal > FORGET_MS) {
+    t->last_refill = now;
+    if (!t->judging && now - t->last_refusal > FORGET_MS) {
         t->rate = 0;
-        t->cuts = 0;
         return;
     }
-    if (now - t->last_refusal >= QUIET_MS)
-        t->rate *= 1.0 + CREEP_PER_S * dt / 1000.0;
+    double quiet = now - t->grow_from;
+    if (!t->judging && quiet >= QUIET_MS) {
+        double g = GROW_START * pow(2, floor((quiet - QUIET_MS) / 1000.0));
+        if (g > GROW_MAX)
+            g = GROW_MAX;
+        /* it grows only while the load sends near it: past twice what was
+         * sent it is not what holds the load (and a lull must not leave a
+         * rate far above the table's) */
+        sums sent = sum(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
+        double cap = 2 * (sent.granted + sent.refused) / (WINDOW_SLOTS * EL_TRATE_SLOT_MS / 1000.0);
+        double grown = t->rate * (1 + g * dt / 1000.0);
+        t->rate = grown < cap ? grown : (t->rate > cap ? t->rate : cap);
+    }
     t->tokens += dt / 1000.0 * t->rate;
     if (t->tokens > capacity(t))
         t->tokens = capacity(t);
-    t->last_refill = now;
 }
 
-/* The share refused since the last cut (its own slot still carries what
- * was sent before it), up to `until` ms after it. */
-static double share_since_cut(const el_trate *t, double until)
+/* The experiment's verdict, once the sends of its second are answered. */
+static void judge(el_trate *t, double now)
 {
-    double g, r;
-    sum(t, tick_of(t->cut_at) + 1, tick_of(t->cut_at + until), &g, &r);
-    return share(g, r);
-}
-
-/* Judges the chain of cuts JUDGE_MS after its last one, on what was
- * refused since: under half the chain's worst share and under 0.5 % (the
- * table's limit: kept); otherwise, after the first or second cut, the next
- * refusal cuts again (a limit not yet found, or noise); after the third,
- * noise: undone, and refusals up to twice that share do not cut for a
- * while. Three, not two: a second cut measured while the answers were
- * slow (a busy machine) can still be over the limit.
- * An absolute bound, not only "fell by half": the reading that set off a
- * cut is the worst second of many, and the next is better by chance. */
-static void check(el_trate *t, double now)
-{
-    if (t->cuts == 0 || t->judged || now - t->cut_at < JUDGE_MS)
+    double end = t->cut_at + SETTLE_MS + JUDGE_MS;
+    if (now < end + 2 * t->latency + EL_TRATE_SLOT_MS)
         return;
-    double after = share_since_cut(t, JUDGE_MS);
-    if (after < t->share_before / 2 && after < KEPT_SHARE) {
-        t->cuts = 0; /* the limit: kept */
+    sums a = sum(t, tick_of(t->cut_at + SETTLE_MS), tick_of(end));
+    if (a.answers < MIN_ANSWERS && now < t->cut_at + 10 * JUDGE_MS)
+        return; /* too little sent since (a load waiting on its input): wait */
+    double after = share(&a);
+    double fall = t->share_before - after;
+    double m = Z * sqrt(variance(t->share_before, t->answers_before) + variance(after, a.answers));
+    t->grow_from = now;
+    if (-fall > m && -fall > MIN_MARGIN) {
+        /* the share rose: no chance, a limit under the cut (what the cut
+         * was measured on still held the table's burst). Cut again, to
+         * what the table granted while sent the cut rate, and judge that. */
+        double g = a.granted / ((double)(tick_of(end) - tick_of(t->cut_at + SETTLE_MS) + 1) *
+                                EL_TRATE_SLOT_MS / 1000.0);
+        if (CUT * g < t->rate)
+            t->rate = CUT * g > MIN_RATE ? CUT * g : MIN_RATE;
+        if (t->tokens > capacity(t))
+            t->tokens = capacity(t);
+        t->cut_at = now;
+        t->share_before = after;
+        t->answers_before = a.answers;
+        t->nr_cuts++;
         return;
     }
-    if (t->cuts < MAX_CHAIN) {
-        t->judged = true;
-        return;
-    }
+    t->judging = false;
+    if (fall > m && fall > MIN_MARGIN)
+        return; /* the share fell: a limit, kept */
+    /* chance: the rate did not matter */
     t->rate = t->rate_before;
     t->tokens = 0;
     t->last_refill = now;
     t->noise = after;
-    t->noise_at = now;
     t->nr_undone++;
-    t->cuts = 0;
 }
 
-void el_trate_granted(el_trate *t, double units, double now)
+void el_trate_answer(el_trate *t, double sent_at, double granted, double refused, double now)
 {
-    if (t->first < 0)
-        t->first = now;
-    int i = slot(t, now);
-    t->granted[i] += units;
-    t->grants[i]++;
-    long long k = tick_of(now);
-    double g, r;
-    sum(t, k - 9, k, &g, &r);
-    if (g > t->peak)
-        t->peak = g;
-    check(t, now);
-}
-
-void el_trate_refused(el_trate *t, double units, double now)
-{
-    int i = slot(t, now);
-    t->refused[i] += units;
-    t->events[i]++;
+    double lat = now - sent_at;
+    t->latency = t->latency > 0 ? 0.9 * t->latency + 0.1 * lat : lat;
+    el_trate_slot *s = slot(t, tick_of(sent_at));
+    if (s) {
+        s->granted += granted;
+        s->refused += refused;
+        s->answers++;
+        s->refusals += refused > 0;
+    }
     advance(t, now);
-    t->last_refusal = now;
-    check(t, now);
-    if (t->cuts > 0 && !t->judged) {
-        /* a cut under judgement: no other, but for one early (a table's
-         * first burst made the second before the cut look faster than the
-         * table is: the share refused grew after it, or stays over 10 %) */
-        double since = share_since_cut(t, now - t->cut_at);
-        if (now - t->cut_at < CHECK_MS || t->cuts > 1 || since < MIN_SHARE ||
-            (since < t->share_before && since < EARLY_SHARE))
-            return;
-    }
-    double granted, sh;
-    last_second(t, now, &granted, &sh);
-    long long from = tick_of(now) - 9;
-    if (t->cuts > 0 && now - (double)(tick_of(t->cut_at) + 1) * EL_TRATE_SLOT_MS >= EL_TRATE_SLOT_MS) {
-        /* a cut not yet judged good: its own time measures what the table
-         * grants, free of the burst the second before may have had */
-        from = tick_of(t->cut_at) + 1;
-        granted = granted_rate(t, from, now);
-    }
-    int refusals, grants;
-    calls(t, tick_of(now) - 9, now, &refusals, &grants);
-    double noise = noise_now(t, now);
-    if (!t->judged && (sh < MIN_SHARE || sh <= 2 * noise || refusals < MIN_REFUSALS))
-        return; /* (a chain judged to go on cuts at the next refusal) */
-    /* a rate is measured on enough answers: refused from the start, whole,
-     * or by a command of a few requests, the window's backoff is what acts */
-    calls(t, from, now, &refusals, &grants);
-    if (granted <= 0 || grants < MIN_GRANTS || now - t->first < MIN_HISTORY_MS)
+    if (t->judging) {
+        judge(t, now);
         return;
-    if (t->cuts == 0) {
-        t->rate_before = t->rate;
-        t->share_before = sh;
-    } else if (sh > t->share_before) {
-        t->share_before = sh;
     }
-    double r = CUT * granted;
-    if (t->rate > 0 && r < t->rate / 2)
-        r = t->rate / 2; /* never more than half at once */
+    long long k = tick_of(now);
+    sums w = sum(t, k - WINDOW_SLOTS + 1, k);
+    double sh = share(&w);
+    if (w.answers >= MIN_ANSWERS * 2 && sh < t->noise)
+        t->noise = sh; /* the noise is at most what is seen */
+    if (refused <= 0)
+        return;
+    /* the share since refusals began within the second: a table's burst
+     * before them is not part of the reading */
+    long long first = k - WINDOW_SLOTS + 1;
+    while (first < k && !saturated(t, first))
+        first++;
+    w = sum(t, first, k);
+    sh = share(&w);
+    if (w.answers < MIN_ANSWERS || sh <= t->noise + margin(sh, w.answers))
+        return;
+    t->last_refusal = now;
+    t->grow_from = now;
+    bool clean;
+    double g = saturated_rate(t, tick_of(now) - WINDOW_SLOTS + 1, now, &clean);
+    if (!clean)
+        return; /* no saturated slot past the first is complete yet: the next answer decides */
+    double r = CUT * g;
     if (t->rate > 0 && r > t->rate)
-        r = t->rate;
-    if (r < t->peak / 4)
-        r = t->peak / 4; /* a floor: the window still acts below it */
+        r = t->rate * CUT; /* refused at the rate itself: under it */
+    if (r < MIN_RATE)
+        r = MIN_RATE;
+    t->judging = true;
+    t->cut_at = now;
+    t->rate_before = t->rate;
+    t->share_before = sh;
+    t->answers_before = w.answers;
     if (t->rate <= 0)
         t->tokens = 0; /* the table just refused: nothing in hand */
     t->rate = r;
     if (t->tokens > capacity(t))
         t->tokens = capacity(t);
     t->last_refill = now;
-    t->cut_at = now;
-    t->judged = false;
-    t->cuts++;
     t->nr_cuts++;
+    if (getenv("TR_DEBUG")) fprintf(stderr, "CUT at %.0f share %.3f n %d g %.0f clean %d rate %.0f noise %.3f\n", now, sh, w.answers, g, clean, t->rate, t->noise);
 }
 
 double el_trate_wait_ms(el_trate *t, double units, double now)
@@ -274,8 +292,9 @@ void el_trate_take(el_trate *t, double units, double now)
         t->tokens -= units;
 }
 
-double el_trate_rate(el_trate *t, double now)
+el_trate_figures el_trate_figures_get(el_trate *t, double now)
 {
     advance(t, now);
-    return t->rate;
+    return (el_trate_figures){ .rate = t->rate, .cuts = t->nr_cuts, .undone = t->nr_undone,
+                               .noise = t->noise };
 }
