@@ -16,27 +16,29 @@
  */
 #include "dynamo/tablerate.h"
 
-#include <math.h>    /* sqrt, pow, floor */
+#include <math.h>    /* exp, sqrt, pow, floor */
 #include <stddef.h>  /* NULL */
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CUT 0.95             /* of the rate granted while saturated */
+#define CUT 0.90             /* of the rate granted while saturated */
 #define MIN_MARGIN 0.005     /* shares within 0.5 % of the noise are the noise */
 #define Z 3.0                /* standard errors that make a fall significant */
 #define Z_TRIGGER 4.0        /* ... and a share over the noise: it is tested at every
                                 answer, so chance must clear a higher bar */
-#define WINDOW_SLOTS 40      /* the trigger looks at the last second of sends */
-#define SETTLE_MS 500.0      /* sends this soon after a cut are not judged: the table's
+#define WINDOW_SLOTS 100     /* the trigger looks at the last second of sends */
+#define SETTLE_MS 250.0      /* sends this soon after a cut are not judged: the table's
                                 bucket, emptied by what went before, refills meanwhile */
-#define JUDGE_MS 1000.0      /* an experiment is judged on a second of sends */
+#define JUDGE_MS 500.0       /* an experiment is judged on half a second of sends */
 #define MIN_ANSWERS 10       /* answers a share must rest on */
 #define GROW_START 0.01      /* growth per second after the first quiet second */
-#define GROW_MAX 1.0         /* ... doubling each quiet second, up to this */
+#define GROW_MAX 1.0         /* ... doubling every GROW_DOUBLING_MS of quiet, up to this */
+#define GROW_DOUBLING_MS 1000.0
 #define QUIET_MS 1000.0
 #define FORGET_MS 60000.0    /* a minute without refusals: no rate */
 #define BUCKET_S 0.1
 #define MIN_RATE 1.0         /* units/s: a table is never stopped */
+#define LONG_MS 30000.0      /* the long run the noise is bounded by */
 
 void el_trate_init(el_trate *t)
 {
@@ -146,6 +148,13 @@ static double capacity(const el_trate *t)
     return t->rate * BUCKET_S;
 }
 
+/* Units per second sent over the sends of ticks [from, to]. */
+static double sent_rate(const el_trate *t, long long from, long long to)
+{
+    sums s = sum(t, from, to);
+    return (s.granted + s.refused) / ((double)(to - from + 1) * EL_TRATE_SLOT_MS / 1000.0);
+}
+
 /* Growth, forgetting and the bucket's refill up to now. */
 static void advance(el_trate *t, double now)
 {
@@ -161,20 +170,39 @@ static void advance(el_trate *t, double now)
     }
     double quiet = now - t->grow_from;
     if (!t->judging && quiet >= QUIET_MS) {
-        double g = GROW_START * pow(2, floor((quiet - QUIET_MS) / 1000.0));
-        if (g > GROW_MAX)
-            g = GROW_MAX;
+        /* slowly at first, then twice as fast each quiet second */
+        double g = GROW_START * pow(2, floor((quiet - QUIET_MS) / GROW_DOUBLING_MS));
+        double grown = t->rate * (1 + (g < GROW_MAX ? g : GROW_MAX) * dt / 1000.0);
         /* it grows only while the load sends near it: past twice what was
          * sent it is not what holds the load (and a lull must not leave a
          * rate far above the table's) */
-        sums sent = sum(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
-        double cap = 2 * (sent.granted + sent.refused) / (WINDOW_SLOTS * EL_TRATE_SLOT_MS / 1000.0);
-        double grown = t->rate * (1 + g * dt / 1000.0);
+        double cap = 2 * sent_rate(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
         t->rate = grown < cap ? grown : (t->rate > cap ? t->rate : cap);
     }
     t->tokens += dt / 1000.0 * t->rate;
     if (t->tokens > capacity(t))
         t->tokens = capacity(t);
+}
+
+/* Once in an experiment, its cut is lowered when the sends since it are
+ * refused beyond the noise and the table's rate measured on them (clean
+ * of any burst) is under it: the reading that set the cut off may have
+ * held the end of the table's burst. */
+static void refine(el_trate *t, double now)
+{
+    long long from = tick_of(t->cut_at) + 1;
+    sums w = sum(t, from, tick_of(now));
+    double sh = share(&w);
+    if (w.answers < MIN_ANSWERS || sh <= t->noise + margin(sh, w.answers))
+        return;
+    bool clean;
+    double g = saturated_rate(t, from, now, &clean);
+    if (!clean || CUT * g >= t->rate)
+        return;
+    t->rate = CUT * g > MIN_RATE ? CUT * g : MIN_RATE;
+    if (t->tokens > capacity(t))
+        t->tokens = capacity(t);
+    t->refined = true;
 }
 
 /* The experiment's verdict, once the sends of its second are answered. */
@@ -190,10 +218,13 @@ static void judge(el_trate *t, double now)
     double fall = t->share_before - after;
     double m = Z * sqrt(variance(t->share_before, t->answers_before) + variance(after, a.answers));
     t->grow_from = now;
-    if (-fall > m && -fall > MIN_MARGIN) {
-        /* the share rose: no chance, a limit under the cut (what the cut
-         * was measured on still held the table's burst). Cut again, to
-         * what the table granted while sent the cut rate, and judge that. */
+    bool fell = fall > m && fall > MIN_MARGIN;
+    if ((-fall > m && -fall > MIN_MARGIN) ||
+        (fell && after > t->noise + margin(after, a.answers))) {
+        /* the share rose, or fell but not to the noise: a limit under the
+         * cut (what the cut was measured on still held some of the table's
+         * burst). Cut again, to what the table granted while sent the cut
+         * rate, and judge that. */
         double g = a.granted / ((double)(tick_of(end) - tick_of(t->cut_at + SETTLE_MS) + 1) *
                                 EL_TRATE_SLOT_MS / 1000.0);
         if (CUT * g < t->rate)
@@ -207,7 +238,7 @@ static void judge(el_trate *t, double now)
         return;
     }
     t->judging = false;
-    if (fall > m && fall > MIN_MARGIN)
+    if (fell)
         return; /* the share fell: a limit, kept */
     /* chance: the rate did not matter */
     t->rate = t->rate_before;
@@ -215,6 +246,31 @@ static void judge(el_trate *t, double now)
     t->last_refill = now;
     t->noise = after;
     t->nr_undone++;
+}
+
+/* A cut to 95 % of g (units/s granted while saturated): an experiment,
+ * set off by a share sh over n answers. */
+static void cut(el_trate *t, double g, double sh, int n, double now)
+{
+    double r = CUT * g;
+    if (t->rate > 0 && r > t->rate)
+        r = t->rate * CUT; /* refused at the rate itself: under it */
+    if (r < MIN_RATE)
+        r = MIN_RATE;
+    t->judging = true;
+    t->refined = false;
+    t->cut_at = now;
+    t->rate_before = t->rate;
+    t->share_before = sh;
+    t->answers_before = n;
+    if (t->rate <= 0)
+        t->tokens = 0; /* the table just refused: nothing in hand */
+    t->rate = r;
+    if (t->tokens > capacity(t))
+        t->tokens = capacity(t);
+    t->last_refill = now;
+    t->nr_cuts++;
+    if (getenv("TR_DEBUG")) fprintf(stderr, "CUT at %.0f share %.3f n %d g %.0f rate %.0f noise %.3f\n", now, sh, n, g, t->rate, t->noise);
 }
 
 void el_trate_answer(el_trate *t, double sent_at, double granted, double refused, double now)
@@ -228,18 +284,27 @@ void el_trate_answer(el_trate *t, double sent_at, double granted, double refused
         s->answers++;
         s->refusals += refused > 0;
     }
+    /* the noise is at most what is refused in the long run (a second's
+     * share dips by chance, so the noise does not follow each dip) */
+    double f = exp(-(now - t->long_t) / LONG_MS);
+    t->long_refused = t->long_refused * f + refused;
+    t->long_all = t->long_all * f + granted + refused;
+    t->long_n = t->long_n * f + 1;
+    t->long_t = now;
+    if (t->long_n >= MIN_ANSWERS * 2 && t->long_refused < t->noise * t->long_all)
+        t->noise = t->long_refused / t->long_all;
     advance(t, now);
     if (t->judging) {
+        if (!t->refined && refused > 0)
+            refine(t, now);
         judge(t, now);
         return;
     }
-    long long k = tick_of(now);
-    sums w = sum(t, k - WINDOW_SLOTS + 1, k);
-    double sh = share(&w);
-    if (w.answers >= MIN_ANSWERS * 2 && sh < t->noise)
-        t->noise = sh; /* the noise is at most what is seen */
     if (refused <= 0)
         return;
+    long long k = tick_of(now);
+    sums w;
+    double sh;
     /* the share since refusals began within the second: a table's burst
      * before them is not part of the reading */
     long long first = k - WINDOW_SLOTS + 1;
@@ -255,24 +320,7 @@ void el_trate_answer(el_trate *t, double sent_at, double granted, double refused
     double g = saturated_rate(t, tick_of(now) - WINDOW_SLOTS + 1, now, &clean);
     if (!clean)
         return; /* no saturated slot past the first is complete yet: the next answer decides */
-    double r = CUT * g;
-    if (t->rate > 0 && r > t->rate)
-        r = t->rate * CUT; /* refused at the rate itself: under it */
-    if (r < MIN_RATE)
-        r = MIN_RATE;
-    t->judging = true;
-    t->cut_at = now;
-    t->rate_before = t->rate;
-    t->share_before = sh;
-    t->answers_before = w.answers;
-    if (t->rate <= 0)
-        t->tokens = 0; /* the table just refused: nothing in hand */
-    t->rate = r;
-    if (t->tokens > capacity(t))
-        t->tokens = capacity(t);
-    t->last_refill = now;
-    t->nr_cuts++;
-    if (getenv("TR_DEBUG")) fprintf(stderr, "CUT at %.0f share %.3f n %d g %.0f clean %d rate %.0f noise %.3f\n", now, sh, w.answers, g, clean, t->rate, t->noise);
+    cut(t, g, sh, w.answers, now);
 }
 
 double el_trate_wait_ms(el_trate *t, double units, double now)

@@ -42,9 +42,9 @@
 #include <stdbool.h>  /* bool */
 #include <stdint.h>   /* uint64_t */
 
-/* The history: 120 slots of 25 ms of sends. */
-#define EL_TRATE_SLOTS 120
-#define EL_TRATE_SLOT_MS 25.0
+/* The history: 300 slots of 10 ms of sends. */
+#define EL_TRATE_SLOTS 300
+#define EL_TRATE_SLOT_MS 10.0
 
 typedef struct el_trate_slot {
     long long tick;           /* which 100 ms of sends it holds, -1 none */
@@ -56,12 +56,14 @@ typedef struct el_trate {
     double rate;              /* units/s sent at most; 0 = not limiting */
     double tokens, last_refill;
     double noise;             /* the share refused that does not depend on the rate */
+    double long_refused, long_all, long_n, long_t; /* units refused, all, answers: the long
+                                                      run, decaying (tablerate.c) */
     double last_refusal;      /* ms: the last refusal beyond the noise */
     double grow_from;         /* ms: since when nothing beyond the noise was refused */
     double latency;           /* ms: answers' round trip, smoothed */
     /* an experiment under way: the cut at cut_at from rate_before, the share
      * (and its answers) that set it off */
-    bool judging;
+    bool judging, refined;
     double cut_at, rate_before, share_before;
     int answers_before;
     el_trate_slot s[EL_TRATE_SLOTS];
