@@ -1,39 +1,51 @@
 /*
  * tablerate.h - the rate a table grants, learned from what it refuses.
  *
- * A table (or its index) at its write limit refuses what goes over it:
- * it hands items back unprocessed, or refuses whole requests. Faults at
+ * This is the table half of edgeload's rate control; the other half paces
+ * single hot partition keys (pipeline/pacer.h). The request window is
+ * fixed at --concurrency and the --max-wcu budget is a plain token bucket
+ * (ratectl.h): neither reacts to refusals.
+ *
+ * A table (or its index) at its write limit refuses what goes over it: it
+ * hands items back unprocessed, or refuses whole requests. Faults at
  * random refuse too, in the same words. The two differ only in how they
  * answer a change of rate: sending slower than a limit ends its refusals,
- * sending slower does nothing to chance. So every cut of the rate is an
- * experiment, judged by whether the share refused fell:
+ * sending slower does nothing to chance. So every cut is an experiment,
+ * judged by whether the share refused fell:
  *
- *  - Trigger: over the last second of sends, the share of units refused
- *    exceeds the noise (the share earlier experiments found not to depend
- *    on the rate, 0 at first) by a significant margin: three standard
- *    errors of the share over the answers it was measured on, at least
- *    0.5 %.
- *  - Cut: to 95 % of what the table granted in its saturated slots (100-ms
- *    slots of sends with refusals: the table's bucket was empty then, so
- *    what it granted is its rate, free of the burst a table allows).
- *  - Judge: on the sends of the second after the cut (their answers, once
- *    in). When the share fell by the margin, the limit is real: the rate
- *    stays. When it did not, the cut is undone and the share seen is the
- *    noise. The noise follows the share down at once, and up only through
- *    experiments.
- *  - Grow: while nothing beyond the noise is refused, the rate grows, by
- *    1 % a second at first and twice as fast for each further second
- *    without refusals (up to doubling a second), so capacity that comes
- *    (an on-demand table takes twice its previous peak, another tenant
- *    leaves) is taken within seconds; growing past the limit makes the
- *    next refusals, and the next cut. The rate never exceeds twice what
- *    was sent over the last second, and a minute without refusals
- *    forgets it.
+ *  - Trigger: since refusals began within the last second of sends, the
+ *    share of units refused exceeds the noise (what experiments found not
+ *    to depend on the rate; 0 at first) by four standard errors of the
+ *    share over its answers, and by at least 0.5 %. Four, not three: it is
+ *    tested at every answer, and chance must not set it off.
+ *  - Cut: to 90 % of what the table granted while saturated, measured over
+ *    the sends after the first slot with refusals (that first slot still
+ *    spent the table's burst). Under its limit the table's bucket refills.
+ *    Once during the experiment the cut is lowered to 90 % of what the
+ *    sends since it were granted, if they are still refused beyond the
+ *    noise (the first reading held what was left of the burst).
+ *  - Judge: on half a second of sends after a quarter of a second of
+ *    settling. If the share fell by three standard errors, the limit is
+ *    real: kept, and what is still refused is the noise; if it fell but
+ *    not to the noise, or rose, the limit is lower still: cut again to
+ *    90 % of what was granted meanwhile, and judge that. If it did not
+ *    move, chance: the cut is undone and the share seen is the noise.
+ *  - Grow: while nothing beyond the noise is refused, after a quiet
+ *    second, by 1 % a second at first and twice as fast each further
+ *    quiet second (up to doubling a second), so that capacity that comes
+ *    (another tenant leaves, an on-demand table takes twice its previous
+ *    peak) is found in seconds; past the limit, the next refusals cut it
+ *    again. The rate never grows past twice what was sent in the last
+ *    second, the noise never stays above the share refused over the last
+ *    half minute, and a minute without refusals forgets the rate.
  *
- * Samples are placed by the time their request was sent, so an experiment
- * sees only what was sent at its rate. Units are whatever the caller's
- * requests cost (write units for writes, read units for reads). Pure: time
- * is an argument (ms of the caller's monotonic clock); owned by the
+ * Samples are placed by the time their request was sent, in slots of
+ * 10 ms, so an experiment sees only what was sent at its rate. Units are
+ * whatever the caller's requests cost (write units for writes, read units
+ * for reads). The constants are the statistics' (standard errors) and the
+ * service's (a second of burst, whose draining the settling waits out);
+ * the simulator (tests/sim/) proves them on a matrix of services. Pure:
+ * time is an argument (ms of the caller's monotonic clock); owned by the
  * request driver's thread.
  */
 #ifndef EL_TABLERATE_H

@@ -25,7 +25,6 @@
 #include <math.h>    /* exp, floor, pow, sqrt */
 #include <stdlib.h>  /* calloc, free, malloc */
 #include <string.h>  /* memcpy, strcmp, strlen */
-#include <stdio.h>
 
 #define TAU_MS 1000.0          /* the sums' time constant */
 #define LONG_TAU_MS 30000.0    /* the population's long-run share's */
@@ -305,7 +304,6 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double unit
         }
         return EL_OK;
     }
-    if (getenv("PACER_DEBUG") && e->paced) fprintf(stderr, "refused paced key %llx at %.0f over %d share %.3f (%.1f/%.1f) pop %.3f rate %.0f\n", (unsigned long long)e->h, now, over, e->nref/e->nans, e->nref, e->nans, pop_share(p, e, now), e->rate);
     if (over && now - e->last_cut >= CUT_GAP_MS) {
         /* still refused more than the rest: under what it is granted, and
          * under a partition's rate only when refused even at it */

@@ -93,6 +93,10 @@ size_t sim_matrix(sim_scenario *out, size_t max, const char *filter)
                     faults(&s, (enum flt)f);
                     s.svc.reasons = reasons;
                     s.work.mixed_sizes = mixed;
+                    /* where the client's own rate is the floor, four times the
+                     * edges: ten seconds of it, as for the others */
+                    if (l == L_NONE || l == L_HOT_SHARDED)
+                        s.work.edges = 4 * EDGES;
                     snprintf(s.name, sizeof s.name, "%s/%s/%s/%s", lim_name[l], flt_name[f],
                              reasons ? "reasons" : "noreasons", mixed ? "mixed" : "200B");
                     ADD(s);

@@ -161,7 +161,7 @@ void sim_run(const sim_scenario *sc, sim_score *out)
     el_ddb_limiter lim;
     el_ddb_driver_opts o = { .concurrency = sc->concurrency, .units_per_s = sc->max_wcu,
                              .throttles_to_caller = true,
-                             .no_learned_rate = sc->no_table_rate || sc->no_pacing,
+                             .no_learned_rate = sc->no_table_rate,
                              .seed = sc->work.seed * 7919 + 17 };
     bool no_pacing = sc->no_pacing;
     if (sc->policy == SIM_SDK_ADAPTIVE) {
