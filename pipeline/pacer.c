@@ -240,6 +240,17 @@ static void note_hottest(el_pacer *p, const pkey *e)
     p->hot.hottest[n] = '\0';
 }
 
+/* What a key is sent at so that a partition's rate is written: 1,000
+ * units a second, and what chance refuses of every key besides (the
+ * population's long-run share), up to twice that. */
+static double partition_rate(const el_pacer *p)
+{
+    double chance = p->long_ans > 0 ? p->long_ref / p->long_ans : 0;
+    if (chance > 0.5)
+        chance = 0.5;
+    return EL_PACER_PARTITION_WCU / (1 - chance);
+}
+
 static el_err start_pacing(el_pacer *p, pkey *e, const char *label, size_t len, double now)
 {
     if (!e->label) {
@@ -253,7 +264,7 @@ static el_err start_pacing(el_pacer *p, pkey *e, const char *label, size_t len, 
     }
     /* at a partition's limit, not at what it was granted: that still held
      * the burst a partition allows */
-    e->rate = EL_PACER_PARTITION_WCU;
+    e->rate = partition_rate(p);
     e->paced = true;
     e->last_cut = e->last_grow = e->last_excess = now;
     e->next = now;
@@ -308,8 +319,9 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double unit
         /* still refused more than the rest: under what it is granted, and
          * under a partition's rate only when refused even at it */
         double r = BELOW_GRANTED * granted_rate(e, now);
-        if (e->rate > EL_PACER_PARTITION_WCU && r < EL_PACER_PARTITION_WCU)
-            r = EL_PACER_PARTITION_WCU;
+        double floor = partition_rate(p);
+        if (e->rate > floor && r < floor)
+            r = floor;
         if (r > e->rate)
             r = e->rate * BELOW_GRANTED;
         e->rate = r > MIN_RATE ? r : MIN_RATE;

@@ -20,9 +20,11 @@
  * twenty answers. A throttle whose reason names the
  * key's range (ThrottlingReasons) paces it at once.
  *
- * A paced key goes at a partition's 1,000 units a second. While its share
- * refused stays above the rest's it is cut to 95 % of what it was granted
- * (under 1,000 only when it is refused even at that). While it is not,
+ * A paced key goes at a partition's 1,000 units a second (sent: more by
+ * the share chance refuses of every key, so that 1,000 are written).
+ * While its share refused stays above the rest's it is cut to 95 % of
+ * what it was granted (under a partition's rate only when it is refused
+ * even at that). While it is not,
  * its rate grows: by 1 % a second after a quiet second, twice as fast for
  * each further quiet second, up to doubling a second, and never past
  * twice what it is granted. A key paced by chance (its rows were not

@@ -25,8 +25,11 @@
 #define SIM_GOAL_FAULTS_RATIO 1.25
 
 /* Fills out[0..max) with the matrix's scenarios (all, or those whose name
- * contains `filter`); returns how many. */
+ * starts with `filter`); returns how many. */
 size_t sim_matrix(sim_scenario *out, size_t max, const char *filter);
+
+/* Why the scenario is known to miss a goal, NULL when it is not. */
+const char *sim_known_miss(const sim_scenario *sc);
 
 /* Whether a score meets its scenario's goals; why (when not) says which. */
 bool sim_goal_met(const sim_scenario *sc, const sim_score *s, char *why, size_t len);
