@@ -484,11 +484,12 @@ void el_sender_figures(const el_sender *s, el_throttle_figures *t, uint64_t *ite
     t->items_refused = s->items_refused;
     t->items_sent = s->items_sent;
     t->learned = ds->learned;
-    t->keys_paced = 0;
+    t->keys_paced = t->paced_now = 0;
     if (s->pacer) {
         el_pacer_stats ps;
         el_pacer_stats_get(s->pacer, &ps);
         t->keys_paced = ps.keys_paced;
+        t->paced_now = ps.paced_now;
     }
     *item_retries = s->item_retries;
 }
