@@ -116,6 +116,7 @@ static void write_stats(const char *path, const el_load_stats *st)
         CMD_DBL("table_rate", st->thr.learned.rate, 0),
         CMD_U64("rate_cuts", st->thr.learned.cuts),
         CMD_U64("rate_cuts_undone", st->thr.learned.undone),
+        CMD_DBL("refused_at_random", st->thr.learned.noise, 4),
         CMD_STR("limited_by", st->thr.limited_by),
         CMD_U64("requests", st->requests),
         CMD_DBL("wcu_consumed", st->wcu_consumed, 1),

@@ -87,6 +87,26 @@ void progress_report(const el_progress *snap, void *user)
     p->last_items = st->items_written;
     p->last_wcu = st->wcu_consumed;
     p->last_print = now;
+    /* what holds the load back, when edgeload does: the rate learned from
+     * the table's refusals, keys paced on their own, and the share of the
+     * items sent since the last line that were refused */
+    char held[160] = "";
+    const el_throttle_figures *t = &st->thr;
+    if (t->learned.rate > 0 || t->paced_now > 0) {
+        uint64_t sent = t->items_sent - p->last_sent, refused = t->items_refused - p->last_refused;
+        int n = 0;
+        if (t->learned.rate > 0)
+            n = snprintf(held, sizeof held, "table rate %.0f %s/s", t->learned.rate,
+                         snap->reads ? "RCU" : "WCU");
+        if (t->paced_now > 0 && n >= 0 && (size_t)n < sizeof held)
+            n += snprintf(held + n, sizeof held - (size_t)n, "%s%llu key%s paced", n ? ", " : "",
+                          (unsigned long long)t->paced_now, t->paced_now == 1 ? "" : "s");
+        if (n >= 0 && (size_t)n < sizeof held)
+            snprintf(held + n, sizeof held - (size_t)n, ", %.1f %% refused",
+                     sent ? 100.0 * (double)refused / (double)sent : 0.0);
+    }
+    p->last_sent = t->items_sent;
+    p->last_refused = t->items_refused;
     double frac = total ? (double)done / (double)total : -1;
     if (frac > 1)
         frac = 1;
@@ -122,6 +142,8 @@ void progress_report(const el_progress *snap, void *user)
             if (snap->rows_ahead)
                 fprintf(stderr, " | read ahead: %llu rows",
                         (unsigned long long)snap->rows_ahead);
+            if (held[0])
+                fprintf(stderr, " | held back: %s", held);
         }
         if (frac >= 0)
             fprintf(stderr, " | %.0f%% ETA %s", floor(frac * 100), etas);
@@ -147,6 +169,8 @@ void progress_report(const el_progress *snap, void *user)
         if (!snap->phase)
             fprintf(stderr, " duplicates=%llu read_ahead=%llu",
                     (unsigned long long)st->duplicates, (unsigned long long)snap->rows_ahead);
+        if (held[0])
+            fprintf(stderr, " held_back=\"%s\"", held);
         if (frac >= 0)
             fprintf(stderr, " %s=%.1f%% eta=%s", units ? "phase_done" : "done",
                     floor(frac * 1000) / 10, etas);

@@ -25,6 +25,7 @@ typedef struct progress {
     double last_items_t;    /* ms, for the rate over the last interval */
     unsigned long long last_items;
     double last_wcu;
+    uint64_t last_sent, last_refused; /* items sent and refused at the last print */
     el_eta eta;             /* the ETA: the recent rate of input bytes (or phase units) done */
     const char *phase;      /* the phase the ETA is of (el_progress.phase) */
     bool drew_bar;

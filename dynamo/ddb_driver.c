@@ -55,6 +55,7 @@ struct el_ddb_op {
     unsigned attempts;         /* sends so far */
     bool skew_resent;          /* resent once after a clock refusal (aws/skew.h) */
     double not_before;         /* while waiting: due time (ms) */
+    double sent_at;            /* the last send (ms): the learned rate's samples go by it */
     op_state state;
     el_ddb_done_fn done;
     void *ctx;
@@ -71,7 +72,9 @@ struct el_ddb_driver {
     el_rate rate;
     el_trate learned;          /* the rate the table grants, when it refuses */
     bool learn;
+    const el_ddb_limiter *limiter; /* another policy in place of the window's cuts and learn */
     double cb_refused;         /* units the running callback noted as refused */
+    bool in_callback;
     double max_retry_ms;
     uint64_t rng;
     double failing_since;      /* start of failures without a success, 0 = none */
@@ -216,10 +219,11 @@ el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opt
     double now = el_ddb_driver_now(d);
     el_rate_init(&d->rate, window, o ? o->units_per_s : 0, now);
     el_trate_init(&d->learned);
-    d->learn = !(o && o->no_learned_rate);
+    d->limiter = o ? o->limiter : NULL;
+    d->learn = !(o && o->no_learned_rate) && !d->limiter;
     d->max_retry_ms = (o && o->max_retry_time_s > 0 ? o->max_retry_time_s : DEFAULT_MAX_RETRY_S) *
                       1000.0;
-    d->rng = (uint64_t)now ^ (uint64_t)(uintptr_t)d ^ 0x5eedULL;
+    d->rng = o && o->seed ? o->seed : (uint64_t)now ^ (uint64_t)(uintptr_t)d ^ 0x5eedULL;
     d->throttles_to_caller = o && o->throttles_to_caller;
     *out = d;
     return EL_OK;
@@ -321,9 +325,7 @@ const el_ddb_driver_stats *el_ddb_driver_stats_get(const el_ddb_driver *d)
 /* The learned rate's figures, as of now. */
 static void learned_stats(el_ddb_driver *d, double now)
 {
-    d->st.learned = (el_trate_figures){ .rate = el_trate_rate(&d->learned, now),
-                                        .cuts = d->learned.nr_cuts,
-                                        .undone = d->learned.nr_undone };
+    d->st.learned = el_trate_figures_get(&d->learned, now);
 }
 
 void el_ddb_driver_wakeup(el_ddb_driver *d)
@@ -334,13 +336,9 @@ void el_ddb_driver_wakeup(el_ddb_driver *d)
 
 void el_ddb_driver_note_refused(el_ddb_driver *d, double units)
 {
-    double now = el_ddb_driver_now(d);
-    el_rate_on_throttle(&d->rate, now);
-    if (d->learn && units > 0) {
-        el_trate_refused(&d->learned, units, now);
+    /* the sample is taken with the answer's (el_ddb_driver_complete) */
+    if (d->in_callback && units > 0)
         d->cb_refused += units;
-        learned_stats(d, now);
-    }
 }
 
 void el_ddb_driver_hold(el_ddb_driver *d, bool hold)
@@ -380,10 +378,11 @@ static void resend_later(el_ddb_driver *d, el_ddb_op *op, double now, double hin
     heap_push(d, op);
 }
 
-/* A throttling answer of a request of `units`: counted by its reasons; the
- * window shrinks and the learned rate takes the sample unless every reason
- * is a hot key range (then only those keys are too fast). */
-static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double units, double now)
+/* A throttling answer of op: counted by its reasons; the learned rate
+ * takes the sample unless every reason is a hot key range (then only
+ * those keys are too fast, and the caller paces them). */
+static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, const el_ddb_op *op,
+                        double now)
 {
     d->st.throttled++;
     if (!res->reasons)
@@ -395,12 +394,9 @@ static void on_throttle(el_ddb_driver *d, const el_ddb_result *res, double units
         if (res->resource[0])
             snprintf(d->st.resource[r], sizeof d->st.resource[r], "%s", res->resource);
     }
-    if (!res->reasons || (res->reasons & ~EL_THR_KEY_RANGE_MASK)) {
-        el_rate_on_throttle(&d->rate, now);
-        if (d->learn) {
-            el_trate_refused(&d->learned, units, now);
-            learned_stats(d, now);
-        }
+    if (d->learn && (!res->reasons || (res->reasons & ~EL_THR_KEY_RANGE_MASK))) {
+        el_trate_answer(&d->learned, op->sent_at, 0, op->units, now);
+        learned_stats(d, now);
     }
 }
 
@@ -421,6 +417,8 @@ static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
     /* the learned rate holds it as the budget does (it is 0 until the
      * table refuses something) */
     double lw = d->learn ? el_trate_wait_ms(&d->learned, op->units, now) : 0;
+    if (d->limiter)
+        lw = d->limiter->wait_ms(d->limiter->self, op->units, now);
     if (lw > 0) {
         *budget_due = now + lw;
         return NULL;
@@ -435,6 +433,8 @@ static el_ddb_op *next_to_send(el_ddb_driver *d, double now, double *budget_due)
     }
     if (d->learn)
         el_trate_take(&d->learned, op->units, now);
+    if (d->limiter)
+        d->limiter->sent(d->limiter->self, op->units, now);
     if (resend) {
         heap_pop(d);
     } else {
@@ -457,6 +457,7 @@ static el_err send_ready(el_ddb_driver *d, double now, double *budget_due)
         if (op->attempts > 0)
             d->st.resends++;
         op->attempts++;
+        op->sent_at = now;
         op->state = OP_INFLIGHT;
         d->inflight++;
         d->st.requests++;
@@ -484,11 +485,15 @@ el_err el_ddb_driver_step(el_ddb_driver *d, double wake_at, el_diag *diag)
     el_err err = send_ready(d, now, &budget_due);
     if (!err) {
         /* Sleep until an answer, the caller's wish, or what we wait for
-         * ourselves. A due resend counts only when a slot is free: with the
-         * window full only an answer frees one, and its socket wakes us. */
+         * ourselves. A due resend counts only when a slot is free (with the
+         * window full only an answer frees one, and its socket wakes us)
+         * and the rate or the budget does not hold it: when they hold the
+         * next request, nothing goes before budget_due (a resend due
+         * earlier made this a busy loop until then). */
         double due = wake_at;
         bool room = !d->held && (int)d->inflight < el_rate_window(&d->rate);
-        if (room && d->nheap > 0 && (due < 0 || d->heap[0]->not_before < due))
+        if (room && budget_due < 0 && d->nheap > 0 &&
+            (due < 0 || d->heap[0]->not_before < due))
             due = d->heap[0]->not_before;
         if (budget_due >= 0 && (due < 0 || budget_due < due))
             due = budget_due;
@@ -579,6 +584,8 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
         op_free(d, op); /* stopping: answers after the error change nothing */
         return;
     }
+    if (d->limiter)
+        d->limiter->answered(d->limiter->self, res->outcome == EL_DDB_THROTTLED, now);
     double consumed = 0;
     bool all_done = false;
     if (body && len && res->outcome == EL_DDB_SUCCESS)
@@ -595,7 +602,7 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     }
     switch (res->outcome) {
     case EL_DDB_THROTTLED:
-        on_throttle(d, res, op->units, now);
+        on_throttle(d, res, op, now);
         el_rate_refund(&d->rate, op->units, now); /* it consumed nothing; the resend pays */
         if (d->throttles_to_caller)
             break;
@@ -622,7 +629,6 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
     }
     case EL_DDB_SUCCESS:
         d->failing_since = 0;
-        el_rate_on_success(&d->rate);
         break;
     case EL_DDB_REJECTED:
         d->failing_since = 0;
@@ -632,20 +638,20 @@ void el_ddb_driver_complete(el_ddb_driver *d, el_ddb_op *op, const el_ddb_result
                         .consumed = consumed, .all_done = all_done,
                         .attempts = op->attempts };
     d->cb_refused = 0;
+    d->in_callback = true;
     el_ddb_verdict v = op->done ? op->done(d, op, &a, op->ctx) : EL_DDB_DONE;
-    if (d->learn && res->outcome == EL_DDB_SUCCESS && v != EL_DDB_AGAIN_THROTTLED) {
+    d->in_callback = false;
+    if (d->learn && res->outcome == EL_DDB_SUCCESS && v != EL_DDB_AGAIN) {
         /* what the table granted: its ConsumedCapacity, or the estimate
-         * less what the callback said came back */
-        double granted = consumed > 0 ? consumed : op->units - d->cb_refused;
-        if (granted > 0)
-            el_trate_granted(&d->learned, granted, now);
-        if (d->learned.nr_cuts > 0)
-            learned_stats(d, now); /* it creeps, is undone or forgotten */
+         * less what the callback said came back; and what it refused */
+        double refused = v == EL_DDB_AGAIN_THROTTLED ? op->units : d->cb_refused;
+        double granted = consumed > 0 ? consumed : op->units - refused;
+        el_trate_answer(&d->learned, op->sent_at, granted > 0 ? granted : 0, refused, now);
+        learned_stats(d, now);
     }
     switch (v) {
     case EL_DDB_AGAIN_THROTTLED:
         d->st.throttled++;
-        el_ddb_driver_note_refused(d, op->units);
         /* fall through */
     case EL_DDB_AGAIN:
         resend_later(d, op, now, res->retry_after_ms);

@@ -6,15 +6,18 @@
  * The caller submits a request (operation, body, estimated capacity units,
  * a completion callback) and turns the driver's crank with
  * el_ddb_driver_step. The driver owns everything between the two:
- *  - the window: at most so many requests in flight, an AIMD window that a
- *    throttle cuts and successes grow back (ratectl.h);
+ *  - the window: at most --concurrency requests in flight (ratectl.h);
+ *  - the rate the table grants, learned from its refusals (tablerate.h):
+ *    every answer is its sample (units granted and refused, by the time
+ *    the request was sent), and a request goes only when that rate's
+ *    bucket has its units;
  *  - the capacity budget (--max-wcu / --max-rcu): a request goes only when
  *    the token bucket pays its estimate, and what DynamoDB reports as
  *    consumed settles the difference;
  *  - throttling by its cause (ThrottlingReasons): a hot key range of the
- *    table or an index does not shrink the window (the other keys keep
- *    their rate; the caller may pace the keys of that request), a table or
- *    index limit, or a throttle without reasons, does; a service's
+ *    table or an index is no sample of the table's rate (the other keys
+ *    keep theirs; the caller may pace the keys of that request), a table
+ *    or index limit, or a throttle without reasons, is; a service's
  *    x-amz-retry-after (or Retry-After) is honoured between the backoff
  *    and 5 s over it (common/backoff.h); every reason is counted;
  *  - the retry policy: throttling is retried for ever, with backoff; 5xx,
@@ -59,6 +62,19 @@
 typedef struct el_ddb_driver el_ddb_driver;
 typedef struct el_ddb_op el_ddb_op;
 
+/* A rate limiter in place of the driver's own (the window's cuts and the
+ * learned rate): for comparing another client's policy in the simulator
+ * (tests/sim/). Called on the driver's thread; `self` is the caller's. */
+typedef struct el_ddb_limiter {
+    /* ms until a request of `units` may go (0: now) */
+    double (*wait_ms)(void *self, double units, double now);
+    /* a request of `units` goes now */
+    void (*sent)(void *self, double units, double now);
+    /* an answer came: throttled, or anything else */
+    void (*answered)(void *self, bool throttled, double now);
+    void *self;
+} el_ddb_limiter;
+
 /* How the driver paces and retries. */
 typedef struct el_ddb_driver_opts {
     int concurrency;          /* most requests in flight; <= 0: 16 */
@@ -69,9 +85,15 @@ typedef struct el_ddb_driver_opts {
      * load puts a batch's items back to be paced per key) or leave the
      * resend to the driver (AGAIN). Without it the driver resends them. */
     bool throttles_to_caller;
-    /* Without the learned rate (tablerate.h): refusals only shrink the
-     * window, as before it existed (a benchmark's comparison). */
+    /* Without the learned rate (tablerate.h): refusals only delay their
+     * resends (the simulator's and the benchmark's comparison). */
     bool no_learned_rate;
+    /* Replaces the learned rate when set (borrowed; must outlive the
+     * driver). */
+    const el_ddb_limiter *limiter;
+    /* The backoff jitter's seed; 0: drawn from the clock and the address
+     * (runs differ). A simulation gives one to be replayed exactly. */
+    uint64_t seed;
 } el_ddb_driver_opts;
 
 /* What came back for a request, as its callback sees it (valid during the
@@ -208,15 +230,15 @@ el_err el_ddb_driver_call(el_ddb_driver *d, const char *op, el_buf *body, double
 /* Any thread: makes the current or next step return soon. */
 void el_ddb_driver_wakeup(el_ddb_driver *d);
 
-/* A throttle the caller found inside a successful answer (BatchWriteItem's
- * UnprocessedItems, BatchGetItem's UnprocessedKeys, a transaction cancelled
- * for throughput): the window shrinks as for a throttling answer (the
- * answer is not counted as throttled: the caller counts what it resends),
- * and `units` of them (0: none) were refused by the table's or the index's
- * limit rather than by one hot key's, which the learned rate (tablerate.h)
- * takes as a sample. Called from a request's callback, the units are also
- * taken off what the answer counts as granted when it reported no
- * ConsumedCapacity. */
+/* From a request's callback: `units` of the answer were refused inside a
+ * successful answer (BatchWriteItem's UnprocessedItems, BatchGetItem's
+ * UnprocessedKeys, a transaction cancelled for throughput) by the table's
+ * or the index's limit or at random, not by a hot key the caller paces.
+ * The learned rate (tablerate.h) takes them, with what the answer
+ * granted, as its sample; they are taken off what the answer counts as
+ * granted when it reported no ConsumedCapacity. The answer is not counted
+ * as throttled: the caller counts what it resends. Outside a callback it
+ * does nothing. */
 void el_ddb_driver_note_refused(el_ddb_driver *d, double units);
 
 /* While held, step sends nothing (no fresh request, no resend) and only
@@ -235,7 +257,7 @@ void el_ddb_driver_fail(el_ddb_driver *d, el_err err, const el_diag *why);
 /* The driver's clock (monotonic ms; the transport's). */
 double el_ddb_driver_now(const el_ddb_driver *d);
 
-/* Requests allowed in flight right now (the AIMD window). */
+/* Requests allowed in flight (the window). */
 int el_ddb_driver_window(const el_ddb_driver *d);
 
 /* Backoff before the next send of a request sent `attempts` times (the

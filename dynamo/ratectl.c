@@ -1,13 +1,11 @@
 /*
- * ratectl.c - AIMD window and WCU token bucket.
+ * ratectl.c - the window and the capacity budget's token bucket.
  *
  * DESIGN: kept free of clocks and I/O so tests can replay a throttle
  * pattern and check the exact window after each step.
  */
 #include "dynamo/ratectl.h"
 
-#define CUT_FACTOR 0.7
-#define CUT_SPACING_MS 100.0
 /* The window's limit, in seconds of budget: 5 % over its 10 s. The window
  * counts what is in flight (requests sent, not yet answered), which at a
  * second of latency would otherwise hold the load 10 % below its budget
@@ -17,9 +15,7 @@
 
 void el_rate_init(el_rate *r, int max_window, double wcu_per_s, double now)
 {
-    r->max_window = max_window > 0 ? max_window : 1;
-    r->cwnd = r->max_window;
-    r->last_cut = -1e300;
+    r->window = max_window > 0 ? max_window : 1;
     r->wcu_per_s = wcu_per_s > 0 ? wcu_per_s : 0;
     r->capacity = r->wcu_per_s * 0.5;
     r->tokens = r->capacity;
@@ -82,25 +78,7 @@ static double window_wait_ms(const el_rate *r, double units, double now)
 
 int el_rate_window(const el_rate *r)
 {
-    int w = (int)r->cwnd;
-    return w < 1 ? 1 : w;
-}
-
-void el_rate_on_throttle(el_rate *r, double now)
-{
-    if (now - r->last_cut < CUT_SPACING_MS)
-        return;
-    r->last_cut = now;
-    r->cwnd *= CUT_FACTOR;
-    if (r->cwnd < 1)
-        r->cwnd = 1;
-}
-
-void el_rate_on_success(el_rate *r)
-{
-    r->cwnd += 1.0 / r->cwnd;
-    if (r->cwnd > r->max_window)
-        r->cwnd = r->max_window;
+    return r->window;
 }
 
 static void refill(el_rate *r, double now)

@@ -1,118 +1,145 @@
 /*
- * tablerate.c - the learned rate of a table: cut on refusals to just under
- * what was granted, judged on the 1.5 s after, crept up while quiet.
+ * tablerate.c - the learned rate of a table: every cut an experiment,
+ * judged by whether the share refused fell.
  *
- * DESIGN: a ring of 100-ms slots of units granted and refused (two seconds
- * of history: the second before a cut and the time after it), a token
- * bucket at the learned rate holding 100 ms of it (so that requests go
- * evenly, not in bursts the table's own bucket would refuse), and the
- * state of one chain of cuts under test. No clock, no I/O: the unit tests
- * replay a service and check each step.
+ * DESIGN: a ring of 10-ms slots of sends (units granted and refused by
+ * their answers), a token bucket at the learned rate holding 100 ms of it
+ * (so that requests go evenly, not in bursts the table's own bucket would
+ * refuse), the state of one experiment and the long-run share that bounds
+ * the noise. Slots of 10 ms: the trigger and the cut need a slot of sends
+ * past the first refused one, so a shorter slot is a faster first cut
+ * (at 25 ms the simulated table of 3,000 WCU/s saw 4 % of a load refused
+ * before it; at 10 ms, 2 %). No clock, no I/O: the unit tests replay
+ * services and check each step.
  */
 #include "dynamo/tablerate.h"
 
-#define CUT 0.95              /* of the units granted over the last second */
-#define MIN_SHARE 0.005       /* refusals under 0.5 % of a second's writes do not cut */
-#define CHECK_MS 200.0        /* the earliest a second cut of a chain may follow */
-#define EARLY_SHARE 0.10      /* ... if still this much is refused (or more than before) */
-#define JUDGE_MS 1500.0       /* a cut is judged on the 1.5 s after it */
-#define KEPT_SHARE 0.005      /* ... and kept if less than this was refused then */
-#define MAX_CHAIN 3           /* cuts not kept in a row before they are undone as noise */
-#define MIN_REFUSALS 3        /* refusals in the last second before a cut */
-#define MIN_GRANTS 10         /* answers with grants the rate is measured on */
-#define CREEP_PER_S 0.01      /* growth while nothing was refused for a second */
+#include <math.h>    /* exp, sqrt, pow, floor */
+#include <stddef.h>  /* NULL */
+
+#define CUT 0.90             /* of the rate granted while saturated */
+#define MIN_MARGIN 0.005     /* shares within 0.5 % of the noise are the noise */
+#define Z 3.0                /* standard errors that make a fall significant */
+#define Z_TRIGGER 4.0        /* ... and a share over the noise: it is tested at every
+                                answer, so chance must clear a higher bar */
+#define WINDOW_SLOTS 100     /* the trigger looks at the last second of sends */
+#define SETTLE_MS 250.0      /* sends this soon after a cut are not judged: the table's
+                                bucket, emptied by what went before, refills meanwhile */
+#define JUDGE_MS 500.0       /* an experiment is judged on half a second of sends */
+#define JUDGE_LIMIT_MS 5000.0 /* ... or on what five seconds brought: with too few
+                                answers to show a fall, the cut is undone */
+#define MIN_ANSWERS 10       /* answers a share must rest on */
+#define GROW_START 0.01      /* growth per second after the first quiet second */
+#define GROW_MAX 1.0         /* ... doubling every GROW_DOUBLING_MS of quiet, up to this */
+#define GROW_DOUBLING_MS 1000.0
 #define QUIET_MS 1000.0
-#define FORGET_MS 60000.0     /* no refusal for a minute: no rate */
-#define NOISE_MS 120000.0     /* a noise share fades to nothing over this */
+#define FORGET_MS 60000.0    /* a minute without refusals: no rate */
 #define BUCKET_S 0.1
-#define MIN_HISTORY_MS 300.0  /* grants seen for at least this long before a first cut */
+#define MIN_RATE 1.0         /* units/s: a table is never stopped */
+#define LONG_MS 30000.0      /* the long run the noise is bounded by */
 
 void el_trate_init(el_trate *t)
 {
-    *t = (el_trate){ .first = -1, .last_refusal = -1e300 };
+    *t = (el_trate){ .last_refusal = -1e300 };
     for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        t->tick[i] = -1;
+        t->s[i].tick = -1;
 }
 
-static long long tick_of(double now)
+static long long tick_of(double ms)
 {
-    return (long long)(now / EL_TRATE_SLOT_MS);
+    return (long long)(ms / EL_TRATE_SLOT_MS);
 }
 
-static int slot(el_trate *t, double now)
+/* The slot of tick k, emptied when it held an older tick; NULL when k is
+ * older than the ring. */
+static el_trate_slot *slot(el_trate *t, long long k)
 {
-    long long k = tick_of(now);
-    int i = (int)(k % EL_TRATE_SLOTS);
-    if (t->tick[i] != k) {
-        t->tick[i] = k;
-        t->granted[i] = t->refused[i] = 0;
-        t->events[i] = t->grants[i] = 0;
-    }
-    return i;
+    el_trate_slot *s = &t->s[k % EL_TRATE_SLOTS];
+    if (s->tick == k)
+        return s;
+    if (s->tick > k)
+        return NULL;
+    *s = (el_trate_slot){ .tick = k };
+    return s;
 }
 
-/* Units granted and refused in the slots of ticks [from, to]. */
-static void sum(const el_trate *t, long long from, long long to, double *g, double *r)
-{
-    *g = *r = 0;
-    for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        if (t->tick[i] >= from && t->tick[i] <= to) {
-            *g += t->granted[i];
-            *r += t->refused[i];
-        }
-}
+/* Units granted and refused, answers, over the sends of ticks [from, to]. */
+typedef struct sums {
+    double granted, refused;
+    int answers;
+} sums;
 
-/* Refusals and grants (calls) in the slots of ticks [from, now's]. */
-static void calls(const el_trate *t, long long from, double now, int *refusals, int *grants)
+static sums sum(const el_trate *t, long long from, long long to)
 {
-    long long k = tick_of(now);
-    *refusals = *grants = 0;
-    for (int i = 0; i < EL_TRATE_SLOTS; i++)
-        if (t->tick[i] >= from && t->tick[i] <= k) {
-            *refusals += t->events[i];
-            *grants += t->grants[i];
-        }
-}
-
-static double share(double g, double r)
-{
-    return g + r > 0 ? r / (g + r) : 0;
-}
-
-/* Units granted per second in the slots of ticks [from, now's], counting
- * only the time of slots in which anything was sent (granted or refused):
- * a command that writes in rounds (incremental) or a load waiting on its
- * readers would otherwise look slower than the table let it be. */
-static double granted_rate(const el_trate *t, long long from, double now)
-{
-    long long k = tick_of(now);
-    double g = 0, busy = 0;
+    sums r = { 0 };
     for (int i = 0; i < EL_TRATE_SLOTS; i++) {
-        if (t->tick[i] < from || t->tick[i] > k || t->granted[i] + t->refused[i] <= 0)
-            continue;
-        g += t->granted[i];
-        busy += t->tick[i] == k ? now - (double)k * EL_TRATE_SLOT_MS : EL_TRATE_SLOT_MS;
+        const el_trate_slot *s = &t->s[i];
+        if (s->tick >= from && s->tick <= to) {
+            r.granted += s->granted;
+            r.refused += s->refused;
+            r.answers += s->answers;
+        }
     }
-    if (busy < EL_TRATE_SLOT_MS)
-        busy = EL_TRATE_SLOT_MS;
-    return g / busy * 1000.0;
+    return r;
 }
 
-/* The last second: units granted per second over it and the share
- * refused. */
-static void last_second(const el_trate *t, double now, double *rate, double *sh)
+static double share(const sums *s)
 {
-    long long k = tick_of(now);
-    double g, r;
-    sum(t, k - 9, k, &g, &r);
-    *rate = granted_rate(t, k - 9, now);
-    *sh = share(g, r);
+    double all = s->granted + s->refused;
+    return all > 0 ? s->refused / all : 0;
 }
 
-static double noise_now(const el_trate *t, double now)
+/* The margin by which a share of n answers differs from another by more
+ * than chance. */
+static double variance(double p, int n)
 {
-    double left = 1.0 - (now - t->noise_at) / NOISE_MS;
-    return left > 0 ? t->noise * left : 0;
+    return n > 0 ? p * (1 - p) / n : 1;
+}
+
+static double margin(double p, int n)
+{
+    double m = Z_TRIGGER * sqrt(variance(p, n));
+    return m > MIN_MARGIN ? m : MIN_MARGIN;
+}
+
+static const el_trate_slot *slot_at(const el_trate *t, long long k)
+{
+    const el_trate_slot *s = &t->s[((k % EL_TRATE_SLOTS) + EL_TRATE_SLOTS) % EL_TRATE_SLOTS];
+    return s->tick == k ? s : NULL;
+}
+
+static bool saturated(const el_trate *t, long long k)
+{
+    const el_trate_slot *s = slot_at(t, k);
+    return s && s->refusals > 0;
+}
+
+/* Units per second the table granted while saturated: over the slots of
+ * sends, all of whose answers are in, from the first that had refusals
+ * (in the last second, and from tick `from` on) to the latest. The first
+ * saturated slot itself is left out when later ones exist (it still spent
+ * what was left of the table's burst) and hold ten answers at least:
+ * *clean says so. Measured over the
+ * whole span, not slot by slot, since one request may carry more units
+ * than a slot's worth of the rate. 0 when nothing was refused. */
+static double saturated_rate(const el_trate *t, long long from, double now, bool *clean)
+{
+    long long done = tick_of(now - 2 * t->latency) - 1;
+    long long k0 = done - WINDOW_SLOTS + 1;
+    if (k0 < from)
+        k0 = from;
+    while (k0 <= done && !saturated(t, k0))
+        k0++;
+    *clean = false;
+    if (k0 > done)
+        return 0;
+    sums after = sum(t, k0 + 1, done);
+    if (after.answers >= MIN_ANSWERS && after.refused > 0) {
+        *clean = true;
+        return after.granted / ((double)(done - k0) * EL_TRATE_SLOT_MS / 1000.0);
+    }
+    sums all = sum(t, k0, done);
+    return all.granted / ((double)(done - k0 + 1) * EL_TRATE_SLOT_MS / 1000.0);
 }
 
 static double capacity(const el_trate *t)
@@ -120,7 +147,16 @@ static double capacity(const el_trate *t)
     return t->rate * BUCKET_S;
 }
 
-/* Creep, forget, refill: the bucket and rate as of now. */
+/* Units per second sent over the sends of ticks [from, to]. */
+static void judge(el_trate *t, double now);
+
+static double sent_rate(const el_trate *t, long long from, long long to)
+{
+    sums s = sum(t, from, to);
+    return (s.granted + s.refused) / ((double)(to - from + 1) * EL_TRATE_SLOT_MS / 1000.0);
+}
+
+/* Growth, forgetting and the bucket's refill up to now. */
 static void advance(el_trate *t, double now)
 {
     if (t->rate <= 0)
@@ -128,133 +164,175 @@ static void advance(el_trate *t, double now)
     double dt = now - t->last_refill;
     if (dt <= 0)
         return;
-    if (now - t->last_refusal > FORGET_MS) {
+    t->last_refill = now;
+    if (t->judging && now > t->cut_at + JUDGE_LIMIT_MS)
+        judge(t, now); /* no answer came to judge it on: the cut's evidence is gone */
+    if (!t->judging && now - t->last_refusal > FORGET_MS) {
         t->rate = 0;
-        t->cuts = 0;
         return;
     }
-    if (now - t->last_refusal >= QUIET_MS)
-        t->rate *= 1.0 + CREEP_PER_S * dt / 1000.0;
+    double quiet = now - t->grow_from;
+    if (!t->judging && quiet >= QUIET_MS) {
+        /* probing: slowly at first, then twice as fast each quiet second */
+        double g = GROW_START * pow(2, floor((quiet - QUIET_MS) / GROW_DOUBLING_MS));
+        double grown = t->rate * (1 + (g < GROW_MAX ? g : GROW_MAX) * dt / 1000.0);
+        /* it grows only while the load sends near it: past twice what was
+         * sent it is not what holds the load (and a lull must not leave a
+         * rate far above the table's) */
+        double cap = 2 * sent_rate(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
+        t->rate = grown < cap ? grown : (t->rate > cap ? t->rate : cap);
+    }
     t->tokens += dt / 1000.0 * t->rate;
     if (t->tokens > capacity(t))
         t->tokens = capacity(t);
-    t->last_refill = now;
 }
 
-/* The share refused since the last cut (its own slot still carries what
- * was sent before it), up to `until` ms after it. */
-static double share_since_cut(const el_trate *t, double until)
+/* Once in an experiment, its cut is lowered when the sends since it are
+ * refused beyond the noise and the table's rate measured on them (clean
+ * of any burst) is under it: the reading that set the cut off may have
+ * held the end of the table's burst. */
+static void refine(el_trate *t, double now)
 {
-    double g, r;
-    sum(t, tick_of(t->cut_at) + 1, tick_of(t->cut_at + until), &g, &r);
-    return share(g, r);
+    long long from = tick_of(t->cut_at) + 1;
+    sums w = sum(t, from, tick_of(now));
+    double sh = share(&w);
+    if (w.answers < MIN_ANSWERS || sh <= t->noise + margin(sh, w.answers))
+        return;
+    bool clean;
+    double g = saturated_rate(t, from, now, &clean);
+    if (!clean || CUT * g >= t->rate)
+        return;
+    t->rate = CUT * g > MIN_RATE ? CUT * g : MIN_RATE;
+    if (t->tokens > capacity(t))
+        t->tokens = capacity(t);
+    t->refined = true;
 }
 
-/* Judges the chain of cuts JUDGE_MS after its last one, on what was
- * refused since: under half the chain's worst share and under 0.5 % (the
- * table's limit: kept); otherwise, after the first or second cut, the next
- * refusal cuts again (a limit not yet found, or noise); after the third,
- * noise: undone, and refusals up to twice that share do not cut for a
- * while. Three, not two: a second cut measured while the answers were
- * slow (a busy machine) can still be over the limit.
- * An absolute bound, not only "fell by half": the reading that set off a
- * cut is the worst second of many, and the next is better by chance. */
-static void check(el_trate *t, double now)
+/* The experiment's verdict, once the sends of its second are answered. */
+static void judge(el_trate *t, double now)
 {
-    if (t->cuts == 0 || t->judged || now - t->cut_at < JUDGE_MS)
+    double end = t->cut_at + SETTLE_MS + JUDGE_MS;
+    if (now < end + 2 * t->latency + EL_TRATE_SLOT_MS)
         return;
-    double after = share_since_cut(t, JUDGE_MS);
-    if (after < t->share_before / 2 && after < KEPT_SHARE) {
-        t->cuts = 0; /* the limit: kept */
+    sums a = sum(t, tick_of(t->cut_at + SETTLE_MS), tick_of(end));
+    if (a.answers < MIN_ANSWERS && now <= t->cut_at + JUDGE_LIMIT_MS)
+        return; /* too little sent since (a load waiting on its input): wait */
+    double after = share(&a);
+    double fall = t->share_before - after;
+    double m = Z * sqrt(variance(t->share_before, t->answers_before) + variance(after, a.answers));
+    t->grow_from = now;
+    bool fell = fall > m && fall > MIN_MARGIN;
+    if ((-fall > m && -fall > MIN_MARGIN) ||
+        (fell && after > t->noise + margin(after, a.answers))) {
+        /* the share rose, or fell but not to the noise: a limit under the
+         * cut (what the cut was measured on still held some of the table's
+         * burst). Cut again, to what the table granted while sent the cut
+         * rate, and judge that. */
+        double g = a.granted / ((double)(tick_of(end) - tick_of(t->cut_at + SETTLE_MS) + 1) *
+                                EL_TRATE_SLOT_MS / 1000.0);
+        if (CUT * g < t->rate)
+            t->rate = CUT * g > MIN_RATE ? CUT * g : MIN_RATE;
+        if (t->tokens > capacity(t))
+            t->tokens = capacity(t);
+        t->cut_at = now;
+        t->share_before = after;
+        t->answers_before = a.answers;
+        t->nr_cuts++;
         return;
     }
-    if (t->cuts < MAX_CHAIN) {
-        t->judged = true;
+    t->judging = false;
+    if (fell) {
+        /* the share fell: a limit, kept. What is still refused under it
+         * does not depend on the rate: the noise. */
+        t->noise = after;
         return;
     }
+    /* chance: the rate did not matter */
     t->rate = t->rate_before;
     t->tokens = 0;
     t->last_refill = now;
     t->noise = after;
-    t->noise_at = now;
     t->nr_undone++;
-    t->cuts = 0;
 }
 
-void el_trate_granted(el_trate *t, double units, double now)
+/* A cut to 95 % of g (units/s granted while saturated): an experiment,
+ * set off by a share sh over n answers. */
+static void cut(el_trate *t, double g, double sh, int n, double now)
 {
-    if (t->first < 0)
-        t->first = now;
-    int i = slot(t, now);
-    t->granted[i] += units;
-    t->grants[i]++;
-    long long k = tick_of(now);
-    double g, r;
-    sum(t, k - 9, k, &g, &r);
-    if (g > t->peak)
-        t->peak = g;
-    check(t, now);
-}
-
-void el_trate_refused(el_trate *t, double units, double now)
-{
-    int i = slot(t, now);
-    t->refused[i] += units;
-    t->events[i]++;
-    advance(t, now);
-    t->last_refusal = now;
-    check(t, now);
-    if (t->cuts > 0 && !t->judged) {
-        /* a cut under judgement: no other, but for one early (a table's
-         * first burst made the second before the cut look faster than the
-         * table is: the share refused grew after it, or stays over 10 %) */
-        double since = share_since_cut(t, now - t->cut_at);
-        if (now - t->cut_at < CHECK_MS || t->cuts > 1 || since < MIN_SHARE ||
-            (since < t->share_before && since < EARLY_SHARE))
-            return;
-    }
-    double granted, sh;
-    last_second(t, now, &granted, &sh);
-    long long from = tick_of(now) - 9;
-    if (t->cuts > 0 && now - (double)(tick_of(t->cut_at) + 1) * EL_TRATE_SLOT_MS >= EL_TRATE_SLOT_MS) {
-        /* a cut not yet judged good: its own time measures what the table
-         * grants, free of the burst the second before may have had */
-        from = tick_of(t->cut_at) + 1;
-        granted = granted_rate(t, from, now);
-    }
-    int refusals, grants;
-    calls(t, tick_of(now) - 9, now, &refusals, &grants);
-    double noise = noise_now(t, now);
-    if (!t->judged && (sh < MIN_SHARE || sh <= 2 * noise || refusals < MIN_REFUSALS))
-        return; /* (a chain judged to go on cuts at the next refusal) */
-    /* a rate is measured on enough answers: refused from the start, whole,
-     * or by a command of a few requests, the window's backoff is what acts */
-    calls(t, from, now, &refusals, &grants);
-    if (granted <= 0 || grants < MIN_GRANTS || now - t->first < MIN_HISTORY_MS)
-        return;
-    if (t->cuts == 0) {
-        t->rate_before = t->rate;
-        t->share_before = sh;
-    } else if (sh > t->share_before) {
-        t->share_before = sh;
-    }
-    double r = CUT * granted;
-    if (t->rate > 0 && r < t->rate / 2)
-        r = t->rate / 2; /* never more than half at once */
+    double r = CUT * g;
     if (t->rate > 0 && r > t->rate)
-        r = t->rate;
-    if (r < t->peak / 4)
-        r = t->peak / 4; /* a floor: the window still acts below it */
+        r = t->rate * CUT; /* refused at the rate itself: under it */
+    /* never under a quarter of what was sent over the last second at one
+     * cut: a reading of a few sparse answers is no table's rate, and a
+     * limit lower still is found by the next cut */
+    double sent = sent_rate(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
+    if (r < sent / 4)
+        r = sent / 4;
+    if (r < MIN_RATE)
+        r = MIN_RATE;
+    t->judging = true;
+    t->refined = false;
+    t->cut_at = now;
+    t->rate_before = t->rate;
+    t->share_before = sh;
+    t->answers_before = n;
     if (t->rate <= 0)
         t->tokens = 0; /* the table just refused: nothing in hand */
     t->rate = r;
     if (t->tokens > capacity(t))
         t->tokens = capacity(t);
     t->last_refill = now;
-    t->cut_at = now;
-    t->judged = false;
-    t->cuts++;
     t->nr_cuts++;
+}
+
+void el_trate_answer(el_trate *t, double sent_at, double granted, double refused, double now)
+{
+    double lat = now - sent_at;
+    t->latency = t->latency > 0 ? 0.9 * t->latency + 0.1 * lat : lat;
+    el_trate_slot *s = slot(t, tick_of(sent_at));
+    if (s) {
+        s->granted += granted;
+        s->refused += refused;
+        s->answers++;
+        s->refusals += refused > 0;
+    }
+    /* the noise is at most what is refused in the long run (a second's
+     * share dips by chance, so the noise does not follow each dip) */
+    double f = exp(-(now - t->long_t) / LONG_MS);
+    t->long_refused = t->long_refused * f + refused;
+    t->long_all = t->long_all * f + granted + refused;
+    t->long_n = t->long_n * f + 1;
+    t->long_t = now;
+    if (t->long_n >= MIN_ANSWERS * 2 && t->long_refused < t->noise * t->long_all)
+        t->noise = t->long_refused / t->long_all;
+    advance(t, now);
+    if (t->judging) {
+        if (!t->refined && refused > 0)
+            refine(t, now);
+        judge(t, now);
+        return;
+    }
+    if (refused <= 0)
+        return;
+    long long k = tick_of(now);
+    sums w;
+    double sh;
+    /* the share since refusals began within the second: a table's burst
+     * before them is not part of the reading */
+    long long first = k - WINDOW_SLOTS + 1;
+    while (first < k && !saturated(t, first))
+        first++;
+    w = sum(t, first, k);
+    sh = share(&w);
+    if (w.answers < MIN_ANSWERS || sh <= t->noise + margin(sh, w.answers))
+        return;
+    t->last_refusal = now;
+    t->grow_from = now;
+    bool clean;
+    double g = saturated_rate(t, tick_of(now) - WINDOW_SLOTS + 1, now, &clean);
+    if (!clean)
+        return; /* no saturated slot past the first is complete yet: the next answer decides */
+    cut(t, g, sh, w.answers, now);
 }
 
 double el_trate_wait_ms(el_trate *t, double units, double now)
@@ -274,8 +352,9 @@ void el_trate_take(el_trate *t, double units, double now)
         t->tokens -= units;
 }
 
-double el_trate_rate(el_trate *t, double now)
+el_trate_figures el_trate_figures_get(el_trate *t, double now)
 {
     advance(t, now);
-    return t->rate;
+    return (el_trate_figures){ .rate = t->rate, .cuts = t->nr_cuts, .undone = t->nr_undone,
+                               .noise = t->noise };
 }

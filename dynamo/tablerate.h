@@ -1,39 +1,52 @@
 /*
  * tablerate.h - the rate a table grants, learned from what it refuses.
  *
- * A table (or its index) at its write limit refuses what goes over it,
- * handing items back unprocessed or refusing whole requests. The request
- * window (ratectl.h) reacts to each refusal by shrinking and then grows
- * back one request per round trip, so at the limit it keeps probing past
- * it: measured against a model of the service, 5-7 % of the items a
- * sharded load sent were refused and sent again. This control learns
- * instead the rate the table actually grants and sends at it: a refusal
- * sets the rate just under the units granted over the last second (95 %),
- * sent evenly from a bucket of 100 ms, and the rate creeps up (1 % a
- * second) while nothing is refused, to find room that opens; a minute
- * without refusals forgets it.
+ * This is the table half of edgeload's rate control; the other half paces
+ * single hot partition keys (pipeline/pacer.h). The request window is
+ * fixed at --concurrency and the --max-wcu budget is a plain token bucket
+ * (ratectl.h): neither reacts to refusals.
  *
- * Refusals that do not depend on the rate (a share of requests failing at
- * random, whatever the load sends) must not drive the rate down, so each
- * cut is judged on the 1.5 s after it. Under 0.5 % refused then (and under
- * half the worst share of its chain of cuts): the table's limit, kept.
- * Otherwise, after a first cut the next refusal cuts again, measured on
- * what was granted since the cut (a reading free of the burst a table has
- * at first, which makes the second before the first refusal look faster
- * than the table is; when the share refused grew after the cut or stays
- * over 10 %, this second cut comes after 200 ms already); still not under
- * 0.5 % after a third: not a limit, the rate before the cuts is
- * restored, and refusals up to twice that share do not cut for a while
- * (the share fades over two minutes). Refusals under 0.5 % of what is
- * sent, or fewer than three in a second, never cut, and a rate is
- * measured on at least 300 ms and ten answers with grants: a table that
- * refuses everything, or a command of a few requests, is left to the
- * window's backoff. The rate never falls under a quarter of the best
- * second granted.
+ * A table (or its index) at its write limit refuses what goes over it: it
+ * hands items back unprocessed, or refuses whole requests. Faults at
+ * random refuse too, in the same words. The two differ only in how they
+ * answer a change of rate: sending slower than a limit ends its refusals,
+ * sending slower does nothing to chance. So every cut is an experiment,
+ * judged by whether the share refused fell:
  *
- * Units are whatever the caller's requests cost (write units for writes,
- * read units for reads). Pure: time is an argument (ms of the caller's
- * monotonic clock); owned by the request driver's thread.
+ *  - Trigger: since refusals began within the last second of sends, the
+ *    share of units refused exceeds the noise (what experiments found not
+ *    to depend on the rate; 0 at first) by four standard errors of the
+ *    share over its answers, and by at least 0.5 %. Four, not three: it is
+ *    tested at every answer, and chance must not set it off.
+ *  - Cut: to 90 % of what the table granted while saturated, measured over
+ *    the sends after the first slot with refusals (that first slot still
+ *    spent the table's burst). Under its limit the table's bucket refills.
+ *    Once during the experiment the cut is lowered to 90 % of what the
+ *    sends since it were granted, if they are still refused beyond the
+ *    noise (the first reading held what was left of the burst).
+ *  - Judge: on half a second of sends after a quarter of a second of
+ *    settling. If the share fell by three standard errors, the limit is
+ *    real: kept, and what is still refused is the noise; if it fell but
+ *    not to the noise, or rose, the limit is lower still: cut again to
+ *    90 % of what was granted meanwhile, and judge that. If it did not
+ *    move, chance: the cut is undone and the share seen is the noise.
+ *  - Grow: while nothing beyond the noise is refused, after a quiet
+ *    second, by 1 % a second at first and twice as fast each further
+ *    quiet second (up to doubling a second), so that capacity that comes
+ *    (another tenant leaves, an on-demand table takes twice its previous
+ *    peak) is found in seconds; past the limit, the next refusals cut it
+ *    again. The rate never grows past twice what was sent in the last
+ *    second, the noise never stays above the share refused over the last
+ *    half minute, and a minute without refusals forgets the rate.
+ *
+ * Samples are placed by the time their request was sent, in slots of
+ * 10 ms, so an experiment sees only what was sent at its rate. Units are
+ * whatever the caller's requests cost (write units for writes, read units
+ * for reads). The constants are the statistics' (standard errors) and the
+ * service's (a second of burst, whose draining the settling waits out);
+ * the simulator (tests/sim/) proves them on a matrix of services. Pure:
+ * time is an argument (ms of the caller's monotonic clock); owned by the
+ * request driver's thread.
  */
 #ifndef EL_TABLERATE_H
 #define EL_TABLERATE_H
@@ -41,25 +54,31 @@
 #include <stdbool.h>  /* bool */
 #include <stdint.h>   /* uint64_t */
 
-/* The history: 20 slots of 100 ms. */
-#define EL_TRATE_SLOTS 20
-#define EL_TRATE_SLOT_MS 100.0
+/* The history: 300 slots of 10 ms of sends. */
+#define EL_TRATE_SLOTS 300
+#define EL_TRATE_SLOT_MS 10.0
+
+typedef struct el_trate_slot {
+    long long tick;           /* which 100 ms of sends it holds, -1 none */
+    double granted, refused;  /* units of those sends, by their answers */
+    int answers, refusals;    /* answers, and those with refused units */
+} el_trate_slot;
 
 typedef struct el_trate {
-    double rate;            /* units/s sent at most; 0 = not limiting */
+    double rate;              /* units/s sent at most; 0 = not limiting */
     double tokens, last_refill;
-    double last_refusal;    /* ms */
-    double peak;            /* most units granted in any second seen */
-    double first;           /* time of the first grant, -1 none */
-    /* the cut being checked: made at cut_at, from rate_before; cuts = how
-     * many in a row have not lowered the share refused (0 = none pending) */
-    int cuts;
-    bool judged;            /* the last cut was judged: not fallen, the next refusal cuts */
+    double noise;             /* the share refused that does not depend on the rate */
+    double long_refused, long_all, long_n, long_t; /* units refused, all, answers: the long
+                                                      run, decaying (tablerate.c) */
+    double last_refusal;      /* ms: the last refusal beyond the noise */
+    double grow_from;         /* ms: since when nothing beyond the noise was refused */
+    double latency;           /* ms: answers' round trip, smoothed */
+    /* an experiment under way: the cut at cut_at from rate_before, the share
+     * (and its answers) that set it off */
+    bool judging, refined;
     double cut_at, rate_before, share_before;
-    double noise, noise_at; /* a share refused seen not to depend on the rate */
-    double granted[EL_TRATE_SLOTS], refused[EL_TRATE_SLOTS];
-    int events[EL_TRATE_SLOTS], grants[EL_TRATE_SLOTS]; /* refusals, grants (calls) a slot */
-    long long tick[EL_TRATE_SLOTS];
+    int answers_before;
+    el_trate_slot s[EL_TRATE_SLOTS];
     uint64_t nr_cuts, nr_undone; /* figures: cuts made, cuts undone as noise */
 } el_trate;
 
@@ -68,16 +87,16 @@ typedef struct el_trate_figures {
     double rate;      /* units/s learned now; 0: none limits */
     uint64_t cuts;    /* times the rate was set or lowered */
     uint64_t undone;  /* cuts undone: the refusals did not depend on the rate */
+    double noise;     /* the share of units refused found not to depend on the rate */
 } el_trate_figures;
 
 void el_trate_init(el_trate *t);
 
-/* units were accepted (written or read) at now. */
-void el_trate_granted(el_trate *t, double units, double now);
-
-/* units were refused by the table's or index's limit at now (not a single
- * key's range): may set or lower the rate. */
-void el_trate_refused(el_trate *t, double units, double now);
+/* The answer to a request sent at sent_at came at now: `granted` units of
+ * it were accepted (written or read) and `refused` units refused by the
+ * table's or index's limit or at random (not by a single hot key's
+ * range, which the caller paces). May set, lower, undo or raise the rate. */
+void el_trate_answer(el_trate *t, double sent_at, double granted, double refused, double now);
 
 /* Milliseconds until a request of units may go by the learned rate (0:
  * now, and always when no rate is learned). */
@@ -86,7 +105,7 @@ double el_trate_wait_ms(el_trate *t, double units, double now);
 /* A request of units goes at now: taken from the rate's bucket. */
 void el_trate_take(el_trate *t, double units, double now);
 
-/* The rate learned now (units/s), 0 when none limits. */
-double el_trate_rate(el_trate *t, double now);
+/* The figures as of now. */
+el_trate_figures el_trate_figures_get(el_trate *t, double now);
 
 #endif

@@ -56,6 +56,8 @@ typedef struct node {
     uint8_t state;
     uint8_t heads;             /* HEAD_PK | HEAD_IPK: heads those FIFOs */
     uint8_t gated;             /* the gate gave it a time (it was parked): it goes unasked */
+    uint8_t parked;            /* its rows count among the parked, not the window's */
+    uint32_t rows;             /* rows in it and its chain */
 } node;
 
 #define HEAD_PK 1
@@ -114,6 +116,7 @@ struct el_batcher {
     size_t ucap;
     uint32_t gen;
     size_t live, max;          /* rows in the window; back-pressure limit */
+    size_t parked, park_max;   /* rows of paced keys parked outside the window; their limit */
     el_item **retry;
     size_t nretry, retry_cap;
     double retry_min;          /* earliest not_before among the retries (any when none) */
@@ -396,6 +399,8 @@ static uint32_t node_alloc(el_batcher *b, el_item *it)
     n->state = WAITING;
     n->heads = 0;
     n->gated = 0;
+    n->parked = 0;
+    n->rows = 1;
     return id;
 }
 
@@ -501,6 +506,7 @@ el_batcher *el_batcher_new(size_t window_max, bool spread)
     if (!b)
         return NULL;
     b->max = window_max ? window_max : 1;
+    b->park_max = b->max * EL_BATCHER_PARK_WINDOWS;
     b->spread = spread;
     b->ncap = 64;
     b->kcap = 256;
@@ -546,7 +552,7 @@ void el_batcher_free(el_batcher *b)
 
 bool el_batcher_has_room(const el_batcher *b)
 {
-    return b->live < b->max;
+    return b->live < b->max && b->parked < b->park_max;
 }
 
 static bool same_key(const el_item *a, const el_item *c)
@@ -567,7 +573,11 @@ el_err el_batcher_add(el_batcher *b, el_item *it)
         b->nodes[id].state = CHAIN; /* only `it` and chain_next are used */
         b->nodes[w->chain_tail].chain_next = id;
         w->chain_tail = id;
-        b->live++;
+        w->rows++;
+        if (w->parked)
+            b->parked++;
+        else
+            b->live++;
         return EL_OK;
     }
     uint32_t id = node_alloc(b, it);
@@ -747,7 +757,14 @@ static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
     put(f, cur);
     note_pks(b, f, cur);
     fifo_remove_head(b, id);
-    b->live -= rows;
+    size_t rest = n->rows - rows;
+    if (n->parked) {
+        /* what is left of its chain waits for the key in the window */
+        b->parked -= n->rows;
+        b->live += rest;
+    } else {
+        b->live -= rows;
+    }
     if (k->batch_gen != b->gen) {
         k->batch_gen = b->gen;
         k->batch_n = 0;
@@ -760,6 +777,8 @@ static void take(el_batcher *b, forming *f, uint32_t id, kent *k)
     if (next != NONE) {
         /* the rest of the chain waits for the key as a node of its own */
         node *r = &b->nodes[next];
+        r->rows = (uint32_t)rest;
+        r->parked = 0;
         r->pk = b->spread ? r->it->pk_hash : 0;
         r->ipk = b->spread ? r->it->ipk_hash : 0;
         r->chain_tail = tail;
@@ -802,10 +821,16 @@ static bool fill(el_batcher *b, forming *f, size_t *ndefer, size_t *di)
         }
         if (b->gate && !n->gated) {
             /* a paced key: the gate reserved a time for this row; until
-             * then it waits in the park, heading its queues */
+             * then it waits in the park, out of its partition keys' queues
+             * (their later rows go on) and out of the window (the reader
+             * goes on) */
             double due = b->gate(b->gate_ctx, n->it, f->now);
             if (due > f->now) {
-                n->gated = 1;
+                n->gated = due < f->now + EL_BATCHER_GATE_HORIZON_MS;
+                fifo_remove_head(b, id);
+                n->parked = 1;
+                b->live -= n->rows;
+                b->parked += n->rows;
                 park_push(b, id, due);
                 continue;
             }
@@ -875,7 +900,7 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
 
 size_t el_batcher_pending(const el_batcher *b)
 {
-    return b->live + b->nretry;
+    return b->live + b->parked + b->nretry;
 }
 
 double el_batcher_next_due(const el_batcher *b)

@@ -35,6 +35,11 @@
 
 typedef struct el_batcher el_batcher;
 
+/* Rows of paced keys the gate parks, outside the window, in windows: a
+ * hot key's rows wait there for their time while the reader and the other
+ * keys go on; past it the reader waits (memory stays bounded). */
+#define EL_BATCHER_PARK_WINDOWS 64
+
 /* window_max: how many fresh items the window holds (back-pressure).
  * spread: batches are spread over partition keys (interleaving, above);
  * false only for a benchmark's comparison, when batches take the window
@@ -76,7 +81,7 @@ size_t el_batcher_form(el_batcher *b, double now, size_t max_items, size_t max_b
 /* The item is done (written, refused or given up): releases its key. */
 void el_batcher_release(el_batcher *b, const el_item *it);
 
-/* Items in the window plus waiting retries. */
+/* Items in the window, parked, plus waiting retries. */
 size_t el_batcher_pending(const el_batcher *b);
 
 /* Earliest not_before among waiting retries and earliest time a parked
@@ -86,13 +91,21 @@ double el_batcher_next_due(const el_batcher *b);
 /*
  * The gate: asked, as a batch is formed, when a fresh row may go (at most
  * once per row). A time <= now lets it go now; a later time is the row's,
- * reserved by the gate: the row is parked until then, keeping its place
- * at the head of its partition keys' queues (their later rows wait behind
- * it, in order), and then goes without asking again. Per-key pacing
- * (pipeline/pacer.h) is such a gate. NULL (the default): every row goes
- * when ready. Retries are not asked: their not_before says when.
+ * reserved by the gate: the row is parked until then, out of its
+ * partition keys' queues and out of the window, and then goes without
+ * asking again. Its partition keys' later rows go on: each is asked in
+ * its turn, so a paced key's rows keep their order (their times are
+ * reserved in order) while a row that only shares the other partition key
+ * does not wait for them, and the reader keeps filling the window. Per-key
+ * pacing (pipeline/pacer.h) is such a gate. NULL (the default): every row
+ * goes when ready. Retries are not asked: their not_before says when.
  */
 typedef double (*el_batcher_gate_fn)(void *ctx, const el_item *it, double now);
+
+/* A gate's time this far ahead or more is not reserved: the row is parked
+ * until then and asked again (so that a paced key's rows take the rate it
+ * has when their time nears, not the one it had when they arrived). */
+#define EL_BATCHER_GATE_HORIZON_MS 1000.0
 void el_batcher_set_gate(el_batcher *b, el_batcher_gate_fn fn, void *ctx);
 
 /* For tests: how many pending rows el_batcher_form has examined so far

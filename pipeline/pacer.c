@@ -1,42 +1,50 @@
 /*
- * pacer.c - per-key rates learned from refusals and grants.
+ * pacer.c - per-key rates, found by comparing each key's refusals with
+ * everyone's.
  *
- * DESIGN: a key's rate is what DynamoDB grants it, which edgeload cannot
- * ask for; it can only watch. An AIMD rule alone (halve on refusal, grow on
- * success) finds it too, but oscillates around it: every probe above the
- * limit costs a refusal of every write of the key then in flight, and a
- * halving leaves half the key's rate unused until it has grown back (the
- * service model's hottest target, 17 % of a load, then sets the wall time).
- * Measuring the grants gives the rate at once: a refusal means "above the
- * limit", and what was accepted over the last second or two, just after
- * the burst a partition allows was spent, is the limit. Halving is kept
- * only for the first second of a key, before there is a measurement.
+ * DESIGN: a key's limit is what DynamoDB grants it, which edgeload cannot
+ * ask for; it can only watch. Keys are watched from their first refusal:
+ * units granted and refused, and writes answered and refused, as sums
+ * that decay with a time constant of a second (so each is "about the last
+ * second" without a ring per key). A key's grant rate is its granted sum
+ * over the time constant, corrected for how long it has been watched.
+ * The constants come from the service and from statistics: 1,000 units a
+ * second is a partition's documented limit; three standard errors make a
+ * share significant; five points is the least excess worth pacing for
+ * (under it a hot key costs less than pacing would); a second is long
+ * enough for hundreds of a hot key's answers.
  *
- * Keys live in a chained hash table by (kind, hash). Entries are small;
- * labels are kept only for paced keys. Suspects (refused once, not paced)
- * are forgotten after two seconds, paced keys after 30 s without a
- * refusal: a table throttled as a whole hands back items of every key, and
- * those must not pile up here.
+ * Keys live in a chained hash table by (kind, hash). Labels are kept only
+ * for paced keys. Watched keys not refused for two seconds are forgotten
+ * (unless they wait out a cool-down), paced keys after 30 s: a table
+ * throttled as a whole hands back items of every key, and those must not
+ * pile up here.
  */
 #include "pipeline/pacer.h"
 
+#include <math.h>    /* exp, floor, pow, sqrt */
 #include <stdlib.h>  /* calloc, free, malloc */
-#include <string.h>  /* memcpy */
+#include <string.h>  /* memcpy, strcmp, strlen */
 
-#define INITIAL_RATE 1000.0   /* units/s: a partition's write limit */
-#define MIN_RATE 1.0          /* units/s: a key is never stopped */
+#define TAU_MS 1000.0          /* the sums' time constant */
+#define LONG_TAU_MS 30000.0    /* the population's long-run share's */
+#define Z 4.0                  /* standard errors that make a share significant: every key
+                                  is tested at every refusal, so chance must clear a high bar */
+#define MIN_EXCESS 0.05        /* the least excess share worth pacing for */
+#define MIN_REFUSALS 3.0       /* refusals (decayed) before a key is judged hot */
+#define MIN_EVIDENCE 20.0      /* ... and answers */
+#define BELOW_GRANTED 0.95     /* a cut sets the rate this much under the grants */
+#define CUT_GAP_MS 1000.0      /* one cut a second at most */
+#define GROW_START 0.01        /* growth a second after the first quiet second */
+#define GROW_MAX 1.0           /* ... doubling each quiet second, up to this */
+#define QUIET_MS 1000.0        /* time without excess before the rate grows */
+#define MIN_RATE 1.0           /* units/s: a key is never stopped */
 #define MAX_RATE 1e7
-#define SURE_AFTER_MS 2000.0  /* a second refusal within this makes a suspect paced */
-#define CUT_GAP_MS 250.0      /* refusals closer than this are one event (writes in flight) */
-#define MEASURE_MS 250.0      /* grants seen before a refusal may set the rate from them */
-#define BUCKET_MS 1000.0      /* grants are summed per second */
-#define BELOW_GRANTED 0.95    /* a refusal sets the rate this much under the grants */
-#define GROWTH_PER_S 0.01     /* while nothing is refused */
-#define QUIET_MS 1000.0       /* refusal-free time before the rate grows */
-#define SLACK_MS 50.0         /* a paced key may catch up this much after idling */
-#define FORGET_MS 30000.0     /* a paced key not refused for this long is forgotten */
+#define SLACK_MS 50.0          /* a paced key may catch up this much after idling */
+#define WATCH_MS 2000.0        /* a watched key not refused for this long is forgotten */
+#define FORGET_MS 30000.0      /* a paced key not refused for this long is forgotten */
 #define SWEEP_MS 1000.0
-#define MAX_ENTRIES 200000    /* suspects beyond this are not kept */
+#define MAX_ENTRIES 200000     /* watched keys beyond this are not kept */
 
 typedef struct pkey {
     uint64_t h;
@@ -44,16 +52,20 @@ typedef struct pkey {
     bool paced;
     double rate;               /* units/s while paced */
     double next;               /* reservation clock: the next write's earliest time */
-    double last_refusal, last_cut, paced_since, last_grow;
-    double g_t0, g_cur, g_prev; /* grants: this second's units (from g_t0), the last second's */
-    bool has_prev;
+    double born, t;            /* watched since; the sums' time */
+    double g;                  /* units granted, decayed */
+    double nref, nans;         /* writes refused, answered, decayed */
+    double last_refusal, last_excess, last_cut, last_grow;
+    double pop_ref, pop_ans;   /* the population's sums when the key was first refused */
     uint64_t refusals;
-    uint64_t last_item;        /* the item of the last refusal (a suspect's) */
     char *label;               /* paced keys only */
     struct pkey *chain;
 } pkey;
 
 struct el_pacer {
+    double pop_ref, pop_ans, pop_t; /* writes refused and answered of keys not paced, decayed */
+    double long_ref, long_ans;      /* the same over half a minute: when few other keys
+                                       are written, what chance refuses of them */
     pkey **slots;
     size_t nslots, count, npaced;
     double last_sweep;
@@ -113,6 +125,11 @@ bool el_pacer_idle(const el_pacer *p)
     return p->npaced == 0;
 }
 
+bool el_pacer_empty(const el_pacer *p)
+{
+    return p->count == 0;
+}
+
 /* Doubles the slot array when entries outnumber slots (a failure only
  * makes chains longer). */
 static void maybe_grow(el_pacer *p)
@@ -136,29 +153,74 @@ static void maybe_grow(el_pacer *p)
     free(prev);
 }
 
-/* The grants' sums rolled forward to now. */
-static void roll(pkey *e, double now)
+/* The sums decayed to now. */
+static void decay(pkey *e, double now)
 {
-    if (now - e->g_t0 < BUCKET_MS)
+    if (now <= e->t)
         return;
-    bool adjacent = now - e->g_t0 < 2 * BUCKET_MS;
-    e->g_prev = adjacent ? e->g_cur : 0;
-    e->has_prev = true;
-    e->g_cur = 0;
-    e->g_t0 = adjacent ? e->g_t0 + BUCKET_MS : now;
+    double f = exp(-(now - e->t) / TAU_MS);
+    e->g *= f;
+    e->nref *= f;
+    e->nans *= f;
+    e->t = now;
 }
 
-/* Units/s granted over the last one to two seconds. */
-static double granted_rate(pkey *e, double now)
+/* Units/s granted about the last second. */
+static double granted_rate(const pkey *e, double now)
 {
-    roll(e, now);
-    double span = (now - e->g_t0) / 1000.0;
-    double units = e->g_cur;
-    if (e->has_prev) {
-        span += BUCKET_MS / 1000.0;
-        units += e->g_prev;
-    }
-    return span > 0.05 ? units / span : 0;
+    double age = now - e->born;
+    double filled = 1 - exp(-(age > 1 ? age : 1) / TAU_MS); /* the sum's share of its steady state */
+    return e->g / (TAU_MS / 1000.0 * filled);
+}
+
+static double variance(double p, double n)
+{
+    return n > 0 ? p * (1 - p) / n : 1;
+}
+
+static void pop_decay(el_pacer *p, double now)
+{
+    if (now <= p->pop_t)
+        return;
+    double f = exp(-(now - p->pop_t) / TAU_MS), fl = exp(-(now - p->pop_t) / LONG_TAU_MS);
+    p->pop_ref *= f;
+    p->pop_ans *= f;
+    p->long_ref *= fl;
+    p->long_ans *= fl;
+    p->pop_t = now;
+}
+
+void el_pacer_answer(el_pacer *p, double refused, double answered, double now)
+{
+    pop_decay(p, now);
+    p->pop_ref += refused;
+    p->pop_ans += answered;
+    p->long_ref += refused;
+    p->long_ans += answered;
+}
+
+/* The share refused of all keys not paced since the key was first refused
+ * (the same time its own sums cover); over the last half minute when the
+ * others were written too little meanwhile (a load's last rows may all be
+ * one paced key's). */
+static double pop_share(el_pacer *p, const pkey *e, double now)
+{
+    pop_decay(p, now);
+    double f = exp(-(now - e->born) / TAU_MS);
+    double r = p->pop_ref - e->pop_ref * f, a = p->pop_ans - e->pop_ans * f;
+    if (a < MIN_EVIDENCE)
+        return p->long_ans > 0 ? p->long_ref / p->long_ans : 0;
+    return r > 0 ? r / a : 0;
+}
+
+/* Whether the key's share refused exceeds everyone's significantly. */
+static bool excess(const pkey *e, double share)
+{
+    if (e->nref < MIN_REFUSALS || e->nans < MIN_EVIDENCE)
+        return false;
+    double mine = e->nref / e->nans;
+    double m = Z * sqrt(variance(share, e->nans));
+    return mine > share + (m > MIN_EXCESS ? m : MIN_EXCESS);
 }
 
 static void note_hottest(el_pacer *p, const pkey *e)
@@ -178,9 +240,43 @@ static void note_hottest(el_pacer *p, const pkey *e)
     p->hot.hottest[n] = '\0';
 }
 
-el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t item, bool sure,
+/* What a key is sent at so that a partition's rate is written: 1,000
+ * units a second, and what chance refuses of every key besides (the
+ * population's long-run share), up to twice that. */
+static double partition_rate(const el_pacer *p)
+{
+    double chance = p->long_ans > 0 ? p->long_ref / p->long_ans : 0;
+    if (chance > 0.5)
+        chance = 0.5;
+    return EL_PACER_PARTITION_WCU / (1 - chance);
+}
+
+static el_err start_pacing(el_pacer *p, pkey *e, const char *label, size_t len, double now)
+{
+    if (!e->label) {
+        char *l = malloc(len + 1);
+        if (!l)
+            return EL_ENOMEM;
+        if (len)
+            memcpy(l, label, len);
+        l[len] = '\0';
+        e->label = l;
+    }
+    /* at a partition's limit, not at what it was granted: that still held
+     * the burst a partition allows */
+    e->rate = partition_rate(p);
+    e->paced = true;
+    e->last_cut = e->last_grow = e->last_excess = now;
+    e->next = now;
+    p->npaced++;
+    p->keys_paced++;
+    return EL_OK;
+}
+
+el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, bool sure,
                         const char *label, size_t len, double now)
 {
+    (void)units;
     pkey *e = find(p, kind, h);
     if (!e) {
         if (!sure && p->count >= MAX_ENTRIES)
@@ -190,45 +286,47 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t it
             return EL_ENOMEM;
         e->h = h;
         e->kind = (uint8_t)kind;
-        e->last_refusal = -1e18;
+        e->born = e->t = now;
+        pop_decay(p, now);
+        /* the population before this answer: its writes are in the key's
+         * time too */
+        e->pop_ref = p->pop_ref;
+        e->pop_ans = p->pop_ans;
         size_t s = slot_of(p, kind, h);
         e->chain = p->slots[s];
         p->slots[s] = e;
         p->count++;
         maybe_grow(p);
     }
+    decay(e, now);
+    e->nref += 1;
+    e->nans += 1;
     e->refusals++;
+    e->last_refusal = now;
+    bool over = sure || excess(e, pop_share(p, e, now));
+    if (over)
+        e->last_excess = now;
     if (!e->paced) {
-        if (!sure && (now - e->last_refusal > SURE_AFTER_MS || item == e->last_item)) {
-            e->last_refusal = now;
-            e->last_item = item;
-            return EL_OK; /* a suspect until another of its items is refused */
+        if (over) {
+            el_err err = start_pacing(p, e, label, len, now);
+            if (err)
+                return err;
+            note_hottest(p, e);
         }
-        char *l = malloc(len + 1);
-        if (!l)
-            return EL_ENOMEM;
-        if (len)
-            memcpy(l, label, len);
-        l[len] = '\0';
-        e->label = l;
-        e->paced = true;
-        e->rate = INITIAL_RATE;
-        e->paced_since = e->last_cut = e->last_grow = e->g_t0 = now;
-        e->next = now;
-        p->npaced++;
-        p->keys_paced++;
-    } else if (now - e->last_cut >= CUT_GAP_MS) {
-        /* never below half the rate per cut: a key whose demand is low
-         * was granted little because it asked little */
-        double g = now - e->paced_since >= MEASURE_MS ? granted_rate(e, now) : 0;
-        double r = g > 0 ? (g < e->rate ? g : e->rate) * BELOW_GRANTED : 0;
-        e->rate = r > e->rate * 0.5 ? r : e->rate * 0.5;
-        if (e->rate < MIN_RATE)
-            e->rate = MIN_RATE;
+        return EL_OK;
+    }
+    if (over && now - e->last_cut >= CUT_GAP_MS) {
+        /* still refused more than the rest: under what it is granted, and
+         * under a partition's rate only when refused even at it */
+        double r = BELOW_GRANTED * granted_rate(e, now);
+        double floor = partition_rate(p);
+        if (e->rate > floor && r < floor)
+            r = floor;
+        if (r > e->rate)
+            r = e->rate * BELOW_GRANTED;
+        e->rate = r > MIN_RATE ? r : MIN_RATE;
         e->last_cut = now;
     }
-    e->last_refusal = now;
-    e->last_grow = now;
     if (e->next < now)
         e->next = now;
     note_hottest(p, e);
@@ -237,13 +335,14 @@ el_err el_pacer_refused(el_pacer *p, el_pacer_kind kind, uint64_t h, uint64_t it
 
 void el_pacer_granted(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, double now)
 {
-    if (p->npaced == 0)
+    if (p->count == 0)
         return;
     pkey *e = find(p, kind, h);
-    if (!e || !e->paced)
+    if (!e)
         return;
-    roll(e, now);
-    e->g_cur += units;
+    decay(e, now);
+    e->g += units;
+    e->nans += 1;
 }
 
 bool el_pacer_paced(const el_pacer *p, el_pacer_kind kind, uint64_t h)
@@ -254,20 +353,33 @@ bool el_pacer_paced(const el_pacer *p, el_pacer_kind kind, uint64_t h)
     return e && e->paced;
 }
 
-double el_pacer_reserve(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, double now)
+double el_pacer_reserve(el_pacer *p, el_pacer_kind kind, uint64_t h, double units, double now,
+                        double horizon)
 {
     if (p->npaced == 0)
         return now;
     pkey *e = find(p, kind, h);
     if (!e || !e->paced)
         return now;
-    if (now - e->last_refusal >= QUIET_MS && now > e->last_grow) {
-        e->rate *= 1.0 + GROWTH_PER_S * (now - e->last_grow) / 1000.0;
+    double quiet = now - e->last_excess;
+    if (quiet >= QUIET_MS && now > e->last_grow) {
+        /* nothing refused beyond the rest: probe for more, faster the
+         * longer it lasts (a key paced by chance is released within
+         * seconds; a hot one is refused again, and cut back) */
+        double g = GROW_START * pow(2, floor((quiet - QUIET_MS) / 1000.0));
+        double grown = e->rate * (1 + (g < GROW_MAX ? g : GROW_MAX) * (now - e->last_grow) / 1000.0);
+        /* ... but not past twice what it is granted: then its rows do not
+         * wait on its pace */
+        decay(e, now);
+        double cap = 2 * granted_rate(e, now);
+        e->rate = grown < cap ? grown : (e->rate > cap ? e->rate : cap);
         if (e->rate > MAX_RATE)
             e->rate = MAX_RATE;
         e->last_grow = now;
     }
     double t = e->next > now - SLACK_MS ? e->next : now - SLACK_MS;
+    if (horizon > 0 && t >= now + horizon)
+        return t;
     e->next = t + (units > 0 ? units : 1) / e->rate * 1000.0;
     return t;
 }
@@ -284,7 +396,7 @@ void el_pacer_expire(el_pacer *p, double now)
             double quiet = now - e->last_refusal;
             /* a paced key also waits out its reservations: writes reserved
              * past the quiet time still go at their pace */
-            bool drop = e->paced ? quiet > FORGET_MS && e->next < now : quiet > SURE_AFTER_MS;
+            bool drop = e->paced ? quiet > FORGET_MS && e->next < now : quiet > WATCH_MS;
             if (!drop) {
                 link = &e->chain;
                 continue;

@@ -23,6 +23,7 @@
  */
 #include "pipeline/sender.h"
 
+#include <math.h>      /* exp */
 #include <stdio.h>     /* snprintf */
 #include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* memcpy, memmem, strlen, memcmp */
@@ -67,24 +68,27 @@ static bool has_index_key(const el_item *it)
 }
 
 /* When the item may go as far as its paced keys say (reserving that time
- * for it); now or earlier when none of its keys is paced. */
-static double item_due(el_sender *s, const el_item *it, double now)
+ * for it); now or earlier when none of its keys is paced. With a horizon,
+ * a time that far ahead or more is not reserved (pacer.h). */
+static double item_due(el_sender *s, const el_item *it, double now, double horizon)
 {
     if (!s->pacer || el_pacer_idle(s->pacer))
         return now;
     double u = item_units(it);
-    double t = el_pacer_reserve(s->pacer, EL_PACE_TABLE, it->pk_hash, u, now);
-    if (has_index_key(it)) {
-        double ti = el_pacer_reserve(s->pacer, EL_PACE_INDEX, it->ipk_hash, u, now);
+    double t = el_pacer_reserve(s->pacer, EL_PACE_TABLE, it->pk_hash, u, now, horizon);
+    if (has_index_key(it) && (horizon <= 0 || t < now + horizon)) {
+        double ti = el_pacer_reserve(s->pacer, EL_PACE_INDEX, it->ipk_hash, u, now, horizon);
         if (ti > t)
             t = ti;
     }
     return t;
 }
 
+/* The batcher's gate (batcher.h): fresh rows reserve at most a horizon
+ * ahead, and ask again when their time nears. */
 static double gate(void *ctx, const el_item *it, double now)
 {
-    return item_due(ctx, it, now);
+    return item_due(ctx, it, now, EL_BATCHER_GATE_HORIZON_MS);
 }
 
 static bool item_paced(const el_sender *s, const el_item *it)
@@ -131,7 +135,7 @@ static el_err refused(el_sender *s, const el_item *it, el_pacer_kind kind, bool 
         label = index_key_value(s, it, &len);
     }
     uint64_t h = kind == EL_PACE_TABLE ? it->pk_hash : it->ipk_hash;
-    return el_pacer_refused(s->pacer, kind, h, it->hash, sure, label, len, now);
+    return el_pacer_refused(s->pacer, kind, h, item_units(it), sure, label, len, now);
 }
 
 /* A request refused for a key range of the table and/or the index: the
@@ -178,10 +182,17 @@ static el_ddb_verdict on_throttled(el_sender *s, batch *bt, const el_ddb_answer 
 {
     unsigned table_kr = a->res.reasons & (1u << EL_THR_TABLE_WRITE_KEY_RANGE);
     unsigned index_kr = a->res.reasons & (1u << EL_THR_INDEX_WRITE_KEY_RANGE);
-    s->items_refused += bt->n;
-    if (!s->pacer || (!table_kr && !index_kr))
-        return EL_DDB_AGAIN;
     double now = el_ddb_driver_now(s->drv);
+    s->items_refused += bt->n;
+    if (!s->pacer || (!table_kr && !index_kr)) {
+        /* the table's limit or chance: the driver resends it whole */
+        size_t unpaced = 0;
+        for (size_t i = 0; i < bt->n; i++)
+            unpaced += !item_paced(s, bt->items[i]);
+        if (s->pacer)
+            el_pacer_answer(s->pacer, (double)unpaced, (double)unpaced, now);
+        return EL_DDB_AGAIN;
+    }
     el_err err = EL_OK;
     if (table_kr)
         err = pace_request(s, bt, EL_PACE_TABLE, now);
@@ -194,7 +205,7 @@ static el_ddb_verdict on_throttled(el_sender *s, batch *bt, const el_ddb_answer 
     for (size_t i = 0; !err && i < bt->n; i++) {
         el_item *it = bt->items[i];
         it->attempts++;
-        it->not_before = item_due(s, it, now);
+        it->not_before = item_due(s, it, now, 0);
         s->item_retries++;
         err = el_batcher_retry(s->b, it); /* keeps its key held */
     }
@@ -254,23 +265,6 @@ static el_err send_items(el_sender *s, el_item *const *items, size_t count)
     return EL_OK;
 }
 
-/* Whether the item handed back shares its table or index partition key
- * with another item of the batch handed back too: a hot key's signature
- * (a table at its limit hands back items of every key). */
-static bool shares_key_back(const batch *bt, const bool *back, size_t i)
-{
-    const el_item *it = bt->items[i];
-    for (size_t j = 0; j < bt->n; j++) {
-        if (j == i || !back[j])
-            continue;
-        const el_item *o = bt->items[j];
-        if (o->pk_hash == it->pk_hash ||
-            (has_index_key(it) && has_index_key(o) && o->ipk_hash == it->ipk_hash))
-            return true;
-    }
-    return false;
-}
-
 static bool key_matches(const el_item *it, const el_ddb_key *k)
 {
     const char *key = el_item_key(it);
@@ -293,60 +287,50 @@ static el_ddb_verdict on_written(el_sender *s, batch *bt, const el_ddb_answer *a
         return EL_DDB_AGAIN; /* an answer we cannot read is a lost reply: resend */
     double now = el_ddb_driver_now(s->drv);
     el_err err = EL_OK;
-    bool unpaced_back = false; /* an item of a key not paced came back */
-    double table_units = 0;    /* of those, units refused by the table's limit */
+    double table_units = 0;    /* units handed back of keys not paced: the table's limit or
+                                  chance, for the driver's learned rate */
     s->items_refused += br.nunprocessed;
-    bool back[EL_DDB_BATCH_ITEMS], spread[EL_DDB_BATCH_ITEMS];
+    bool back[EL_DDB_BATCH_ITEMS];
+    size_t nback = 0, unpaced = 0, unpaced_back = 0;
     for (size_t i = 0; i < bt->n; i++) {
         back[i] = false;
         for (size_t k = 0; k < br.nunprocessed && !back[i]; k++)
             back[i] = key_matches(bt->items[i], &br.unprocessed[k]);
-    }
-    /* Items handed back of keys not paced, sharing no key with another
-     * handed back: the table's limit. Two or more of them in one answer
-     * are that limit for sure, and while the driver sends at a rate it
-     * learned from the table their keys are not suspects (a table at its
-     * limit hands back items of every key, and a key with many rows would
-     * be paced for it); one alone may still be a hot key's. Without a
-     * learned rate they stay suspects: pacing them is then what slows the
-     * load down to the table (bench.sh part 7 with the table rate off:
-     * 6 % refused with them paced, 17 % without). */
-    bool table_paced = el_ddb_driver_stats_get(s->drv)->learned.rate > 0;
-    size_t nspread = 0;
-    for (size_t i = 0; i < bt->n; i++) {
-        spread[i] = back[i] && !item_paced(s, bt->items[i]) && !shares_key_back(bt, back, i);
-        if (spread[i]) {
-            nspread++;
-            table_units += el_item_wcu(bt->items[i]);
+        nback += back[i];
+        if (s->pacer && !item_paced(s, bt->items[i])) {
+            unpaced++;
+            unpaced_back += back[i];
         }
     }
+    if (s->pacer)
+        el_pacer_answer(s->pacer, (double)unpaced_back, (double)unpaced, now);
+    bool watch = s->pacer && (nback > 0 || !el_pacer_empty(s->pacer));
     for (size_t i = 0; i < bt->n && !err; i++) {
         el_item *it = bt->items[i];
+        double u = item_units(it);
         if (back[i]) {
-            /* which of its partition keys was too fast is not said: both
-             * are suspects, paced when refused again */
-            bool was_paced = item_paced(s, it);
-            if (s->pacer && !(spread[i] && nspread >= 2 && table_paced)) {
+            /* which of its partition keys was too fast is not said: each
+             * is measured against the rest (pacer.h) */
+            if (s->pacer) {
                 err = refused(s, it, EL_PACE_TABLE, false, now);
                 if (!err && has_index_key(it))
                     err = refused(s, it, EL_PACE_INDEX, false, now);
                 if (err)
                     break;
             }
-            if (!was_paced) {
-                unpaced_back = true;
+            bool paced = item_paced(s, it);
+            if (!paced) {
                 s->refused_unpaced++;
+                table_units += el_item_wcu(it);
             }
             it->attempts++;
             /* a paced key's rows go at its pace; others after a backoff */
-            it->not_before = item_paced(s, it)
-                                 ? item_due(s, it, now)
-                                 : now + el_ddb_driver_backoff_ms(s->drv, it->attempts);
+            it->not_before = paced ? item_due(s, it, now, 0)
+                                   : now + el_ddb_driver_backoff_ms(s->drv, it->attempts);
             s->item_retries++;
             err = el_batcher_retry(s->b, it);
         } else {
-            if (s->pacer && !el_pacer_idle(s->pacer)) {
-                double u = item_units(it);
+            if (watch) {
                 el_pacer_granted(s->pacer, EL_PACE_TABLE, it->pk_hash, u, now);
                 if (has_index_key(it))
                     el_pacer_granted(s->pacer, EL_PACE_INDEX, it->ipk_hash, u, now);
@@ -355,11 +339,7 @@ static el_ddb_verdict on_written(el_sender *s, batch *bt, const el_ddb_answer *a
         }
     }
     el_ddb_batch_result_clear(&br);
-    /* unprocessed items are throttling too: the window is cut unless they
-     * were all of keys already paced (then only those keys are too fast);
-     * those of no key paced and sharing no key with another item handed
-     * back are the table's limit, for its learned rate */
-    if (unpaced_back)
+    if (table_units > 0)
         el_ddb_driver_note_refused(s->drv, table_units);
     if (err) {
         if (err == EL_ENOMEM && !d.msg[0])
@@ -504,11 +484,12 @@ void el_sender_figures(const el_sender *s, el_throttle_figures *t, uint64_t *ite
     t->items_refused = s->items_refused;
     t->items_sent = s->items_sent;
     t->learned = ds->learned;
-    t->keys_paced = 0;
+    t->keys_paced = t->paced_now = 0;
     if (s->pacer) {
         el_pacer_stats ps;
         el_pacer_stats_get(s->pacer, &ps);
         t->keys_paced = ps.keys_paced;
+        t->paced_now = ps.paced_now;
     }
     *item_retries = s->item_retries;
 }

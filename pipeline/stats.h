@@ -27,6 +27,7 @@ typedef struct el_throttle_figures {
                                  of throttled requests (sent again) */
     uint64_t items_sent;      /* items in requests sent, resends included */
     uint64_t keys_paced;      /* partition keys the run paced on their own */
+    uint64_t paced_now;       /* ... paced at this moment */
     el_trate_figures learned; /* the rate learned from the table's refusals, at the end */
     char limited_by[200];     /* "index key range TARGET#bob#3", "table write limit",
                                  "the --max-wcu budget", ...; "" when nothing did */

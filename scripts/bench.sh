@@ -44,6 +44,18 @@
 #       table's and the index's units / 20,000, from the model's accounting
 #       of what it accepted), the items sent and refused as the model
 #       counted them, and the throttled share (refused / sent)
+#   (8) issue 24: the rate-control scorecard (tests/sim/, virtual time):
+#       every scenario of the matrix (limits x faults x reasons x item
+#       sizes, capacity that changes, a budget, latencies) with its floor,
+#       edgeload's wall/floor and refused share, the AWS SDKs' adaptive
+#       retry mode beside it, and edgeload with per-key pacing or the
+#       learned table rate switched off
+#   (9) issue 24 in real time: 50,000 skewed follow edges loaded through
+#       tests/tools/faultproxy.py in front of DynamoDB Local with every
+#       partition key of the table and the index limited to 1,000 WCU/s,
+#       (a) with about 20 % of requests faulted (every kind the proxy has)
+#       and a random part of 30 % of batches handed back, (b) without
+#       faults: wall, items refused / sent, keys paced, and (a)/(b)
 #
 # Options:
 #   --rows N            rows for (1), (3), (6) and the smaller size of (4)
@@ -66,7 +78,7 @@
 #                       (DynamoDB's on-demand default is 40000; default: no limit)
 #   --null-impl c|py    null endpoint of (3): nullddb.c (default) or nullddb.py
 #   --quick             the small sizes above (the whole run takes minutes)
-#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5,6,7)
+#   --only LIST         run only these parts, e.g. --only 1,3 (default 1,2,3,4,5,6,7,8,9)
 #   --port P            first of four loopback ports: DynamoDB Local, the
 #                       null endpoint, the proxy, the TLS endpoint (default
 #                       8900: P .. P+3)
@@ -84,7 +96,7 @@ EL_PROG=bench
 
 PY=/usr/bin/python3
 NPROC=$(nproc)
-ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= SVC_ROWS= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5,6,7 PORT=8900 HOT=1000 WORK=
+ROWS= DDB_ROWS= DDB_ROUNDS= THR_ROWS= THR_DDB_ROWS= THR_VIA= SVC_ROWS= NULL_IMPL=c TABLE_WCU=0 QUICK=0 ONLY=1,2,3,4,5,6,7,8,9 PORT=8900 HOT=1000 WORK=
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2 ;;
@@ -636,6 +648,53 @@ a = float(sys.argv[3]) / int(sys.argv[2]); b = float(sys.argv[5]) / int(sys.argv
 print("- %s: %.1fx less CPU per item" % (sys.argv[1], b / a))
 EOF
 }
+SCORECARD=
+if want 8; then
+  el_say "(8) the rate-control scorecard (tests/sim/, virtual time)"
+  SCORECARD=$("$EL_ROOT/build-bench/sim_scorecard" --ablate) || true
+fi
+
+MIXED_TABLE=()
+if want 9; then
+  el_say "(9) 50,000 skewed edges through faultproxy.py (1,000 WCU/s a key), with and without faults"
+  "$PY" - "$DATA/mixed-50000.csv" <<'EOF'
+import random, sys
+rng, seen, pairs = random.Random(24), set(), []
+while len(pairs) < 50000:
+    a, b = rng.randrange(20000), int(20000 * rng.random() ** 4)
+    if (a, b) not in seen:
+        seen.add((a, b)); pairs.append((a, b))
+with open(sys.argv[1], "w") as f:
+    f.write("follower_id,followee_id\n")
+    for a, b in sorted(pairs):
+        f.write("%d,%d\n" % (a, b))
+EOF
+  # mixed CASE NOTE -- [FAULTPROXY OPTIONS...]
+  mixed() {
+    local c=$1 note=$2 pp; shift 3
+    ddb_table "bench_$c"
+    start_server "proxy_$c" "$PY" "$EL_ROOT/tests/tools/faultproxy.py" --listen "127.0.0.1:$PROXY_PORT" \
+      --upstream "$DDB" --pk-wcu 1000 --seed 24 --stats-file "$SCRATCH/proxy.$c.json" "$@"
+    pp=$SERVER_PID
+    run_timed "$c" "$EL" load "${MAP[@]}" --table "bench_$c" --endpoint-url "http://127.0.0.1:$PROXY_PORT" \
+      --quiet --stats-json "$SCRATCH/stats.$c" "$DATA/mixed-50000.csv"
+    stop_server "$pp"
+    check_count "$c" "bench_$c" 50000
+    MIXED_TABLE+=("$("$PY" - "$c" "${T_EL[$c]}" "$SCRATCH/stats.$c" "$note" <<'EOF'
+import json, sys
+c, wall, e, note = sys.argv[1], float(sys.argv[2]), json.load(open(sys.argv[3])), sys.argv[4]
+print("| %-10s | %7.1f | %8d | %8d | %6.2f %% | %5d | %10.0f | %s |" % (
+    c, wall, e["items_sent"], e["items_refused"], 100.0 * e["items_refused"] / max(1, e["items_sent"]),
+    e["keys_paced"], e.get("table_rate", 0), note))
+EOF
+)")
+  }
+  mixed mix_faults "about 20 % of requests faulted, 30 % of batches partly handed back" -- \
+    --throttle 0.03 --throttling 0.02 --http500 0.03 --http500-applied 0.03 --http503-html 0.02 \
+    --reset 0.02 --lost-reply 0.03 --truncate 0.02 --partial 0.30
+  mixed mix_clean "the same keys' limits, no faults" --
+fi
+
 {
   echo "edgeload benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$EL_ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo "machine: $NPROC cores ($(lscpu | sed -n 's/^Model name: *//p' | head -n1)), $(free -g | awk '/^Mem:/ {print $2}') GiB, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -686,6 +745,25 @@ EOF
     echo "| case         |    items |  wall s | floor s | wall/floor |     sent |  refused | throttled |  400s | in flight | floor set by | what |"
     echo "|--------------|----------|---------|---------|--------|----------|----------|----------|-------|-------|------|------|"
     printf '%s\n' "${SVC_TABLE[@]}"
+  fi
+  if [ ${#MIXED_TABLE[@]} -gt 0 ]; then
+    echo
+    echo "Mixed faults in real time (issue 24): 50,000 skewed edges through faultproxy.py, 1,000 WCU/s a key."
+    echo
+    echo "| case       |  wall s |     sent |  refused | refused | paced | table rate | what |"
+    echo "|------------|---------|----------|----------|---------|-------|------------|------|"
+    printf '%s\n' "${MIXED_TABLE[@]}"
+    tratio "issue 24: elapsed, mixed faults / no faults (target <= 2)" mix_faults mix_clean
+  fi
+  if [ -n "$SCORECARD" ]; then
+    echo
+    echo "Rate-control scorecard (issue 24; tests/sim/, virtual time): wall/fl = wall over the floor,"
+    echo "refused = items refused / sent, sdk = the AWS SDKs' adaptive retry mode, nopace / norate ="
+    echo "edgeload with per-key pacing or the learned table rate off (wall/floor)."
+    echo
+    echo '```'
+    printf '%s\n' "$SCORECARD"
+    echo '```'
   fi
   if [ -n "${T_EL[tls_https]:-}" ] && [ -n "${T_EL[tls_http]:-}" ]; then
     "$PY" - "${T_N[tls_http]}" "${T_EL[tls_http]}" "${T_CPU[tls_http]}" "${T_N[tls_https]}" \

@@ -63,7 +63,9 @@ import traceback
 import zlib
 
 FAULT_KINDS = ("throttle", "http500", "http503", "reset", "slow",
-               "lost_reply", "partial", "truncate")
+               "lost_reply", "partial", "truncate",
+               # after the first eight, so that a seed draws the same faults for them
+               "throttling", "http500_applied", "http503_html")
 
 THROTTLE_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                  b'ProvisionedThroughputExceededException","message":"The '
@@ -85,6 +87,14 @@ HTTP500_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                 b'InternalServerError","message":"Internal server error"}')
 HTTP503_BODY = (b'{"__type":"com.amazonaws.dynamodb.v20120810#'
                 b'ServiceUnavailable","message":"Service Unavailable"}')
+# ThrottlingException: the other throttle DynamoDB's API answers (a control-
+# plane rate), with no reasons
+THROTTLING_BODY = (b'{"__type":"com.amazon.coral.availability#ThrottlingException",'
+                   b'"message":"Rate of requests exceeds the allowed throughput."}')
+# what a load balancer in front of the service answers: not JSON at all
+HTTP503_HTML_BODY = (b'<html><head><title>503 Service Temporarily Unavailable</title></head>'
+                     b'<body><center><h1>503 Service Temporarily Unavailable</h1></center>'
+                     b'</body></html>')
 
 MAX_LINE = 65536
 MAX_HEADERS = 200
@@ -828,12 +838,14 @@ class Handler(socketserver.BaseRequestHandler):
                 return not client_close
         fault = p.pick_fault(target)
 
-        if fault in ("throttle", "http500", "http503"):
+        if fault in ("throttle", "http500", "http503", "throttling", "http503_html"):
             p.count("faults", 1, fault)
             code, reason, body = {
                 "throttle": (400, "Bad Request", THROTTLE_BODY),
                 "http500": (500, "Internal Server Error", HTTP500_BODY),
                 "http503": (503, "Service Unavailable", HTTP503_BODY),
+                "throttling": (400, "Bad Request", THROTTLING_BODY),
+                "http503_html": (503, "Service Unavailable", HTTP503_HTML_BODY),
             }[fault]
             self._count_batch_received(req, target)
             p.log("%s fault=%s", target, fault)
@@ -854,6 +866,13 @@ class Handler(socketserver.BaseRequestHandler):
         else:
             out = self.forward(req)[0]
         p.capture(t_arrival, target, req.body, out, delivered=fault not in ("lost_reply",))
+        if fault == "http500_applied":
+            # the write went through; the answer says it failed
+            p.count("faults", 1, fault)
+            p.log("%s fault=http500_applied", target)
+            self._send(build_response(500, "Internal Server Error", HTTP500_BODY,
+                                      keep_alive=not client_close))
+            return not client_close
         if fault == "lost_reply":
             p.count("faults", 1, fault)
             p.log("%s fault=lost_reply", target)
@@ -1386,6 +1405,12 @@ def parse_args(argv):
                     help="rate of batches partly withheld and returned as UnprocessedItems")
     ap.add_argument("--truncate", type=float, default=0.0,
                     help="rate of requests applied upstream whose reply is cut in the middle of its body (then FIN)")
+    ap.add_argument("--throttling", type=float, default=0.0,
+                    help="rate of ThrottlingException (400, no reasons)")
+    ap.add_argument("--http500-applied", dest="http500_applied", type=float, default=0.0,
+                    help="rate of requests applied upstream and answered 500 InternalServerError")
+    ap.add_argument("--http503-html", dest="http503_html", type=float, default=0.0,
+                    help="rate of 503 answers with an HTML body (a load balancer's)")
     ap.add_argument("--partial-max", type=float, default=1.0,
                     help="largest share of a batch a partial fault withholds (always at least 1, never all)")
     ap.add_argument("--targets", default="BatchWriteItem",

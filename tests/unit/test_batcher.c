@@ -1186,8 +1186,9 @@ static double slow_gate(void *ctx, const el_item *it, double now)
 }
 
 /* A gated row waits in the park until its time, the other keys go at
- * once, the row's later rows of its partition key wait behind it, and a
- * parked row is not asked again when its time comes. */
+ * once, the row's later rows of its partition key are asked in their turn
+ * (each given its own later time, so they keep their order), and a parked
+ * row is not asked again when its time comes. */
 static void test_gate_parks_paced_rows(void **state)
 {
     (void)state;
@@ -1203,26 +1204,23 @@ static void test_gate_parks_paced_rows(void **state)
     }
     formed f;
     form(b, 0, 25, BIG_BUDGET, &f);
-    /* the first "hot" row's time is now (0): it goes with a, b, c */
+    /* the first "hot" row's time is now (0): it goes with a, b, c; the
+     * other two were asked and parked for 10 and 20 */
     assert_int_equal(f.n, 4);
     int hot = 0;
     for (size_t i = 0; i < f.n; i++)
         hot += strcmp(el_item_key(f.out[i]), "hot") == 0;
     assert_int_equal(hot, 1);
+    assert_int_equal(g.asked, 6);
     for (size_t i = 0; i < f.n; i++)
         el_batcher_release(b, f.out[i]);
-    /* the second hot row was given 10 ms: parked, due then */
     form(b, 5, 25, BIG_BUDGET, &f);
     assert_int_equal(f.n, 0);
     assert_true(el_batcher_next_due(b) == 10);
-    int asked = g.asked;
     form(b, 10, 25, BIG_BUDGET, &f);
     assert_int_equal(f.n, 1);
-    assert_string_equal(el_item_key(f.out[0]), "hot");
     assert_ptr_equal(f.out[0], &c->items[2]); /* in input order */
-    /* taken without asking the gate again; the third row was asked once
-     * and parked for 20 */
-    assert_int_equal(g.asked, asked + 1);
+    assert_int_equal(g.asked, 6); /* taken without asking the gate again */
     el_batcher_release(b, f.out[0]);
     assert_true(el_batcher_next_due(b) == 20);
     form(b, 20, 25, BIG_BUDGET, &f);
@@ -1231,6 +1229,56 @@ static void test_gate_parks_paced_rows(void **state)
     el_batcher_release(b, f.out[0]);
     assert_int_equal(el_batcher_pending(b), 0);
     assert_true(el_batcher_next_due(b) < 0);
+    el_batcher_free(b);
+    el_chunk_free(c);
+}
+
+static double far_gate(void *ctx, const el_item *it, double now)
+{
+    gate_state *g = ctx;
+    g->asked++;
+    if (strcmp(el_item_key(it), g->slow) != 0)
+        return now;
+    return now + EL_BATCHER_GATE_HORIZON_MS * 2; /* beyond the horizon: ask again */
+}
+
+/* Rows of a paced key wait outside the window: a window of 3 holding
+ * three parked rows still has room, and a row that shares its other
+ * partition key with a parked row does not wait for it. A time beyond the
+ * horizon is no reservation: the row is asked again then. */
+static void test_parked_rows_leave_the_window(void **state)
+{
+    (void)state;
+    const char *keys[] = { "hot", "hot", "hot", "a" };
+    el_chunk *c = make_chunk(4, keys, 10);
+    el_batcher *b = el_batcher_new(3, true);
+    gate_state g = { .slow = "hot" };
+    el_batcher_set_gate(b, far_gate, &g);
+    for (size_t i = 0; i < 3; i++) {
+        c->items[i].hash = i + 1;
+        c->items[i].ipk_hash = 100 + i; /* each its own index key */
+        assert_int_equal(el_batcher_add(b, &c->items[i]), EL_OK);
+    }
+    assert_false(el_batcher_has_room(b));
+    formed f;
+    form(b, 0, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 0);
+    assert_int_equal(g.asked, 3);
+    assert_true(el_batcher_has_room(b)); /* all three parked, out of the window */
+    /* "a" shares index key 100 with the first parked row */
+    c->items[3].hash = 4;
+    c->items[3].ipk_hash = 100;
+    assert_int_equal(el_batcher_add(b, &c->items[3]), EL_OK);
+    form(b, 1, 25, BIG_BUDGET, &f);
+    assert_int_equal(f.n, 1);
+    assert_ptr_equal(f.out[0], &c->items[3]);
+    el_batcher_release(b, f.out[0]);
+    assert_int_equal(el_batcher_pending(b), 3);
+    /* at their time they are asked again (the gate said "later", not a time) */
+    double due = el_batcher_next_due(b);
+    assert_true(due == 2 * EL_BATCHER_GATE_HORIZON_MS);
+    form(b, due, 25, BIG_BUDGET, &f);
+    assert_int_equal(g.asked, 7); /* and "a" once */
     el_batcher_free(b);
     el_chunk_free(c);
 }
@@ -1265,6 +1313,7 @@ int main(void)
         cmocka_unit_test(test_partition_key_order_kept),
         cmocka_unit_test(test_uniform_input_stays_in_order),
         cmocka_unit_test(test_gate_parks_paced_rows),
+        cmocka_unit_test(test_parked_rows_leave_the_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

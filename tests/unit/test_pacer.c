@@ -1,10 +1,12 @@
 /*
- * test_pacer.c - per-key pacing: who is paced (a key-range refusal at once,
- * an unprocessed item on its second refusal), the rate (a partition's
- * limit at first, halved before a measurement, then just under what was
- * granted), reservations at that rate, growth while nothing is refused,
- * forgetting, kinds kept apart, and the hottest key for the summary.
- * Time is the test's: milliseconds passed in.
+ * test_pacer.c - per-key pacing: who is paced (a key-range refusal at once;
+ * a key refused significantly more than the rest; not a key refused as
+ * much as the rest, at a table's limit or by chance), the rate (a
+ * partition's limit at first, cut under what it is granted while still
+ * refused more than the rest, under 1,000 only when refused at it),
+ * reservations and their horizon, growth while nothing beyond the rest is
+ * refused, forgetting, kinds kept apart, and the hottest key. Time is the
+ * test's: milliseconds passed in.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
@@ -18,13 +20,26 @@
 #define HOT 0x1234u
 #define OTHER 0x9999u
 
-static uint64_t next_item = 1; /* a different item each refusal */
-
 static double gap_ms(el_pacer *p, el_pacer_kind k, uint64_t h, double units, double now)
 {
-    double t1 = el_pacer_reserve(p, k, h, units, now);
-    double t2 = el_pacer_reserve(p, k, h, units, now);
+    double t1 = el_pacer_reserve(p, k, h, units, now, 0);
+    double t2 = el_pacer_reserve(p, k, h, units, now, 0);
     return t2 - t1;
+}
+
+/* One answer at `now`: of 100 writes of other keys, `pop_refused` were
+ * refused; key h had `mine` writes of one unit answered, `refused` of them
+ * refused. */
+static void answer(el_pacer *p, el_pacer_kind k, uint64_t h, int mine, int refused,
+                   int pop_refused, double now)
+{
+    el_pacer_answer(p, pop_refused, 100, now);
+    for (int i = 0; i < mine; i++) {
+        if (i < refused)
+            assert_int_equal(el_pacer_refused(p, k, h, 1, false, "TARGET#bob", 10, now), EL_OK);
+        else
+            el_pacer_granted(p, k, h, 1, now);
+    }
 }
 
 static void test_unknown_keys_go_now(void **state)
@@ -33,7 +48,8 @@ static void test_unknown_keys_go_now(void **state)
     el_pacer *p = el_pacer_new();
     assert_non_null(p);
     assert_true(el_pacer_idle(p));
-    assert_true(el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 500) <= 500);
+    assert_true(el_pacer_empty(p));
+    assert_true(el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 500, 0) <= 500);
     assert_false(el_pacer_paced(p, EL_PACE_INDEX, HOT));
     el_pacer_free(p);
 }
@@ -42,8 +58,7 @@ static void test_key_range_paces_at_once_and_kinds_apart(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "TARGET#bob", 10, 0),
-                     EL_OK);
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, 1, true, "TARGET#bob", 10, 0), EL_OK);
     assert_true(el_pacer_paced(p, EL_PACE_INDEX, HOT));
     /* the same value as a table key is another partition */
     assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
@@ -54,104 +69,150 @@ static void test_key_range_paces_at_once_and_kinds_apart(void **state)
     /* reservations queue up: the 100th write of a unit is ~100 ms out */
     double t = 0;
     for (int i = 0; i < 100; i++)
-        t = el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 2);
+        t = el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 2, 0);
     assert_true(t > 90);
     el_pacer_free(p);
 }
 
-static void test_unprocessed_paces_on_second_refusal(void **state)
+static void test_horizon_reserves_nothing_beyond_it(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, false, "USER#a", 6, 0), EL_OK);
-    assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
-    /* again after the suspicion lapsed (2 s): still a suspect */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2500), EL_OK);
-    assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
-    /* the same item again within 2 s (its resend refused too): a table
-     * at its limit, not the key */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2600),
-                     EL_OK);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 77, false, "USER#a", 6, 2700),
-                     EL_OK);
-    assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
-    /* another item within 2 s: paced */
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, next_item++, false, "USER#a", 6, 3000), EL_OK);
-    assert_true(el_pacer_paced(p, EL_PACE_TABLE, HOT));
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, 1, true, "TARGET#bob", 10, 0), EL_OK);
+    /* 100 ms of reservations at 1,000 units/s, with a horizon of 50 ms:
+     * the writes past it are told when to ask again, and take nothing */
+    double last = 0;
+    int reserved = 0;
+    for (int i = 0; i < 100; i++) {
+        last = el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 0, 50);
+        reserved += last < 50;
+    }
+    assert_true(reserved >= 49 && reserved <= 51);
+    assert_true(last >= 50 && last < 52);
+    /* without a horizon the next reservation comes right after the last one
+     * made, not after the writes that were only told to ask again */
+    assert_true(el_pacer_reserve(p, EL_PACE_INDEX, HOT, 1, 0, 0) < 52);
     el_pacer_free(p);
 }
 
-/* Before a second of grants a refusal halves the rate (once per burst of
- * refusals: writes in flight together); after, a refusal sets it just under
- * the rate granted. */
-static void test_rate_follows_grants(void **state)
+static void test_a_key_refused_more_than_the_rest_is_paced(void **state)
 {
     (void)state;
     el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 0), EL_OK);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 100), EL_OK);
-    /* within 250 ms of the first: the same event, no cut */
-    assert_true(fabs(gap_ms(p, EL_PACE_INDEX, HOT, 1, 100) - 1.0) < 1e-9);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 300), EL_OK);
-    assert_true(fabs(gap_ms(p, EL_PACE_INDEX, HOT, 1, 300) - 2.0) < 1e-9); /* 500/s */
-    /* 400 units granted a second for 2 s, then a refusal: ~380/s */
-    for (int ms = 300; ms < 2300; ms += 5)
-        el_pacer_granted(p, EL_PACE_INDEX, HOT, 2, ms);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 2300),
-                     EL_OK);
-    double g = gap_ms(p, EL_PACE_INDEX, HOT, 1, 2300);
-    assert_true(g > 1000.0 / 400.0 && g < 1000.0 / 360.0);
-    /* granted only 50/s since: the cut stops at half the rate (~190/s) */
-    for (int ms = 2300; ms < 4300; ms += 20)
-        el_pacer_granted(p, EL_PACE_INDEX, HOT, 1, ms);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 4300),
-                     EL_OK);
-    g = gap_ms(p, EL_PACE_INDEX, HOT, 1, 4300);
-    assert_true(g > 1000.0 / 200.0 && g < 1000.0 / 180.0);
-    /* grants of other keys do not count */
-    el_pacer_granted(p, EL_PACE_INDEX, OTHER, 1000, 2400);
-    el_pacer_free(p);
-}
-
-static void test_rate_grows_when_quiet_and_key_forgotten(void **state)
-{
-    (void)state;
-    el_pacer *p = el_pacer_new();
-    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "T", 1, 0), EL_OK);
-    double g0 = gap_ms(p, EL_PACE_INDEX, HOT, 10, 10);
-    /* 10 s without a refusal: ~10 % faster */
-    double g1 = gap_ms(p, EL_PACE_INDEX, HOT, 10, 10000);
-    assert_true(g1 < g0 * 0.93 && g1 > g0 * 0.88);
-    el_pacer_expire(p, 20000);
+    /* the rest: 10 % refused; this key: half its writes */
+    double now = 0;
+    for (int step = 0; step < 20 && !el_pacer_paced(p, EL_PACE_INDEX, HOT); step++)
+        answer(p, EL_PACE_INDEX, HOT, 4, 2, 10, now += 10);
     assert_true(el_pacer_paced(p, EL_PACE_INDEX, HOT));
-    el_pacer_expire(p, 31000); /* 30 s after its last refusal */
+    assert_true(now <= 100); /* within ten answers of twenty of its writes */
+    el_pacer_stats st;
+    el_pacer_stats_get(p, &st);
+    assert_int_equal(st.keys_paced, 1);
+    assert_true(st.has_hottest);
+    assert_string_equal(st.hottest, "TARGET#bob");
+    el_pacer_free(p);
+}
+
+static void test_a_key_refused_as_much_as_the_rest_is_not(void **state)
+{
+    (void)state;
+    el_pacer *p = el_pacer_new();
+    /* a table at its limit, or chance: every key 60 %, or 15 %, refused;
+     * however long, a busy key is not paced for it */
+    double now = 0;
+    for (int step = 0; step < 500; step++)
+        answer(p, EL_PACE_INDEX, HOT, 10, 6, 60, now += 10);
+    for (int step = 0; step < 500; step++)
+        answer(p, EL_PACE_TABLE, OTHER, 20, step % 7 == 0 ? 6 : 2, 15, now += 10);
+    assert_false(el_pacer_paced(p, EL_PACE_INDEX, HOT));
+    assert_false(el_pacer_paced(p, EL_PACE_TABLE, OTHER));
+    assert_true(el_pacer_idle(p));
+    el_pacer_free(p);
+}
+
+static void test_few_refusals_are_no_evidence(void **state)
+{
+    (void)state;
+    el_pacer *p = el_pacer_new();
+    /* three refusals of three writes: as bad as it gets, but twenty
+     * answers are the least a key is judged on */
+    double now = 0;
+    for (int i = 0; i < 3; i++)
+        answer(p, EL_PACE_TABLE, HOT, 1, 1, 0, now += 10);
+    assert_false(el_pacer_paced(p, EL_PACE_TABLE, HOT));
+    el_pacer_free(p);
+}
+
+static void test_cut_under_granted_never_under_a_partition_unless_refused_there(void **state)
+{
+    (void)state;
+    el_pacer *p = el_pacer_new();
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, 1, true, "TARGET#bob", 10, 0), EL_OK);
+    /* granted 500 units/s and still refused more than the rest: refused
+     * even at a partition's rate, cut under what it was granted */
+    double now = 0;
+    for (int step = 0; step < 300; step++) {
+        now += 10;
+        el_pacer_answer(p, 0, 100, now);
+        for (int i = 0; i < 5; i++)
+            el_pacer_granted(p, EL_PACE_INDEX, HOT, 1, now);
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, 1, false, "TARGET#bob", 10, now),
+                             EL_OK);
+    }
+    double gap = gap_ms(p, EL_PACE_INDEX, HOT, 1, now);
+    /* at most 95 % of 500 units/s: at least 2.1 ms a unit */
+    assert_true(gap > 2.0);
+    assert_true(gap < 1000.0); /* never stopped */
+    el_pacer_free(p);
+}
+
+static void test_quiet_key_grows_faster_each_second_up_to_twice_granted(void **state)
+{
+    (void)state;
+    el_pacer *p = el_pacer_new();
+    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, HOT, 1, true, "USER#a", 6, 0), EL_OK);
+    /* granted all it is sent, nothing refused: probing for more */
+    double now = 0, g1 = 0, g3 = 0;
+    for (int ms = 10; ms <= 8000; ms += 10) {
+        now = ms;
+        el_pacer_answer(p, 0, 100, now);
+        /* it is sent as fast as it is paced: 10 units per 10 ms at first */
+        double until = now + 10;
+        double t = el_pacer_reserve(p, EL_PACE_TABLE, HOT, 1, now, 0);
+        while (t < until) {
+            el_pacer_granted(p, EL_PACE_TABLE, HOT, 1, now);
+            t = el_pacer_reserve(p, EL_PACE_TABLE, HOT, 1, now, 0);
+        }
+        if (ms == 2000)
+            g1 = gap_ms(p, EL_PACE_TABLE, HOT, 1, now);
+        if (ms == 5000)
+            g3 = gap_ms(p, EL_PACE_TABLE, HOT, 1, now);
+    }
+    /* after a quiet second it grows: by 1 %, then 2, 4 %... a second */
+    assert_true(g1 < 1.0 && g1 > 0.95);
+    assert_true(g3 < g1 * 0.9);
+    el_pacer_free(p);
+}
+
+static void test_forgets_quiet_keys(void **state)
+{
+    (void)state;
+    el_pacer *p = el_pacer_new();
+    assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, 1, true, "TARGET#bob", 10, 0), EL_OK);
+    answer(p, EL_PACE_TABLE, OTHER, 1, 1, 0, 0);
+    assert_false(el_pacer_empty(p));
+    el_pacer_expire(p, 5000); /* the watched key: gone after 2 s */
+    assert_true(el_pacer_paced(p, EL_PACE_INDEX, HOT));
+    el_pacer_expire(p, 31000); /* the paced one after 30 s */
     assert_false(el_pacer_paced(p, EL_PACE_INDEX, HOT));
     assert_true(el_pacer_idle(p));
-    el_pacer_stats ps;
-    el_pacer_stats_get(p, &ps);
-    assert_int_equal(ps.keys_paced, 1); /* the run's figure stays */
-    assert_int_equal(ps.paced_now, 0);
-    el_pacer_free(p);
-}
-
-static void test_hottest_key(void **state)
-{
-    (void)state;
-    el_pacer *p = el_pacer_new();
-    el_pacer_stats ps;
-    el_pacer_stats_get(p, &ps);
-    assert_false(ps.has_hottest);
-    assert_int_equal(el_pacer_refused(p, EL_PACE_TABLE, OTHER, next_item++, true, "USER#x", 6, 0), EL_OK);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(el_pacer_refused(p, EL_PACE_INDEX, HOT, next_item++, true, "TARGET#bob#3", 12,
-                                          i * 300.0),
-                         EL_OK);
-    el_pacer_stats_get(p, &ps);
-    assert_true(ps.has_hottest);
-    assert_int_equal(ps.hottest_kind, EL_PACE_INDEX);
-    assert_string_equal(ps.hottest, "TARGET#bob#3");
-    assert_int_equal(ps.hottest_refusals, 3);
-    assert_int_equal(ps.keys_paced, 2);
+    assert_true(el_pacer_empty(p));
+    /* the summary keeps the hottest key past its expiry */
+    el_pacer_stats st;
+    el_pacer_stats_get(p, &st);
+    assert_true(st.has_hottest);
+    assert_int_equal(st.paced_now, 0);
     el_pacer_free(p);
 }
 
@@ -160,10 +221,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unknown_keys_go_now),
         cmocka_unit_test(test_key_range_paces_at_once_and_kinds_apart),
-        cmocka_unit_test(test_unprocessed_paces_on_second_refusal),
-        cmocka_unit_test(test_rate_follows_grants),
-        cmocka_unit_test(test_rate_grows_when_quiet_and_key_forgotten),
-        cmocka_unit_test(test_hottest_key),
+        cmocka_unit_test(test_horizon_reserves_nothing_beyond_it),
+        cmocka_unit_test(test_a_key_refused_more_than_the_rest_is_paced),
+        cmocka_unit_test(test_a_key_refused_as_much_as_the_rest_is_not),
+        cmocka_unit_test(test_few_refusals_are_no_evidence),
+        cmocka_unit_test(test_cut_under_granted_never_under_a_partition_unless_refused_there),
+        cmocka_unit_test(test_quiet_key_grows_faster_each_second_up_to_twice_granted),
+        cmocka_unit_test(test_forgets_quiet_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

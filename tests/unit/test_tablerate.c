@@ -1,11 +1,13 @@
 /*
- * test_tablerate.c - the learned table rate against simulated services:
- * a table with a write limit and a burst (the rate settles just under the
- * limit and few writes are refused), a service that refuses a share of
- * everything at random whatever the rate, in parts of many requests or
- * whole requests of few (the cuts are undone and the load keeps its
- * pace), growth while quiet, forgetting, and refusals too few to
- * cut. Time is the test's: 10-ms steps, answers in the step they are sent.
+ * test_tablerate.c - the learned table rate against small simulated
+ * services, answer by answer: a table with a limit and a second of burst
+ * (the rate settles under the limit, few units refused), a service that
+ * refuses a share at random whatever the rate, in parts or whole requests
+ * (the cut is undone, the share becomes the noise, the load keeps its
+ * pace), both at once (the limit found over the noise), capacity that
+ * doubles (found again within seconds), refusals too few to cut, and
+ * forgetting. Time is the test's: 1-ms steps, answers 10 ms after their
+ * sends. The whole matrix of services is tests/sim/.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
 #include <stdarg.h>
@@ -17,12 +19,13 @@
 #include "dynamo/tablerate.h"
 
 #define REQ 25.0     /* units a request */
-#define STEP_MS 10.0
+#define LAT 10.0     /* ms from a send to its answer */
+#define MAXQ 4096
 
-/* A service: a bucket of `limit` units/s holding `burst` units (limit 0:
+/* A service: a bucket of `limit` units/s holding a second of it (limit 0:
  * none), and a share refused at random of every request (0: none). */
 typedef struct service {
-    double limit, burst, tokens, last;
+    double limit, tokens, last;
     double random_share;
     bool whole;  /* a request refused at random is refused whole */
     uint64_t rng;
@@ -32,170 +35,184 @@ typedef struct tally {
     double sent, granted, refused;
 } tally;
 
+typedef struct pending {
+    double sent_at, granted;
+} pending;
+
 static double rnd(service *s)
 {
     s->rng = s->rng * 6364136223846793005ULL + 1442695040888963407ULL;
     return (double)(s->rng >> 11) / 9007199254740992.0;
 }
 
-/* One request of REQ units at now: what the service grants. */
+/* One request of REQ units arriving at now: what the service grants. */
 static double serve(service *s, double now)
 {
     double g = REQ;
+    if (s->whole && rnd(s) < s->random_share)
+        return 0;
+    if (!s->whole && s->random_share > 0 && rnd(s) < s->random_share * 4)
+        g -= REQ / 4; /* a quarter of the request handed back, at random */
     if (s->limit > 0) {
         s->tokens += (now - s->last) / 1000.0 * s->limit;
-        if (s->tokens > s->burst)
-            s->tokens = s->burst;
+        if (s->tokens > s->limit)
+            s->tokens = s->limit;
         s->last = now;
         if (s->tokens < g)
             g = s->tokens > 0 ? (double)(long)s->tokens : 0;
         s->tokens -= g;
     }
-    if (s->whole && rnd(s) < s->random_share)
-        g = 0;
-    else if (!s->whole && s->random_share > 0 && rnd(s) < s->random_share * 4)
-        g -= REQ / 4; /* a quarter of the request handed back, at random */
-    return g < 0 ? 0 : g;
+    return g;
 }
 
-/* Runs from `from` to `to` ms, offering `offered` units/s (sent as fast as
- * the learned rate allows, at most that), and adds what happened from
+/* Runs from `from` to `to` ms offering `offered` units/s (sent as fast as
+ * the learned rate allows, at most that) and adds what was sent from
  * `count_from` on to *tl. */
 static void run(el_trate *t, service *s, double offered, double from, double to,
                 double count_from, tally *tl)
 {
+    static pending q[MAXQ];
+    size_t head = 0, n = 0;
     double credit = 0;
-    for (double now = from; now < to; now += STEP_MS) {
-        credit += offered * STEP_MS / 1000.0;
-        while (credit >= REQ && el_trate_wait_ms(t, REQ, now) == 0) {
+    for (double now = from; now < to; now += 1) {
+        while (n && q[head].sent_at + LAT <= now) {
+            pending *p = &q[head];
+            el_trate_answer(t, p->sent_at, p->granted, REQ - p->granted, now);
+            head = (head + 1) % MAXQ;
+            n--;
+        }
+        credit += offered / 1000.0;
+        while (credit >= REQ && n < MAXQ && el_trate_wait_ms(t, REQ, now) == 0) {
             credit -= REQ;
             el_trate_take(t, REQ, now);
-            double g = serve(s, now);
-            if (g > 0)
-                el_trate_granted(t, g, now);
-            if (g < REQ)
-                el_trate_refused(t, REQ - g, now);
+            double g = serve(s, now + LAT / 2);
+            q[(head + n++) % MAXQ] = (pending){ now, g };
             if (now >= count_from) {
                 tl->sent += REQ;
                 tl->granted += g;
                 tl->refused += REQ - g;
             }
         }
-        if (credit > REQ * 4)
-            credit = REQ * 4; /* the loader does not bank what it could not send */
+        if (credit > 10 * REQ)
+            credit = 10 * REQ; /* what could not go is not sent later at once */
     }
 }
 
-static void test_no_refusal_no_rate(void **state)
+static void test_table_limit_found_and_held(void **state)
 {
     (void)state;
     el_trate t;
     el_trate_init(&t);
-    service s = { 0 };
+    service s = { .limit = 20000, .tokens = 20000 };
+    tally warm = { 0 }, tl = { 0 };
+    run(&t, &s, 40000, 0, 10000, 0, &warm);
+    run(&t, &s, 40000, 10000, 40000, 10000, &tl);
+    double granted = tl.granted / 30.0;
+    assert_true(granted > 0.85 * 20000);
+    assert_true(granted <= (30 * 20000 + 20000) / 30.0); /* the rate, and one burst at most */
+    assert_true(tl.refused / tl.sent < 0.03);
+    el_trate_figures f = el_trate_figures_get(&t, 40000);
+    assert_true(f.rate > 0.8 * 20000 && f.rate < 1.6 * 20000);
+    assert_true(f.cuts >= 1);
+    assert_int_equal(f.undone, 0);
+}
+
+static void keeps_pace_under_chance(bool whole, double share)
+{
+    el_trate t;
+    el_trate_init(&t);
+    service s = { .random_share = share, .whole = whole, .rng = 7 };
     tally tl = { 0 };
-    run(&t, &s, 50000, 0, 5000, 0, &tl);
-    assert_true(el_trate_rate(&t, 5000) == 0);
-    assert_true(tl.sent >= 0.99 * 50000 * 5);
-    assert_int_equal(t.nr_cuts, 0);
+    run(&t, &s, 20000, 0, 30000, 0, &tl);
+    /* what chance refuses is refused at any rate: the load keeps 90 % of
+     * its pace, and the share becomes the noise */
+    assert_true(tl.sent / 30.0 > 0.9 * 20000);
+    el_trate_figures f = el_trate_figures_get(&t, 30000);
+    assert_true(f.noise > share * 0.5 && f.noise < share * 2);
+    assert_true(f.undone >= f.cuts - 1); /* a kept cut at most, and one it grew out of */
 }
 
-static void test_settles_under_a_table_limit(void **state)
+static void test_random_refusals_in_parts_are_noise(void **state)
+{
+    (void)state;
+    keeps_pace_under_chance(false, 0.05);
+}
+
+static void test_random_whole_refusals_are_noise(void **state)
+{
+    (void)state;
+    keeps_pace_under_chance(true, 0.08);
+}
+
+static void test_limit_found_over_noise(void **state)
 {
     (void)state;
     el_trate t;
     el_trate_init(&t);
-    /* 20,000 units/s with a second of burst, offered twice that */
-    service s = { .limit = 20000, .burst = 20000, .tokens = 20000 };
+    service s = { .limit = 20000, .tokens = 20000, .random_share = 0.04, .rng = 3 };
+    tally warm = { 0 }, tl = { 0 };
+    run(&t, &s, 40000, 0, 10000, 0, &warm);
+    run(&t, &s, 40000, 10000, 30000, 10000, &tl);
+    /* sent near the limit, refused little beyond the noise */
+    assert_true(tl.sent / 20.0 < 1.25 * 20000);
+    assert_true(tl.granted / 20.0 > 0.8 * 20000);
+    el_trate_figures f = el_trate_figures_get(&t, 30000);
+    assert_true(f.rate > 0);
+}
+
+static void test_capacity_that_comes_is_found(void **state)
+{
+    (void)state;
+    el_trate t;
+    el_trate_init(&t);
+    service s = { .limit = 10000, .tokens = 10000 };
+    tally warm = { 0 }, tl = { 0 };
+    run(&t, &s, 40000, 0, 10000, 0, &warm);
+    assert_true(el_trate_figures_get(&t, 10000).rate < 15000);
+    /* another tenant leaves: twice the capacity; found within ten seconds */
+    s.limit = 20000;
+    run(&t, &s, 40000, 10000, 20000, 10000, &warm);
+    run(&t, &s, 40000, 20000, 30000, 20000, &tl);
+    assert_true(tl.granted / 10.0 > 0.8 * 20000);
+}
+
+static void test_few_refusals_do_not_cut(void **state)
+{
+    (void)state;
+    el_trate t;
+    el_trate_init(&t);
+    /* one refused unit in a thousand: within the margin of the noise */
+    for (int i = 0; i < 2000; i++)
+        el_trate_answer(&t, i, i % 1000 == 999 ? REQ - 1 : REQ, i % 1000 == 999 ? 1 : 0, i + LAT);
+    el_trate_figures f = el_trate_figures_get(&t, 2010);
+    assert_int_equal(f.cuts, 0);
+    assert_true(f.rate == 0);
+    assert_true(el_trate_wait_ms(&t, 1e9, 2010) == 0);
+}
+
+static void test_forgotten_after_a_quiet_minute(void **state)
+{
+    (void)state;
+    el_trate t;
+    el_trate_init(&t);
+    service s = { .limit = 20000, .tokens = 20000 };
     tally tl = { 0 };
-    run(&t, &s, 40000, 0, 60000, 10000, &tl);
-    double rate = tl.granted / 50.0;
-    /* the last 50 s: near the limit, and few writes sent to be refused */
-    assert_true(rate >= 0.95 * 20000);
-    assert_true(rate <= 1.01 * 20000);
-    assert_true(tl.refused <= 0.02 * tl.sent);
-    assert_true(t.nr_cuts >= 2); /* it went on finding the limit as it crept */
-    assert_int_equal(t.nr_undone, 0);
-    double r = el_trate_rate(&t, 60000);
-    assert_true(r > 0.85 * 20000 && r < 1.1 * 20000);
-}
-
-static void test_random_refusals_do_not_slow_the_load(void **state)
-{
-    (void)state;
-    el_trate t;
-    el_trate_init(&t);
-    /* no limit, 5 % of the units refused at random whatever is sent */
-    service s = { .random_share = 0.05, .rng = 42 };
-    tally tl = { 0 };
-    run(&t, &s, 30000, 0, 60000, 0, &tl);
-    /* cuts were tried and undone; the load sent what it offered but for
-     * the few seconds of the trials */
-    assert_true(t.nr_undone >= 1);
-    assert_true(tl.sent >= 0.9 * 30000 * 60);
-    tally late = { 0 };
-    run(&t, &s, 30000, 60000, 90000, 60000, &late);
-    assert_true(late.sent >= 0.9 * 30000 * 30);
-}
-
-static void test_few_requests_refused_at_random(void **state)
-{
-    (void)state;
-    el_trate t;
-    el_trate_init(&t);
-    /* 80 requests a second, 8 % of them refused whole at random: the
-     * fault tests' pattern, where a 200-ms reading sees a dozen requests */
-    service s = { .random_share = 0.08, .whole = true, .rng = 7 };
-    tally tl = { 0 };
-    run(&t, &s, 2000, 0, 120000, 0, &tl);
-    assert_true(tl.sent >= 0.9 * 2000 * 120);
-}
-
-static void test_too_few_refusals_do_not_cut(void **state)
-{
-    (void)state;
-    el_trate t;
-    el_trate_init(&t);
-    for (double now = 0; now < 2000; now += 10)
-        el_trate_granted(&t, 250, now); /* 25,000 units/s */
-    el_trate_refused(&t, 25, 2000);     /* 0.1 % */
-    assert_true(el_trate_rate(&t, 2000) == 0);
-    assert_int_equal(t.nr_cuts, 0);
-}
-
-static void test_cut_creep_and_forget(void **state)
-{
-    (void)state;
-    el_trate t;
-    el_trate_init(&t);
-    for (double now = 0; now < 1000; now += 10)
-        el_trate_granted(&t, 100, now); /* 10,000 units/s */
-    /* one refusal is not enough to cut: three in a second are */
-    el_trate_refused(&t, 400, 1000);
-    el_trate_refused(&t, 300, 1000);
-    assert_true(el_trate_rate(&t, 1000) == 0);
-    el_trate_refused(&t, 300, 1000);    /* 9 % in all */
-    double r0 = el_trate_rate(&t, 1000);
-    assert_true(r0 > 0.94 * 10000 && r0 < 0.96 * 10000);
-    /* at that rate a 100 ms bucket: 950 units, then one request a 100/r0 s */
-    el_trate_take(&t, 950, 1000);
-    assert_true(el_trate_wait_ms(&t, 95, 1000) > 9.0);
-    /* quiet: 1 % a second after the first quiet second */
-    double r10 = el_trate_rate(&t, 11000);
-    assert_true(r10 > r0 * 1.08 && r10 < r0 * 1.12);
-    /* forgotten a minute after the last refusal */
-    assert_true(el_trate_rate(&t, 62000) == 0);
-    assert_true(el_trate_wait_ms(&t, 1e6, 62000) == 0);
+    run(&t, &s, 40000, 0, 5000, 0, &tl);
+    assert_true(el_trate_figures_get(&t, 5000).rate > 0);
+    /* nothing sent for a minute */
+    assert_true(el_trate_figures_get(&t, 70000).rate == 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_no_refusal_no_rate),
-        cmocka_unit_test(test_settles_under_a_table_limit),
-        cmocka_unit_test(test_random_refusals_do_not_slow_the_load),
-        cmocka_unit_test(test_few_requests_refused_at_random),
-        cmocka_unit_test(test_too_few_refusals_do_not_cut),
-        cmocka_unit_test(test_cut_creep_and_forget),
+        cmocka_unit_test(test_table_limit_found_and_held),
+        cmocka_unit_test(test_random_refusals_in_parts_are_noise),
+        cmocka_unit_test(test_random_whole_refusals_are_noise),
+        cmocka_unit_test(test_limit_found_over_noise),
+        cmocka_unit_test(test_capacity_that_comes_is_found),
+        cmocka_unit_test(test_few_refusals_do_not_cut),
+        cmocka_unit_test(test_forgotten_after_a_quiet_minute),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
