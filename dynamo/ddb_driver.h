@@ -115,7 +115,8 @@ typedef struct el_ddb_answer {
 typedef enum el_ddb_verdict {
     EL_DDB_DONE = 0,          /* finished: the driver frees it */
     EL_DDB_AGAIN,             /* send the same body again after a backoff */
-    EL_DDB_AGAIN_THROTTLED,   /* the same, and it counts as a throttle (the window shrinks) */
+    EL_DDB_AGAIN_THROTTLED,   /* the same, and it counts as a throttle (its units refused, for
+                                 the learned rate) */
     EL_DDB_STOP               /* stop: el_ddb_driver_step returns the error the callback set
                                  with el_ddb_driver_fail; the request is freed */
 } el_ddb_verdict;

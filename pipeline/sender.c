@@ -10,16 +10,14 @@
  *
  * Throttling by its cause: a request refused for a key range (a hot
  * partition key of the table or of the index) comes back here, not to the
- * driver's resend: its items go back to the batcher, the keys named are
- * paced, and the window stays (the other keys are not too fast). A table or
- * index limit, or a throttle that names no reason, is the driver's: it cuts
- * the window and resends after a backoff. UnprocessedItems name their
- * items but not the cause: a key refused again within seconds is paced,
- * and the window is cut only when items of keys not paced came back.
- * Those of them that share no key with another item handed back are the
- * table's limit: their units go to the driver's learned table rate
- * (dynamo/tablerate.h), and when two or more come back in one answer
- * their keys are not suspects.
+ * driver's resend: its items go back to the batcher and the keys named are
+ * paced. UnprocessedItems name their items but not the cause: each item
+ * handed back counts against both its partition keys, and the pacer paces
+ * a key refused significantly more often than the rest (pacer.h). Items
+ * handed back of keys not paced are the table's limit or chance: their
+ * units go to the driver, whose learned rate tells one from the other
+ * (dynamo/tablerate.h). A throttle that names no key range is the
+ * driver's to resend after a backoff.
  */
 #include "pipeline/sender.h"
 
