@@ -2,7 +2,7 @@
  * tablerate.c - the learned rate of a table: every cut an experiment,
  * judged by whether the share refused fell.
  *
- * DESIGN: a ring of 10-ms slots of sends (units granted and refused by
+ * DESIGN: a ring of 10-ms slots (five seconds) of sends (units granted and refused by
  * their answers), a token bucket at the learned rate holding 100 ms of it
  * (so that requests go evenly, not in bursts the table's own bucket would
  * refuse), the state of one experiment and the long-run share that bounds
@@ -26,6 +26,7 @@
 #define SETTLE_MS 250.0      /* sends this soon after a cut are not judged: the table's
                                 bucket, emptied by what went before, refills meanwhile */
 #define JUDGE_MS 500.0       /* an experiment is judged on half a second of sends */
+#define JUDGE_MAX_MS 3000.0  /* ... or on as long as ten answers take, up to three seconds */
 #define JUDGE_LIMIT_MS 5000.0 /* ... or on what five seconds brought: with too few
                                 answers to show a fall, the cut is undone */
 #define MIN_ANSWERS 10       /* answers a share must rest on */
@@ -212,11 +213,22 @@ static void refine(el_trate *t, double now)
 static void judge(el_trate *t, double now)
 {
     double end = t->cut_at + SETTLE_MS + JUDGE_MS;
-    if (now < end + 2 * t->latency + EL_TRATE_SLOT_MS)
+    double answered = now - 2 * t->latency - EL_TRATE_SLOT_MS; /* sends answered by now */
+    if (answered < end)
         return;
-    sums a = sum(t, tick_of(t->cut_at + SETTLE_MS), tick_of(end));
-    if (a.answers < MIN_ANSWERS && now <= t->cut_at + JUDGE_LIMIT_MS)
-        return; /* too little sent since (a load waiting on its input): wait */
+    long long from = tick_of(t->cut_at + SETTLE_MS);
+    sums a = sum(t, from, tick_of(end));
+    if (a.answers < MIN_ANSWERS) {
+        /* a load of few requests a second (large requests, a low limit, a
+         * slow service): judged on the sends that brought ten answers, not
+         * on half a second's few, where no fall can be told from chance
+         * and a real limit's cut would be undone */
+        double last = t->cut_at + SETTLE_MS + JUDGE_MAX_MS;
+        end = answered < last ? answered : last;
+        a = sum(t, from, tick_of(end));
+        if (a.answers < MIN_ANSWERS && now <= t->cut_at + JUDGE_LIMIT_MS)
+            return; /* too little sent since (a load waiting on its input): wait */
+    }
     double after = share(&a);
     double fall = t->share_before - after;
     double m = Z * sqrt(variance(t->share_before, t->answers_before) + variance(after, a.answers));

@@ -54,12 +54,13 @@
 #include <stdbool.h>  /* bool */
 #include <stdint.h>   /* uint64_t */
 
-/* The history: 300 slots of 10 ms of sends. */
-#define EL_TRATE_SLOTS 300
+/* The history: 500 slots of 10 ms of sends, five seconds: an experiment on
+ * a slow load is judged on up to three seconds of them. */
+#define EL_TRATE_SLOTS 500
 #define EL_TRATE_SLOT_MS 10.0
 
 typedef struct el_trate_slot {
-    long long tick;           /* which 100 ms of sends it holds, -1 none */
+    long long tick;           /* which 10 ms of sends it holds, -1 none */
     double granted, refused;  /* units of those sends, by their answers */
     int answers, refusals;    /* answers, and those with refused units */
 } el_trate_slot;
