@@ -10,16 +10,16 @@
 #include <inttypes.h>  /* PRIu64 */
 #include <math.h>      /* ceil, log10: how many decimals a small cost needs */
 #include <stdio.h>     /* printf */
-#include <stdlib.h>    /* calloc, free, getenv */
+#include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/knobs.h"
 #include "cmd/mapping_opts.h"
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "common/buf.h"
-#include "pipeline/dedup.h"    /* EL_DEDUP_DEFAULT_MEMORY */
 #include "pipeline/estimate.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
@@ -574,15 +574,6 @@ static void write_stats(const char *path, const plan_run *r, const el_estimate_w
     cmd_write_stats(path, v, sizeof v / sizeof v[0]);
 }
 
-/* The budget of key fingerprints in memory (EDGELOAD_DEDUP_MEMORY bytes, a
- * test knob, as for --output). */
-static size_t dedup_memory(void)
-{
-    const char *env = getenv("EDGELOAD_DEDUP_MEMORY");
-    unsigned long long v = env ? strtoull(env, NULL, 10) : 0;
-    return v > 0 ? (size_t)v : EL_DEDUP_DEFAULT_MEMORY;
-}
-
 /* The write limits: the table's own when --endpoint-url is given and
  * DescribeTable answers (and DescribeLimits, for an on-demand table without
  * a maximum of its own), else --table-wcu or the default. A table that
@@ -650,10 +641,11 @@ int cmd_plan(int argc, char **argv)
     table_limits(&r, &o, &pa);
     progress prog;
     progress_init(&prog, o.quiet ? PROGRESS_NONE : o.progress, o.progress_interval_s);
-    const char *tmp = getenv("TMPDIR");
+    cmd_knobs kn;
+    cmd_knobs_read(&kn);
     el_plan_count_opts co = {
         .mapping = r.m, .reader = ro, .inputs = ninputs ? inputs : NULL, .ninputs = ninputs,
-        .projection = r.limits.projection, .dedup_memory = dedup_memory(), .tmp_dir = tmp,
+        .projection = r.limits.projection, .dedup_memory = kn.dedup_memory, .tmp_dir = kn.tmp_dir,
         .progress = progress_report, .progress_user = &prog,
         .on_reject = warn_reject, .reject_user = &r, .stop = &cmd_stop,
     };

@@ -7,6 +7,7 @@
 #include <string.h>  /* memset */
 
 #include "cmd/cli.h"
+#include "cmd/knobs.h"
 
 void cmd_load_job_init(cmd_load_job *j, const cmd_options *o, el_mapping *m,
                        int default_concurrency)
@@ -24,6 +25,14 @@ void cmd_load_job_init(cmd_load_job *j, const cmd_options *o, el_mapping *m,
     lo->checkpoint_interval_s = o->checkpoint_interval_s;
     lo->resume = o->resume;
     lo->stop = &cmd_stop;
+    cmd_knobs kn;
+    cmd_knobs_read(&kn);
+    lo->part_bytes = kn.part_bytes;
+    lo->dedup_memory = kn.dedup_memory;
+    lo->tmp_dir = kn.tmp_dir;
+    lo->bench_no_pacing = kn.no_pacing;
+    lo->bench_no_table_rate = kn.no_table_rate;
+    lo->bench_no_interleave = kn.no_interleave;
 }
 
 int cmd_load_job_prepare(cmd_load_job *j, const cmd_options *o, bool connect, unsigned need)

@@ -39,6 +39,7 @@
 #include "common/error.h"
 #include "aws/aws_config.h"
 #include "formats/ddb_item.h" /* answers parsed into DynamoDB JSON trees */
+#include "dynamo/ddb_limits.h"   /* EL_DDB_MAX_GSI */
 
 typedef struct el_ddb el_ddb;
 
@@ -145,8 +146,6 @@ typedef struct el_key_schema {
     char pk_type[2];     /* "S", "N" or "B" */
     char sk_type[2];
 } el_key_schema;
-
-#define EL_DDB_MAX_GSI 20
 
 /* What DescribeTable says of a table's or an index's warm throughput: the
  * write and read units a second it takes at once, and the status of the

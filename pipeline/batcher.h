@@ -28,10 +28,8 @@
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 
+#include "dynamo/ddb_limits.h"   /* 25 items, 16 MB a request */
 #include "pipeline/chunk.h"
-
-#define EL_DDB_BATCH_ITEMS 25
-#define EL_DDB_MAX_REQUEST_BYTES (16u * 1024u * 1024u)
 
 typedef struct el_batcher el_batcher;
 

@@ -42,14 +42,9 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"   /* el_table_desc, el_ddb_limits */
+#include "dynamo/ddb_limits.h"   /* units, partitions, warm throughput */
 #include "pipeline/plan.h"       /* el_plan_counter: units per partition key */
 
-#define EL_DDB_WCU_BYTES 1024u
-#define EL_DDB_PARTITION_WCU 1000.0
-#define EL_DDB_DEFAULT_TABLE_WCU 40000.0
-/* A new on-demand table, and each new index, takes this many write units a
- * second at once (its warm throughput), growing as the traffic grows. */
-#define EL_DDB_NEW_TABLE_WARM_WCU 4000.0
 /* Warm throughput is advised only for a load that would still be running
  * after its first minute at the rate the table takes at once. */
 #define EL_WARM_ADVICE_MIN_S 60.0

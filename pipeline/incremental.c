@@ -510,7 +510,7 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
                         ((uint64_t)getpid() << 32);
         c.run_id = el_rand_next(&seed);
     }
-    el_buf_init(&c.body, 16u * 1024 * 1024);
+    el_buf_init(&c.body, EL_DDB_MAX_REQUEST_BYTES);
     el_err err = incr_round_init(&c.rd) ? el_diag_set(diag, EL_ENOMEM, "out of memory") : EL_OK;
     if (!err) {
         el_ddb_driver_opts dopts = { .concurrency = o->concurrency, .units_per_s = o->max_wcu,

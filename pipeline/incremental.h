@@ -55,13 +55,13 @@
 
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_limits.h"   /* EL_DDB_TXN_MAX_ACTIONS */
 #include "formats/reader.h"
 #include "pipeline/stats.h"    /* el_progress: the same reports as a load */
 #include "pipeline/mapping.h"
 #include "pipeline/rejects.h"
 
 #define EL_INCR_ROUND_ROWS 20000
-#define EL_DDB_TXN_MAX_ACTIONS 100
 
 typedef struct el_incr_opts {
     el_mapping *mapping;

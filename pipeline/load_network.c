@@ -13,7 +13,7 @@
  */
 #include "pipeline/load_internal.h"
 
-#include <stdlib.h>    /* calloc, free, getenv */
+#include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* strdup */
 
 #include "common/vec.h"        /* el_grow */
@@ -197,19 +197,16 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     el_ddb_driver_opts dopts = { .concurrency = concurrency, .units_per_s = o->max_wcu,
                                  .max_retry_time_s = o->max_retry_time_s,
                                  .throttles_to_caller = true };
-    /* Benchmark switches (docs/PERFORMANCE.md), not user options: without
-     * per-key pacing every throttle is resent by the driver as before;
-     * without the learned table rate (dynamo/tablerate.h), or without
-     * either, refusals only shrink the window. */
-    bool no_pacing = getenv("EDGELOAD_BENCH_NO_PACING") != NULL;
-    dopts.no_learned_rate = no_pacing || getenv("EDGELOAD_BENCH_NO_TABLE_RATE");
+    /* benchmark switches: see el_load_opts */
+    bool no_pacing = o->bench_no_pacing;
+    dopts.no_learned_rate = no_pacing || o->bench_no_table_rate;
     el_err err = el_ddb_driver_new(o->ddb, &dopts, &n.drv, diag);
     if (!err) {
         const el_mapping *m = o->mapping;
         el_sender_cfg sc = { .table = m->table, .pk_attr = m->pk_attr, .sk_attr = m->sk_attr,
                              .index_pk_attr = m->index_pk_attr,
                              .window_items = LOAD_WINDOW_ITEMS, .no_pacing = no_pacing,
-                             .no_interleave = getenv("EDGELOAD_BENCH_NO_INTERLEAVE") != NULL,
+                             .no_interleave = o->bench_no_interleave,
                              .done = item_done, .ctx = &n };
         if (el_sender_new(n.drv, &sc, &n.snd))
             err = el_diag_set(diag, EL_ENOMEM, "out of memory");

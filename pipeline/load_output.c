@@ -18,30 +18,20 @@
  */
 #include "pipeline/load_internal.h"
 
-#include <stdlib.h>   /* calloc, free, getenv, strtoull */
+#include <stdlib.h>   /* calloc, free */
 
 #include "common/clock.h"
 #include "pipeline/dedup.h"
 #include "pipeline/spool.h"
 
-/* The budget of key fingerprints held in memory: EL_DEDUP_DEFAULT_MEMORY,
- * or EDGELOAD_DEDUP_MEMORY bytes (a test knob: a small budget makes even a
- * small input spill sorted runs and merge them). */
-static size_t dedup_memory(void)
-{
-    const char *env = getenv("EDGELOAD_DEDUP_MEMORY");
-    unsigned long long v = env ? strtoull(env, NULL, 10) : 0;
-    return v > 0 ? (size_t)v : EL_DEDUP_DEFAULT_MEMORY;
-}
-
 /* Where sorted runs and the spool go: the output directory when it is a
- * local one (the disk the output goes to anyway), else $TMPDIR or /tmp. */
+ * local one (the disk the output goes to anyway), else the caller's
+ * temporary directory or /tmp. */
 static const char *spill_dir(const load_run *r)
 {
     if (r->o->output_dir && !r->o->dry_run && !r->o->output_store)
         return r->o->output_dir;
-    const char *tmp = getenv("TMPDIR");
-    return tmp && tmp[0] ? tmp : "/tmp";
+    return r->o->tmp_dir && r->o->tmp_dir[0] ? r->o->tmp_dir : "/tmp";
 }
 
 static el_err next_drop(void *user, uint64_t *item, bool *got, el_diag *diag)
@@ -73,7 +63,7 @@ el_err load_output_stage(load_run *r, el_file_sink *sink, el_load_stats *st, el_
 {
     el_dedup *dd = NULL;
     el_spool *spool = NULL;
-    el_dedup_opts dopts = { .mem_max = dedup_memory(), .dir = spill_dir(r), .keep_drops = true };
+    el_dedup_opts dopts = { .mem_max = r->o->dedup_memory, .dir = spill_dir(r), .keep_drops = true };
     el_err err = el_dedup_new(&dopts, &dd, diag);
     if (!err && !sink)
         err = el_spool_new(spill_dir(r), &spool, diag);

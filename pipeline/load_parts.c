@@ -11,7 +11,7 @@
  */
 #include "pipeline/load_internal.h"
 
-#include <stdlib.h>    /* calloc, free, getenv, strtol */
+#include <stdlib.h>    /* calloc, free */
 #include <string.h>    /* memcpy */
 
 #include "common/vec.h"        /* el_grow */
@@ -399,13 +399,7 @@ void load_read_parts(load_run *r, size_t idx)
 /* Parallel reading: an input is cut into parts for several threads when
  * it is CSV or TSV without --escape (a backslash escape could hide a quote
  * from the scanner), can be opened again (not a pipe), and is larger than a
- * part. EDGELOAD_PART_BYTES (a test knob) sets the part size. */
-static size_t part_bytes(void)
-{
-    const char *env = getenv("EDGELOAD_PART_BYTES");
-    long v = env ? strtol(env, NULL, 10) : 0;
-    return v > 0 ? (size_t)v : EL_CHUNKER_TARGET;
-}
+ * part (the caller's part_bytes, else EL_CHUNKER_TARGET). */
 
 el_err load_start_split(load_run *r, load_input *in, size_t threads, el_diag *diag)
 {
@@ -413,7 +407,7 @@ el_err load_start_split(load_run *r, load_input *in, size_t threads, el_diag *di
     bool tsv = f == EL_FMT_TSV;
     char delim = in->ropts.delimiter ? in->ropts.delimiter : (tsv ? '\t' : ',');
     unsigned char quote = tsv ? 0xFF : '"';
-    size_t target = part_bytes();
+    size_t target = r->o->part_bytes ? r->o->part_bytes : EL_CHUNKER_TARGET;
     if ((f != EL_FMT_CSV && !tsv) || in->ropts.escape || delim == '\n' || delim == '\r' ||
         (unsigned char)delim == quote || !el_input_seekable(el_reader_input(in->reader)) ||
         in->raw_size <= target || (in->resume_done && !r->counters))

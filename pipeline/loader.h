@@ -88,6 +88,20 @@ typedef struct el_load_opts {
     el_split split;
     const el_object_store *output_store; /* with output_dir "s3://...": where the parts
                                             go (s3/s3_store.h); NULL = files. Borrowed */
+    /* Tuning the caller reads from wherever it likes (cmd/knobs.h: the
+     * environment); the library reads no environment. */
+    size_t part_bytes;            /* a part of one input read in parallel; 0: default */
+    size_t dedup_memory;          /* key fingerprints in memory for --output; 0: default */
+    const char *tmp_dir;          /* where sorted runs spill without a local
+                                     --output directory; NULL: /tmp */
+    /* Benchmark switches (scripts/bench.sh), not user options: without
+     * per-key pacing every throttle is resent by the driver; without the
+     * learned table rate (dynamo/tablerate.h), or without either,
+     * refusals only shrink the window of requests in flight; without
+     * interleaving the batcher takes rows in arrival order. */
+    bool bench_no_pacing;         /* implies bench_no_table_rate */
+    bool bench_no_table_rate;
+    bool bench_no_interleave;
 } el_load_opts;
 
 /*

@@ -17,14 +17,11 @@
 
 #include "common/buf.h"
 #include "common/error.h"
+#include "dynamo/ddb_limits.h"   /* item and key sizes */
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/plan.h"
 
-/* DynamoDB's limits (Service quotas, "Items" and "Attributes"). */
-#define EL_DDB_MAX_ITEM_BYTES (400u * 1024u)
-#define EL_DDB_MAX_PK_BYTES 2048u
-#define EL_DDB_MAX_SK_BYTES 1024u
 
 typedef struct el_transform el_transform;
 

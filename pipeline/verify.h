@@ -56,12 +56,13 @@
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_driver.h"  /* el_ddb_transport */
+#include "dynamo/ddb_limits.h"  /* BatchGetItem's 100 keys */
 #include "formats/reader.h"
 #include "pipeline/mapping.h"
 #include "pipeline/split.h"   /* el_split: --split I/N */
 #include "pipeline/stats.h"   /* el_progress_fn */
 
-#define EL_VERIFY_BATCH_KEYS 100   /* BatchGetItem's limit */
+#define EL_VERIFY_BATCH_KEYS EL_DDB_BATCH_GET_KEYS
 #define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
 
 typedef enum el_verify_kind {

@@ -16,10 +16,11 @@
 #include "pipeline/counters.h"
 #include "pipeline/plan.h"
 #include "pipeline/sample.h"
-#include "pipeline/transform.h"  /* EL_DDB_MAX_PK_BYTES, EL_DDB_MAX_ITEM_BYTES */
+#include "dynamo/ddb_limits.h"
+#include "pipeline/transform.h"
 #include "pipeline/verify.h"
 
-#define VERIFY_REQUEST_MAX (16u * 1024 * 1024)
+#define VERIFY_REQUEST_MAX EL_DDB_MAX_REQUEST_BYTES
 #define VERIFY_RESPONSE_MAX (64u * 1024 * 1024)
 #define VERIFY_REVERSE_SET_MAX (1024u * 1024 * 1024)
 
