@@ -25,7 +25,9 @@
  *    sends since it were granted, if they are still refused beyond the
  *    noise (the first reading held what was left of the burst).
  *  - Judge: on half a second of sends after a quarter of a second of
- *    settling. If the share fell by three standard errors, the limit is
+ *    settling, or, on a slow load, on as many sends as bring ten answers
+ *    (up to three seconds; with fewer after five seconds the cut is
+ *    undone). If the share fell by three standard errors, the limit is
  *    real: kept, and what is still refused is the noise; if it fell but
  *    not to the noise, or rose, the limit is lower still: cut again to
  *    90 % of what was granted meanwhile, and judge that. If it did not
