@@ -11,6 +11,7 @@
 #include "cmd/cli.h"
 #include "cmd/load_job.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/print_stats.h"
 #include "cmd/runner.h"
 #include "pipeline/loader.h"
 #include "pipeline/mapping.h"

@@ -9,6 +9,7 @@
 #include <string.h>   /* strcmp */
 
 #include "cmd/cli.h"
+#include "cmd/print_stats.h"
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "common/clock.h"

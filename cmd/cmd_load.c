@@ -9,6 +9,7 @@
 #include "cmd/cli.h"
 #include "cmd/load_job.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/print_stats.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "pipeline/incremental.h"

@@ -12,6 +12,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/mapping_opts.h"
+#include "cmd/print_stats.h"
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"

@@ -20,7 +20,7 @@
 #include <string.h>  /* strcmp */
 #include <unistd.h>  /* isatty */
 
-#include "cmd/runner.h"    /* cmd_throttle_reasons */
+#include "cmd/print_stats.h"  /* cmd_throttle_reasons */
 #include "common/clock.h"  /* el_now_ms: the rate between reports */
 
 bool progress_parse_mode(const char *s, progress_mode *out)
