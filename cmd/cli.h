@@ -13,7 +13,7 @@
 #include "aws/aws_config.h"
 #include "dynamo/ddb_client.h"
 
-/* Exit status, the same for every command (README "Exit status"). */
+/* Exit status, the same for every command (docs/loading.md, "Exit status"). */
 enum {
     EXIT_LOADED = 0,
     EXIT_FATAL = 1,

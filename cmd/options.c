@@ -18,7 +18,7 @@ const cmd_shared_opt cmd_shared_opts[] = {
     { { "help", false, OPT_HELP }, NULL, "this text" },
     /* mapping */
     { { "mapping", true, OPT_MAPPING }, "FILE",
-      "JSON mapping: the table, the index and one entry per source (README, Mapping)" },
+      "JSON mapping: the table, the index and one entry per source (docs/mapping.md)" },
     { { "table", true, OPT_TABLE }, "NAME", "the table (overrides the mapping's)" },
     { { "pk", true, OPT_PK }, "TEMPLATE", "partition key, e.g. 'ACTOR#{follower_id}'" },
     { { "sk", true, OPT_SK }, "TEMPLATE", "sort key, e.g. 'TARGET#{followee_id}'" },
@@ -123,7 +123,7 @@ const cmd_shared_opt cmd_shared_opts[] = {
     { { "max-rejects", true, OPT_MAX_REJECTS }, "N",
       "abort when more than N rows are rejected (default: no limit)" },
     { { "split", true, OPT_SPLIT }, "I/N|auto/N",
-      "this worker's part I of N of the inputs (README, Scale): whole inputs,\n"
+      "this worker's part I of N of the inputs (docs/scale-out.md): whole inputs,\n"
       "and byte ranges cut at record starts in plain CSV/TSV files; auto takes\n"
       "I from the first set of AWS_BATCH_JOB_ARRAY_INDEX, JOB_COMPLETION_INDEX,\n"
       "SLURM_ARRAY_TASK_ID (0-based) and PARALLEL_SEQ (1-based); N is always\n"

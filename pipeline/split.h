@@ -41,7 +41,7 @@
  * CPU-second on a 300 MB CSV with quoted fields (page cache), so 100 GB cost
  * the last worker about two minutes of one core, against a load that
  * DynamoDB's write limit holds to hours; it is documented
- * in the README's Scale section. With a header row the header comes from the
+ * in docs/scale-out.md. With a header row the header comes from the
  * file's start ([0, head), head = the first record start after the header
  * record) and the worker's rows keep the file's real line numbers and byte
  * offsets, in the rejects file and in checkpoints.

@@ -4,7 +4,7 @@
 Generates a delta of N new follow edges either concentrated on 10 hot
 targets or spread over many targets, applies each to its own fresh table on
 DynamoDB Local, and prints rows/s (and, with --check, verifies every counter
-against counts computed here). Results go to docs/PERFORMANCE.md "Counters".
+against counts computed here). Results: docs/PERFORMANCE.md (current), docs/bench-log/2026-12-02-counters.md (the run).
 
   scripts/bench-counters.py --rows 100000 --endpoint http://127.0.0.1:8000 \
       --bin build/edgeload [--no-group] [--concurrency 16] [--check]

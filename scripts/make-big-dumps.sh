@@ -1,6 +1,6 @@
 #!/bin/sh
 # make-big-dumps.sh - builds large follows dumps with the real database tools,
-# for edgeload's scale checks (docs/PERFORMANCE.md, "SQL dumps: 1,000,000-row
+# for edgeload's scale checks (docs/bench-log/2026-12-02-sql-dumps.md, "SQL dumps: 1,000,000-row
 # loads").
 #
 #   scripts/make-big-dumps.sh ROWS OUTDIR [mariadb] [postgres] [sqlite]

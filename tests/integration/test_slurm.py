@@ -8,7 +8,7 @@ ports with a generated slurm.conf, no accounting (no slurmdbd), no cgroups,
 as root, started directly (no systemd). The test stops every daemon it
 started.
 
-The job is the README's recipe: `sbatch --array=0-3 --requeue` of
+The job is the recipe of docs/scale-out.md: `sbatch --array=0-3 --requeue` of
 `edgeload load --split auto/4` (the part from SLURM_ARRAY_TASK_ID) with a
 checkpoint per task and --resume, and one `edgeload counters` job with
 --dependency=afterok on the array. Task 2 is SIGKILLed once its checkpoint
@@ -236,7 +236,7 @@ class SlurmArrayTest(EdgeloadTestCase):
         binary = os.path.abspath(self.bin)
         common = ["--endpoint-url", ENDPOINT, "--region", et.REGION, "--progress", "plain"]
         script = os.path.join(d, "load.sh")
-        with open(script, "w") as f:       # the README's, with its #SBATCH lines
+        with open(script, "w") as f:       # docs/scale-out.md's, with its #SBATCH lines
             f.write("#!/bin/sh\n"
                     "#SBATCH --array=0-%(last)d\n"
                     "#SBATCH --requeue\n"

@@ -1,5 +1,5 @@
 /*
- * test_mapping.c - the mapping's JSON form (README: the mapping file), its checks, the
+ * test_mapping.c - the mapping's JSON form (docs/mapping.md: the mapping file), its checks, the
  * flag-built form, and binding sources to an input's columns.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -14,7 +14,7 @@
 
 #include "pipeline/mapping.h"
 
-/* The README's mapping example without "hot" and "counters". */
+/* The mapping example of docs/mapping.md without "hot" and "counters". */
 static const char *spec_example =
     "{\n"
     "  \"table\": \"Graph\",\n"

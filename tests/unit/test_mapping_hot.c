@@ -1,5 +1,5 @@
 /*
- * test_mapping_hot.c - the "hot" key of a mapping source (README: hot targets; docs/SHARDING.md):
+ * test_mapping_hot.c - the "hot" key of a mapping source (docs/mapping.md: hot targets; docs/SHARDING.md):
  * defaults, bounds, and the errors a user sees. (mapping.c's other keys
  * are tested in test_mapping.c, counters in test_counters.c.)
  */
