@@ -6,7 +6,7 @@
  * build and free recursively), and the yajl_number callback hands over the
  * number's raw text, so a number keeps the digits the database wrote and is
  * checked by the same rule as every N attribute (el_ddb_number_put). The
- * depth is checked as each container opens, so "[[[[..." stops at level 33
+ * depth is checked as each container opens, so "[[[[..." stops at level 32
  * instead of costing a stack. Duplicate member names are found by sorting
  * each object's names when it closes (n log n, where a scan per name would
  * be quadratic in a hostile 400 KB object). Sets are sorted too, which both
@@ -44,7 +44,7 @@ struct el_ddb_struct {
     char why[192];
     /* the JSON walk in progress */
     el_buf *out;
-    frame stack[EL_DDB_MAX_NESTING];
+    frame stack[EL_DDB_MAX_CONTAINERS];
     size_t depth;
     size_t size, max_size;
     el_err err;        /* an el_buf failure, to be returned as it is */
@@ -210,8 +210,9 @@ static int open_container(el_ddb_struct *c, bool is_map)
 {
     if (!before_value(c, 3))
         return 0;
-    if (c->depth == EL_DDB_MAX_NESTING)
-        return stop(c, EL_OK, "nested deeper than DynamoDB's 32 levels");
+    if (c->depth == EL_DDB_MAX_CONTAINERS)
+        return stop(c, EL_OK, "nested deeper than DynamoDB's 32 levels (the attribute is the "
+                              "first, so 31 objects or arrays one within another at most)");
     frame *f = &c->stack[c->depth++];
     f->is_map = is_map;
     f->count = 0;

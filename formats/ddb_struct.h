@@ -27,9 +27,12 @@
 #include "common/buf.h"
 #include "common/error.h"
 
-/* DynamoDB nests maps and lists at most 32 levels deep. The value's own
- * outermost object or array is level 1. */
+/* DynamoDB nests attributes at most 32 levels deep, the attribute itself
+ * being the first: a value's objects and arrays may lie 31 one within
+ * another (DynamoDB Local refuses 32 with "Nesting Levels have exceeded
+ * supported limits", also when the innermost is empty). */
 #define EL_DDB_MAX_NESTING 32
+#define EL_DDB_MAX_CONTAINERS (EL_DDB_MAX_NESTING - 1)
 
 typedef struct el_ddb_struct el_ddb_struct;
 
@@ -46,7 +49,7 @@ void el_ddb_struct_free(el_ddb_struct *c);
  *
  * EL_EREJECT, out unchanged, and *why set to a reason valid until the next
  * call on c when: the text is not JSON (yajl's reason and the byte offset),
- * it nests deeper than EL_DDB_MAX_NESTING, a number is one DynamoDB refuses
+ * it nests more than EL_DDB_MAX_CONTAINERS objects and arrays, a number is one DynamoDB refuses
  * (more than 38 significant digits, magnitude out of 1E-130..9.99E+125),
  * an object names a member twice, or the value's size passes max_size.
  * EL_ENOMEM / EL_ELIMIT from out's growth, out unchanged then.

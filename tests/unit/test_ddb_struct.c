@@ -1,6 +1,6 @@
 /*
  * test_ddb_struct.c - JSON texts to DynamoDB M/L/N/S/BOOL/NULL (every kind,
- * exact digits, the 32-level limit, invalid JSON, numbers out of range,
+ * exact digits, DynamoDB's 32-level limit, invalid JSON, numbers out of range,
  * duplicate names, sizes by DynamoDB's rules), and delimited texts to SS/NS
  * (duplicates, empty sets, delimiters, invalid members).
  */
@@ -153,26 +153,41 @@ static void test_json_depth(void **state)
 {
     fx *f = *state;
     char in[200], want[400];
-    /* 32 arrays: accepted, 32 levels of L */
+    /* 31 arrays one within another: accepted, 31 levels of L under the
+     * attribute's own level */
     size_t n = 0, w = 0;
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 31; i++)
         in[n++] = '[';
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 31; i++)
         in[n++] = ']';
     in[n] = '\0';
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 31; i++)
         w += (size_t)snprintf(want + w, sizeof want - w, "{\"L\":[");
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 31; i++)
         w += (size_t)snprintf(want + w, sizeof want - w, "]}");
-    json_is(f, in, want, 32 * 3 + 31); /* each list 3, each nested one an element byte */
-    /* 33: refused */
-    json_refused(f, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 66, BIG,
+    json_is(f, in, want, 31 * 3 + 30); /* each list 3, each nested one an element byte */
+    assert_int_equal(EL_DDB_MAX_CONTAINERS, 31);
+    /* 32: refused, as DynamoDB refuses it, also with nothing inside */
+    json_refused(f, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 65, BIG,
                  "deeper than DynamoDB's 32 levels");
-    /* maps count the same; an unclosed deep text stops at level 33 too */
+    json_refused(f, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 64, BIG,
+                 "32 levels");
+    /* maps count the same; an unclosed deep text stops at level 32 too */
     n = 0;
-    for (int i = 0; i < 33; i++)
+    for (int i = 0; i < 32; i++)
         n += (size_t)snprintf(in + n, sizeof in - n, "{\"a\":");
     json_refused(f, in, n, BIG, "32 levels");
+    /* 31 mixed: accepted */
+    n = 0;
+    for (int i = 0; i < 31; i++)
+        n += (size_t)snprintf(in + n, sizeof in - n, i % 2 ? "{\"a\":" : "[");
+    n += (size_t)snprintf(in + n, sizeof in - n, "true");
+    for (int i = 30; i >= 0; i--)
+        in[n++] = i % 2 ? '}' : ']';
+    el_buf_reset(&f->out);
+    size_t size;
+    const char *why;
+    assert_int_equal(el_ddb_struct_json(f->c, &f->out, in, n, BIG, &size, &why), EL_OK);
 }
 
 static void test_json_invalid(void **state)

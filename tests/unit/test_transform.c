@@ -596,7 +596,7 @@ static void test_json_and_sets_reject(void **state)
     expect_reject(&f, 4, V("1", "", "", ""), 2, "column 'doc'", "empty, not JSON");
     expect_reject(&f, 4, V("1", "[1e200]", "", ""), 2, "column 'doc'", "9.99E+125");
     expect_reject(&f, 4, V("1", "{\"k\":1,\"k\":2}", "", ""), 2, "'doc'", "twice");
-    expect_reject(&f, 4, V("1", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+    expect_reject(&f, 4, V("1", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
                            "", ""),
                   2, "'doc'", "32 levels");
     expect_reject(&f, 4, V("1", NULL, "a", "1;two"), 4, "column 'nums' as NS",
