@@ -267,6 +267,37 @@ class Types(EdgeloadTestCase):
                                  cwd=os.path.dirname(mapping))
         self.assertNotEqual(proc.returncode, 0, proc.stderr)
 
+    def test_attr_flags_take_the_types(self):
+        """--attr NAME=COLUMN:json / :SS / :NS (and --const) give the items the
+        mapping file does (the flags' set delimiter is the default ',')."""
+        d = self.tmpdir()
+        items, _ = self.expected_items("mariadb")
+        rejects = os.path.join(d, "rej.jsonl")
+        proc = self.run_edgeload(
+            "load", "--dry-run", "--table", "T", "--pk", "DOC#{id}", "--sk", "ROW",
+            "--no-index", "--attr", "doc=doc:json", "--attr", "tags=tags:ss",
+            "--attr", "n=id:NS", "--const", "k=[1,{\"a\":2.50}]:JSON",
+            "--const", "c=b,a,b:SS", "--rejects", rejects, "--progress", "none",
+            os.path.join(FIXTURES, "mariadb.sql"), cwd=d)
+        self.assertExit(proc, 3, "edgeload load --dry-run (with rejects)")
+        got = {}
+        for line in proc.stdout.splitlines():
+            item = json.loads(line)["Item"]
+            got[item["PK"]["S"][len("DOC#"):]] = item
+        # row 9 was refused only for its nums, which these flags leave out
+        self.assertEqual(sorted(r["row"]["id"] for r in read_jsonl(rejects)), ["10", "6"])
+        self.assertEqual(sorted(got), sorted(list(items) + ["9"]))
+        row9 = read_expected("mariadb.expected", ["doc", "tags", "nums"])["9"]
+        items["9"] = {"PK": {"S": "DOC#9"}, "SK": {"S": "ROW"}, "doc": json_to_ddb(row9["doc"]),
+                      "tags": set_to_ddb(row9["tags"], ",", False)}
+        for rid, item in got.items():
+            want = dict(items[rid])
+            want.pop("nums", None)
+            want["n"] = {"NS": [rid]}
+            want["k"] = {"L": [{"N": "1"}, {"M": {"a": {"N": "2.50"}}}]}
+            want["c"] = {"SS": ["a", "b"]}
+            self.assertTrue(same({"M": want}, {"M": item}), (rid, want, item))
+
     def test_output_files_hold_dynamodb_json(self):
         """--output writes the same items as DynamoDB JSON lines."""
         d = self.tmpdir()
