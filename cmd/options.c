@@ -30,8 +30,10 @@ const cmd_shared_opt cmd_shared_opts[] = {
     { { "index-name", true, OPT_INDEX_NAME }, "NAME",
       "the index (default GSI1; its key attributes are NAMEPK and NAMESK)" },
     { { "attr", true, OPT_ATTR }, "NAME=COLUMN[:TYPE]",
-      "attribute from a column; TYPE is S, N, BOOL, B, NULL, epoch or auto\n"
-      "(the default: from the dump's column type). Repeatable" },
+      "attribute from a column; TYPE is S, N, BOOL, B, NULL, epoch, json\n"
+      "(a JSON text as M/L/N/S/BOOL/NULL), SS or NS (a comma-separated value,\n"
+      "e.g. a MySQL SET, as a set) or auto (the default: from the dump's\n"
+      "column type). Repeatable" },
     { { "const", true, OPT_CONST }, "NAME=VALUE[:TYPE]",
       "constant attribute (default type S). Repeatable" },
     { { "all-columns", false, OPT_ALL_COLUMNS }, NULL,

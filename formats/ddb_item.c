@@ -136,6 +136,7 @@ el_err el_ddb_number_canon(const char *s, size_t len, el_buf *out)
         neg = s[i++] == '-';
     char digits[128];
     size_t nd = 0, seen = 0;
+    size_t zeros = 0;        /* zeros after the last digit kept, kept only if one follows */
     long exp = 0;            /* value = digits * 10^exp */
     bool point = false;
     for (; i < len; i++) {
@@ -147,19 +148,22 @@ el_err el_ddb_number_canon(const char *s, size_t len, el_buf *out)
         if (c < '0' || c > '9')
             break;
         seen++;
-        if (nd == 0 && c == '0') {
-            if (point)
-                exp--;
-            continue;        /* leading zero */
-        }
-        if (nd == sizeof digits)
-            return EL_EPARSE;
-        digits[nd++] = c;
         if (point)
             exp--;
+        if (c == '0') {
+            zeros += nd > 0; /* a leading zero counts for nothing */
+            continue;
+        }
+        if (nd + zeros + 1 > sizeof digits)
+            return EL_EPARSE;
+        memset(digits + nd, '0', zeros);
+        nd += zeros;
+        zeros = 0;
+        digits[nd++] = c;
     }
     if (seen == 0)
         return EL_EPARSE;
+    exp += (long)zeros;      /* trailing zeros: "1.500" is 15 * 10^-1 */
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         bool eneg = false;
@@ -167,16 +171,18 @@ el_err el_ddb_number_canon(const char *s, size_t len, el_buf *out)
             eneg = s[i++] == '-';
         long e = 0;
         size_t start = i;
-        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            e = e * 10 + (s[i] - '0');
-            if (e > 1000)
-                return EL_EPARSE;
-        }
+        for (; i < len && s[i] >= '0' && s[i] <= '9'; i++)
+            if (e < 100000)
+                e = e * 10 + (s[i] - '0');
         if (i == start)
             return EL_EPARSE;
         exp += eneg ? -e : e;
     }
     if (i != len)
+        return EL_EPARSE;
+    /* zero is "0" whatever its exponent; any other number past 10^+-1000
+     * is none DynamoDB holds (and would be that many zeros to write) */
+    if (nd > 0 && (exp > 1000 || exp < -1000))
         return EL_EPARSE;
     while (nd > 0 && digits[nd - 1] == '0') {
         nd--;

@@ -20,7 +20,9 @@
 #include "common/buf.h"
 #include "common/file.h"
 
-static const char *const type_names[] = { "auto", "S", "N", "BOOL", "B", "NULL", "epoch" };
+/* In el_attr_type's order. */
+static const char *const type_names[] = { "auto", "S", "N",     "BOOL", "B",
+                                          "NULL", "epoch", "json", "SS", "NS" };
 
 const char *el_attr_type_name(el_attr_type t)
 {
@@ -429,14 +431,22 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
     bool have = false;
     el_attr_type type = EL_TYPE_AUTO;
     bool type_given = false;
+    const char *delimiter = NULL;
     for (size_t i = 0; i < spec->u.object.len; i++) {
         const char *k = spec->u.object.keys[i];
         yajl_val v = spec->u.object.values[i];
         if (strcmp(k, "type") == 0) {
             if (!jstr(v) || el_attr_type_parse(jstr(v), &type))
-                return jerr(c, "attribute '%s': unknown type (use S, N, BOOL, B, NULL, epoch "
-                               "or auto) in source '%s'", name, s->name);
+                return jerr(c, "attribute '%s': unknown type (use S, N, BOOL, B, NULL, epoch, "
+                               "json, SS, NS or auto) in source '%s'", name, s->name);
             type_given = true;
+            continue;
+        }
+        if (strcmp(k, "delimiter") == 0) {
+            delimiter = jstr(v);
+            if (!delimiter || strlen(delimiter) != 1)
+                return jerr(c, "attribute '%s' of source '%s': \"delimiter\" must be one "
+                               "character, such as \";\"", name, s->name);
             continue;
         }
         el_attr_kind kk;
@@ -448,7 +458,8 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
             kk = EL_ATTR_TEMPLATE;
         else
             return jerr(c, "attribute '%s' has an unknown key \"%s\" (expected column, "
-                           "value, template or type) in source '%s'", name, k, s->name);
+                           "value, template, type or delimiter) in source '%s'", name, k,
+                        s->name);
         if (have)
             return jerr(c, "attribute '%s' of source '%s' gives more than one of column, "
                            "value and template", name, s->name);
@@ -480,7 +491,12 @@ static el_err parse_attr(jctx *c, el_source *s, const char *name, yajl_val spec)
     if (!have)
         return jerr(c, "attribute '%s' of source '%s' needs column, value or template", name,
                     s->name);
+    if (delimiter && type != EL_TYPE_SS && type != EL_TYPE_NS)
+        return jerr(c, "attribute '%s' of source '%s': \"delimiter\" is for the set types "
+                       "SS and NS, not %s", name, s->name, el_attr_type_name(type));
     el_err err = el_source_add_attr(s, name, kind, text, type, c->diag);
+    if (!err && delimiter)
+        s->attrs[s->nattrs - 1].delimiter = delimiter[0];
     return err;
 }
 

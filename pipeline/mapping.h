@@ -31,8 +31,15 @@ typedef enum el_attr_type {
     EL_TYPE_BOOL,
     EL_TYPE_B,
     EL_TYPE_NULL,     /* SQL NULL becomes {"NULL":true}; other values as auto */
-    EL_TYPE_EPOCH     /* timestamp/date text to integer epoch seconds (N) */
+    EL_TYPE_EPOCH,    /* timestamp/date text to integer epoch seconds (N) */
+    EL_TYPE_JSON,     /* a JSON text as its structure: M, L, N, S, BOOL, NULL */
+    EL_TYPE_SS,       /* a delimited text (a MySQL SET) as a string set */
+    EL_TYPE_NS        /* a delimited text as a number set */
 } el_attr_type;
+
+/* The members' delimiter of SS and NS when the mapping gives none: MySQL
+ * writes a SET value as "a,b,c". */
+#define EL_SET_DELIMITER ','
 
 typedef enum el_attr_kind {
     EL_ATTR_COLUMN,   /* {"column": c} */
@@ -47,6 +54,7 @@ typedef struct el_attr_spec {
     char *value;           /* EL_ATTR_VALUE (NULL for a JSON null) */
     el_template *tpl;      /* EL_ATTR_TEMPLATE */
     el_attr_type type;
+    char delimiter;        /* SS/NS: between members ("delimiter"), 0 = EL_SET_DELIMITER */
     size_t col;            /* bound column index (EL_ATTR_COLUMN) */
 } el_attr_spec;
 
@@ -144,7 +152,8 @@ el_err el_source_add_counter(el_source *src, const char *pk, const char *sk,
 /* True when any source of m has counters. */
 bool el_mapping_has_counters(const el_mapping *m);
 
-/* Parses "S", "N", "BOOL", "B", "NULL", "epoch", "auto" (any case). */
+/* Parses "S", "N", "BOOL", "B", "NULL", "epoch", "json", "SS", "NS", "auto"
+ * (any case). */
 el_err el_attr_type_parse(const char *s, el_attr_type *out) EL_MUST_USE;
 const char *el_attr_type_name(el_attr_type t);
 

@@ -18,6 +18,7 @@
 #include <string.h>  /* strlen */
 
 #include "common/utf8.h"
+#include "formats/ddb_struct.h" /* json, SS and NS attributes */
 #include "formats/ddb_value.h"
 #include "pipeline/shard.h"
 
@@ -27,6 +28,7 @@ struct el_transform {
     el_buf pk, sk, ipk, isk; /* rendered keys */
     el_buf tmp;              /* rendered attribute templates */
     el_buf sharded;          /* the index pk with its shard suffix */
+    el_ddb_struct *conv;     /* json, SS, NS values */
     const el_plan *plan;     /* hot keys to shard, or NULL */
     const el_buf *last_ipk;  /* index pk written into the last item, or NULL */
     const el_buf *last_isk;  /* and its index sk (either may be the pk's or sk's buffer) */
@@ -122,7 +124,9 @@ el_err el_transform_new(const el_mapping *m, const el_source *src, el_transform 
     el_buf_init(&t->tmp, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->sharded, EL_DDB_MAX_ITEM_BYTES);
     el_buf_init(&t->pre, (size_t)-1 / 2);
-    el_err err = prepare_fragments(t);
+    el_err err = el_ddb_struct_new(&t->conv);
+    if (!err)
+        err = prepare_fragments(t);
     if (err) {
         el_transform_free(t);
         return err;
@@ -142,6 +146,7 @@ void el_transform_free(el_transform *t)
     el_buf_free(&t->tmp);
     el_buf_free(&t->sharded);
     el_buf_free(&t->pre);
+    el_ddb_struct_free(t->conv);
     free(t->attr_off);
     free(t->attr_len);
     free(t->const_off);
@@ -262,10 +267,29 @@ static el_attr_type auto_type(el_coltype c)
  * column ((size_t)-1 for literals), ctype its column type. Sets *size to the
  * attribute's DynamoDB size, 0 when the attribute is omitted (SQL NULL).
  */
+/* A json, SS or NS value, appended whole ({"M":...}, {"SS":[...]}); an empty
+ * set appends nothing and leaves *vsize 0. */
+static el_err put_struct(el_transform *t, const el_row *row, el_buf *json, el_attr_type type,
+                         char delim, size_t col, const char *where, const char *cname,
+                         const char *data, size_t len, size_t *vsize, el_diag *diag)
+{
+    const char *why = NULL;
+    el_err err;
+    if (type == EL_TYPE_JSON)
+        err = el_ddb_struct_json(t->conv, json, data, len, EL_DDB_MAX_ITEM_BYTES, vsize, &why);
+    else
+        err = el_ddb_struct_set(t->conv, json, data, len, delim ? delim : EL_SET_DELIMITER,
+                                type == EL_TYPE_NS, EL_DDB_MAX_ITEM_BYTES, vsize, &why);
+    if (err == EL_EREJECT)
+        return reject(row, col, diag, "%s '%s' as %s: %s", where, cname,
+                      type == EL_TYPE_JSON ? "json" : type == EL_TYPE_SS ? "SS" : "NS", why);
+    return err;
+}
+
 static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const char *name,
-                       size_t name_len, const char *pre, size_t pre_len, el_attr_type type, el_coltype ctype,
-                       size_t col, const char *data, size_t len, bool is_null, bool *first,
-                       size_t *size, el_diag *diag)
+                       size_t name_len, const char *pre, size_t pre_len, el_attr_type type,
+                       char delim, el_coltype ctype, size_t col, const char *data, size_t len,
+                       bool is_null, bool *first, size_t *size, el_diag *diag)
 {
     *size = 0;
     if (is_null && type != EL_TYPE_NULL)
@@ -275,6 +299,7 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
     el_err err = pre && !*first ? el_buf_append(json, pre, pre_len)
                                 : put_name(json, name, *first);
     size_t vsize = 0;
+    bool closed = false; /* the value wrote its own closing brace */
     if (!err && is_null) {
         err = el_buf_puts(json, "{\"NULL\":true}");
         vsize = 1;
@@ -339,11 +364,23 @@ static el_err put_attr(el_transform *t, const el_row *row, el_buf *json, const c
                 err = el_buf_putc(json, '"');
             vsize = len;
             break;
+        case EL_TYPE_JSON:
+        case EL_TYPE_SS:
+        case EL_TYPE_NS:
+            err = put_struct(t, row, json, type, delim, col, where, cname, data, len, &vsize,
+                             diag);
+            if (!err && vsize == 0 && type != EL_TYPE_JSON) {
+                /* no members: DynamoDB has no empty set, the attribute is left out */
+                el_buf_truncate(json, mark);
+                return EL_OK;
+            }
+            closed = true;
+            break;
         case EL_TYPE_AUTO:
         case EL_TYPE_NULL:
             break;
         }
-        if (!err)
+        if (!err && !closed)
             err = el_buf_putc(json, '}');
     }
     if (err) {
@@ -502,7 +539,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
             if (star_skips(t, schema->names[c]))
                 continue;
             err = put_attr(t, row, json, schema->names[c], strlen(schema->names[c]), NULL, 0,
-                           EL_TYPE_AUTO, schema->types[c], c, v->data, v->len, v->is_null,
+                           EL_TYPE_AUTO, 0, schema->types[c], c, v->data, v->len, v->is_null,
                            &first, &sz, diag);
             total += sz;
         }
@@ -516,7 +553,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
         case EL_ATTR_COLUMN: {
             const el_value *v = &row->values[a->col];
             err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
-                           schema->types[a->col], a->col, v->data, v->len, v->is_null, &first,
+                           a->delimiter, schema->types[a->col], a->col, v->data, v->len, v->is_null, &first,
                            &sz, diag);
             break;
         }
@@ -528,7 +565,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
                 break;
             }
             err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
-                           EL_COL_TEXT, (size_t)-1, a->value ? a->value : "",
+                           a->delimiter, EL_COL_TEXT, (size_t)-1, a->value ? a->value : "",
                            a->value ? strlen(a->value) : 0, a->value == NULL, &first, &sz, diag);
             break;
         case EL_ATTR_TEMPLATE: {
@@ -540,7 +577,7 @@ el_err el_transform_row(el_transform *t, const el_row *row, el_buf *json, el_buf
                              a->name);
             if (!err)
                 err = put_attr(t, row, json, a->name, t->name_len[i], apre, alen, a->type,
-                               EL_COL_TEXT, (size_t)-1, el_buf_str(&t->tmp), t->tmp.len, false,
+                               a->delimiter, EL_COL_TEXT, (size_t)-1, el_buf_str(&t->tmp), t->tmp.len, false,
                                &first, &sz, diag);
             break;
         }

@@ -57,6 +57,24 @@ static void test_number_canon(void **state)
     canon_is("1E-130", "0.0000000000000000000000000000000000000000000000000000000000000000000"
                        "000000000000000000000000000000000000000000000000000000000000001");
     canon_is("99999999999999999999999999999999999999", "99999999999999999999999999999999999999");
+    /* what el_ddb_number_put takes, a json attribute may write: zero with any
+     * exponent, and more trailing or leading zeros than digits kept */
+    canon_is("0e022222", "0");
+    canon_is("-0.0E-99999", "0");
+    char big[400];
+    memset(big, '0', sizeof big);
+    big[0] = '1';
+    big[1] = '.';
+    big[300] = '\0';
+    canon_is(big, "1");              /* 1.000... with 298 zeros */
+    memcpy(big + 300, "e-1", 4);
+    canon_is(big, "0.1");
+    big[1] = '0';
+    memcpy(big + 300, "e-299", 6);
+    canon_is(big, "1");              /* 1 and 299 zeros, times 10^-299 */
+    memcpy(big, "0.", 2);
+    memcpy(big + 299, "7e300", 6);   /* 0.000...7 (297 zeros), times 10^300 */
+    canon_is(big, "700");
 }
 
 static void test_number_canon_refuses(void **state)
@@ -73,6 +91,8 @@ static void test_number_canon_refuses(void **state)
     canon_refuses("1 ");
     canon_refuses("0x10");
     canon_refuses("1e99999");
+    canon_refuses("1e1001");
+    canon_refuses("1e-1001");
     canon_refuses("NaN");
 }
 

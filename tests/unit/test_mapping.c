@@ -380,8 +380,8 @@ static void test_load_file_sets_base_dir(void **state)
 static void test_attr_type_names(void **state)
 {
     (void)state;
-    const char *names[] = { "auto", "S", "N", "BOOL", "B", "NULL", "epoch" };
-    for (el_attr_type t = EL_TYPE_AUTO; t <= EL_TYPE_EPOCH; t++) {
+    const char *names[] = { "auto", "S", "N", "BOOL", "B", "NULL", "epoch", "json", "SS", "NS" };
+    for (el_attr_type t = EL_TYPE_AUTO; t <= EL_TYPE_NS; t++) {
         el_attr_type got;
         assert_string_equal(el_attr_type_name(t), names[t]);
         assert_int_equal(el_attr_type_parse(names[t], &got), EL_OK);
@@ -392,6 +392,12 @@ static void test_attr_type_names(void **state)
     assert_int_equal(got, EL_TYPE_BOOL);
     assert_int_equal(el_attr_type_parse("EPOCH", &got), EL_OK);
     assert_int_equal(got, EL_TYPE_EPOCH);
+    assert_int_equal(el_attr_type_parse("JSON", &got), EL_OK);
+    assert_int_equal(got, EL_TYPE_JSON);
+    assert_int_equal(el_attr_type_parse("ss", &got), EL_OK);
+    assert_int_equal(got, EL_TYPE_SS);
+    assert_int_equal(el_attr_type_parse("jsonb", &got), EL_EUSAGE);
+    assert_int_equal(el_attr_type_parse("SET", &got), EL_EUSAGE);
     assert_int_equal(el_attr_type_parse("string", &got), EL_EUSAGE);
     assert_int_equal(el_attr_type_parse("", &got), EL_EUSAGE);
     assert_string_equal(el_attr_type_name((el_attr_type)99), "?");
@@ -471,9 +477,56 @@ static void test_bind_resolves_columns(void **state)
     el_mapping_free(m);
 }
 
+static void test_struct_types_and_delimiter(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"table\":\"T\",\"sources\":[{\"name\":\"s\",\"pk\":\"A\",\"sk\":\"B\","
+        "\"attributes\":{\"doc\":{\"column\":\"doc\",\"type\":\"json\"},"
+        "\"tags\":{\"type\":\"SS\",\"column\":\"tags\"},"
+        "\"nums\":{\"column\":\"nums\",\"delimiter\":\";\",\"type\":\"NS\"},"
+        "\"lit\":{\"value\":\"[1,2]\",\"type\":\"json\"}}}]}";
+    el_mapping *m = NULL;
+    el_diag d;
+    el_diag_clear(&d);
+    assert_int_equal(el_mapping_parse(json, strlen(json), NULL, &m, &d), EL_OK);
+    const el_source *s = m->sources[0];
+    assert_int_equal(s->nattrs, 4);
+    assert_int_equal(s->attrs[0].type, EL_TYPE_JSON);
+    assert_int_equal(s->attrs[0].delimiter, 0);
+    assert_int_equal(s->attrs[1].type, EL_TYPE_SS);
+    assert_int_equal(s->attrs[1].delimiter, 0); /* EL_SET_DELIMITER then */
+    assert_int_equal(s->attrs[2].type, EL_TYPE_NS);
+    assert_int_equal(s->attrs[2].delimiter, ';');
+    assert_int_equal(s->attrs[3].type, EL_TYPE_JSON);
+    assert_int_equal(s->attrs[3].kind, EL_ATTR_VALUE);
+    assert_string_equal(s->attrs[3].value, "[1,2]");
+    el_mapping_free(m);
+    assert_int_equal(EL_SET_DELIMITER, ',');
+
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\","
+               "\"type\":\"N\",\"delimiter\":\";\"}}",
+               "\"delimiter\" is for the set types", "not N");
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\","
+               "\"delimiter\":\";\"}}",
+               "\"delimiter\" is for the set types", "'x'");
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\","
+               "\"type\":\"SS\",\"delimiter\":\";;\"}}",
+               "must be one character", "'x'");
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\","
+               "\"type\":\"SS\",\"delimiter\":\"\"}}",
+               "must be one character", NULL);
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\","
+               "\"type\":\"NS\",\"delimiter\":44}}",
+               "must be one character", NULL);
+    source_bad("\"pk\":\"A\",\"sk\":\"B\",\"attributes\":{\"x\":{\"column\":\"c\",\"type\":\"set\"}}",
+               "json, SS, NS", "'x'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_struct_types_and_delimiter),
         cmocka_unit_test(test_spec_example),
         cmocka_unit_test(test_counters),
         cmocka_unit_test(test_value_types),

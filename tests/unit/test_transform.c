@@ -549,9 +549,86 @@ static void test_renamed_key_attributes(void **state)
     fx_close(&f);
 }
 
+/* ---- json, SS and NS ---- */
+
+static char *struct_names[] = { "id", "doc", "tags", "nums" };
+static el_coltype struct_types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
+
+static const char *struct_mapping =
+    "{\"table\":\"T\",\"sources\":[{\"name\":\"s\",\"pk\":\"ID#{id}\",\"sk\":\"X\","
+    "\"index\":false,\"attributes\":{"
+    "\"doc\":{\"column\":\"doc\",\"type\":\"json\"},"
+    "\"tags\":{\"column\":\"tags\",\"type\":\"SS\"},"
+    "\"nums\":{\"column\":\"nums\",\"type\":\"NS\",\"delimiter\":\";\"}}}]}";
+
+#define STRUCT_KEYS "{\"PK\":{\"S\":\"ID#1\"},\"SK\":{\"S\":\"X\"}"
+
+static void test_json_and_sets(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f, struct_mapping, 4, struct_names, struct_types);
+    expect_item(&f, 4, V("1", "{\"a\":[1.50,\"x\",true,null],\"b\":{}}", "b,a,b", "2;1.0;1"),
+                STRUCT_KEYS ",\"doc\":{\"M\":{\"a\":{\"L\":[{\"N\":\"1.50\"},{\"S\":\"x\"},"
+                "{\"BOOL\":true},{\"NULL\":true}]},\"b\":{\"M\":{}}}},"
+                "\"tags\":{\"SS\":[\"a\",\"b\"]},\"nums\":{\"NS\":[\"1.0\",\"2\"]}}",
+                "ID#1", "X");
+    /* the size: keys PK 2 + 4, SK 2 + 1; doc 3 + M(3 + a(1+1 + L(3 + 4*1 + 2+1+1+1))
+     * + b(1+1+3)) = 3 + 3 + 14 + 5; tags 4 + 2; nums 4 + 2 + 2 */
+    out o;
+    run_row(&f, 4, V("1", "{\"a\":[1.50,\"x\",true,null],\"b\":{}}", "b,a,b", "2;1.0;1"), &o);
+    assert_int_equal(o.err, EL_OK);
+    assert_int_equal(o.size, 6 + 3 + (3 + 3 + 14 + 5) + 6 + 8);
+    out_free(&o);
+    /* empty sets and a NULL json leave their attributes out */
+    expect_item(&f, 4, V("1", NULL, "", ";;"), STRUCT_KEYS "}", "ID#1", "X");
+    expect_item(&f, 4, V("1", "\"s\"", ",", "7"),
+                STRUCT_KEYS ",\"doc\":{\"S\":\"s\"},\"nums\":{\"NS\":[\"7\"]}}", "ID#1", "X");
+    fx_close(&f);
+}
+
+static void test_json_and_sets_reject(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f, struct_mapping, 4, struct_names, struct_types);
+    expect_reject(&f, 4, V("1", "{\"a\":", "", ""), 2, "column 'doc' as json", "not JSON");
+    expect_reject(&f, 4, V("1", "", "", ""), 2, "column 'doc'", "empty, not JSON");
+    expect_reject(&f, 4, V("1", "[1e200]", "", ""), 2, "column 'doc'", "9.99E+125");
+    expect_reject(&f, 4, V("1", "{\"k\":1,\"k\":2}", "", ""), 2, "'doc'", "twice");
+    expect_reject(&f, 4, V("1", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+                           "", ""),
+                  2, "'doc'", "32 levels");
+    expect_reject(&f, 4, V("1", NULL, "a", "1;two"), 4, "column 'nums' as NS",
+                  "member 'two' is not a DynamoDB number");
+    expect_reject(&f, 4, V("1", NULL, "a,\xff", NULL), 3, "column 'tags' as SS", "UTF-8");
+    fx_close(&f);
+}
+
+static void test_json_value_and_template(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f,
+            "{\"table\":\"T\",\"sources\":[{\"name\":\"s\",\"pk\":\"ID#{id}\",\"sk\":\"X\","
+            "\"index\":false,\"attributes\":{"
+            "\"c\":{\"value\":\"{\\\"v\\\":2}\",\"type\":\"json\"},"
+            "\"t\":{\"template\":\"[{id}]\",\"type\":\"json\"},"
+            "\"s\":{\"template\":\"{id}|x\",\"type\":\"SS\",\"delimiter\":\"|\"}}}]}",
+            4, struct_names, struct_types);
+    expect_item(&f, 4, V("1", NULL, NULL, NULL),
+                STRUCT_KEYS ",\"c\":{\"M\":{\"v\":{\"N\":\"2\"}}},\"t\":{\"L\":[{\"N\":\"1\"}]},"
+                "\"s\":{\"SS\":[\"1\",\"x\"]}}",
+                "ID#1", "X");
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_and_sets),
+        cmocka_unit_test(test_json_and_sets_reject),
+        cmocka_unit_test(test_json_value_and_template),
         cmocka_unit_test(test_follow_edge),
         cmocka_unit_test(test_entity_without_index),
         cmocka_unit_test(test_epoch_size),
