@@ -8,8 +8,17 @@
  * with a hash index on (schema, name), and never re-read. The tables that
  * carry rows are remembered the same way, for the messages that list what
  * a dump holds. Column types become el_coltypes here too, since `auto`
- * typing depends on the dialect (BIT is a number in MySQL only). Nothing
- * here knows about rows.
+ * typing depends on the dialect (BIT is a number in MySQL only), and on
+ * the dump's own PostgreSQL domains and types, remembered as they pass.
+ * Nothing here knows about rows.
+ *
+ * Each dialect's table elements are told apart by its own grammar: dump
+ * tools quote only what their dialect reserves, so pg_dump writes a column
+ * named key or fulltext bare, and MySQL's index words (KEY, FULLTEXT, ...)
+ * must not end a PostgreSQL or sqlite column list. A word starts a table
+ * constraint only if it is one of that dialect's constraint words, and
+ * either that dialect reserves it (sql_keywords.c, taken from the servers)
+ * or the token after it continues the constraint.
  */
 #include "formats/sql_ddl.h"
 
