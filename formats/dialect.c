@@ -364,6 +364,27 @@ static bool dollar(sniffer *s, kind *out)
     return true;
 }
 
+/* A sqlite [name] at s->i (a ']' on the same line, a letter or '_' or a
+ * space inside): skipped. false: not one. */
+static bool bracket(sniffer *s)
+{
+    bool name = false;
+    for (size_t k = s->i + 1; k < s->n; k++) {
+        unsigned char c = s->p[k];
+        if (c == '\n' || c == '[')
+            return false;
+        if (c == ']') {
+            if (!name)
+                return false;
+            step(s, k + 1 - s->i);
+            return true;
+        }
+        name = name || c == '_' || c == ' ' || (c >= 'a' && c <= 'z') ||
+               (c >= 'A' && c <= 'Z') || c >= 0x80;
+    }
+    return false;
+}
+
 static void next(sniffer *s, tok *t, bool stmt_start)
 {
     memset(t, 0, sizeof *t);
@@ -389,6 +410,13 @@ static void next(sniffer *s, tok *t, bool stmt_start)
         t->kind = quoted(s, '"', -1) == K_STOP ? K_STOP : K_DQUOTE;
     } else if (c == '`') {
         t->kind = quoted(s, '`', 0) == K_STOP ? K_STOP : K_BACKTICK;
+    } else if (c == '[' && !word_before && bracket(s)) {
+        /* sqlite's [name]: MySQL and PostgreSQL have no such quoting (a
+         * PostgreSQL array bound, text[] or a[1], follows a word) */
+        char e[80];
+        quote_bytes(s, t->start, s->i, e, sizeof e);
+        narrow(s, SQ, t->line, e);
+        t->kind = K_DQUOTE;
     } else if (c == '$' && !word_before && dollar(s, &t->kind)) {
         if (t->kind == K_STRING)
             narrow(s, PG, t->line, "dollar-quoted string");

@@ -77,8 +77,8 @@ typedef struct el_sniff {
  *      ("/" "*!40101 ...", MariaDB's "*M!"), psql meta-commands (\restrict,
  *      \connect), and the statements el_sql_dialects_of marks as a tool's;
  *   2. else the syntax of the statements decides: each statement and token
- *      that only some dialects have (backtick identifiers, ENGINE=, '::'
- *      casts, "public." names, E'' strings, dollar quotes, SET, ...) narrows
+ *      that only some dialects have (backtick identifiers, sqlite's
+ *      [bracket] names, ENGINE=, '::' casts, "public." names, E'' strings, dollar quotes, SET, ...) narrows
  *      the candidates; one left decides, none or several is `ambiguous`;
  *   3. reading stops at the first INSERT/REPLACE/COPY: its header (table
  *      name, column list) still counts, its values never do. It also stops

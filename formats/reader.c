@@ -75,6 +75,8 @@ void el_schema_clear(el_schema *s)
     free(s->names);
     free(s->types);
     free(s->sql_types);
+    free(s->origin);
+    s->origin = NULL;
     s->names = NULL;
     s->types = NULL;
     s->sql_types = NULL;

@@ -39,6 +39,8 @@ typedef struct el_schema {
     el_coltype *types; /* EL_COL_TEXT for every CSV column */
     char **sql_types;  /* declared type ("tinyint(1)", "timestamp with time zone"),
                           NULL for CSV; lets the mapping opt into BOOL etc. */
+    char *origin;      /* where the names were read, for messages ("its CREATE
+                          TABLE at dump.sql:12"); NULL: the input's own header */
 } el_schema;
 
 /*

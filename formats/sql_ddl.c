@@ -8,8 +8,17 @@
  * with a hash index on (schema, name), and never re-read. The tables that
  * carry rows are remembered the same way, for the messages that list what
  * a dump holds. Column types become el_coltypes here too, since `auto`
- * typing depends on the dialect (BIT is a number in MySQL only). Nothing
- * here knows about rows.
+ * typing depends on the dialect (BIT is a number in MySQL only), and on
+ * the dump's own PostgreSQL domains and types, remembered as they pass.
+ * Nothing here knows about rows.
+ *
+ * Each dialect's table elements are told apart by its own grammar: dump
+ * tools quote only what their dialect reserves, so pg_dump writes a column
+ * named key or fulltext bare, and MySQL's index words (KEY, FULLTEXT, ...)
+ * must not end a PostgreSQL or sqlite column list. A word starts a table
+ * constraint only if it is one of that dialect's constraint words, and
+ * either that dialect reserves it (sql_keywords.c, taken from the servers)
+ * or the token after it continues the constraint.
  */
 #include "formats/sql_ddl.h"
 
@@ -18,7 +27,8 @@
 #include <stdlib.h>  /* malloc, realloc, free */
 #include <string.h>  /* strcmp, strlen, memcpy, memset */
 
-#include "common/vec.h"  /* el_grow */
+#include "common/vec.h"               /* el_grow */
+#include "formats/sql_keywords.h"  /* el_sql_keyword_reserved */
 
 #define EMPTY SIZE_MAX /* an index slot with no key */
 
@@ -31,6 +41,12 @@ typedef struct name_index {
     size_t cap, used; /* cap is 0 or a power of two; used <= cap / 2 */
 } name_index;
 
+/* A type the dump declares: a domain (base: its base type's text) or a
+ * CREATE TYPE (base NULL: written as text). */
+typedef struct el_sql_typedef {
+    char *schema, *name, *base;
+} el_sql_typedef;
+
 struct el_sql_catalog {
     el_sql_table *defs;     /* every CREATE TABLE seen */
     size_t ndefs, capdefs;
@@ -39,6 +55,8 @@ struct el_sql_catalog {
     size_t nseen, capseen;
     name_index seen_index;  /* seen by text */
     uint64_t name_compares; /* key comparisons of both indexes */
+    el_sql_typedef *types;  /* CREATE DOMAIN / CREATE TYPE, in order */
+    size_t ntypes, captypes;
 };
 
 /* What create_table reads with. */
@@ -140,38 +158,85 @@ static void format_table(char *out, size_t n, const char *schema, const char *na
         snprintf(out, n, "%s", name);
 }
 
+#define MY_ (1u << EL_SQL_MYSQL)
+#define PG_ (1u << EL_SQL_POSTGRES)
+#define SQ_ (1u << EL_SQL_SQLITE)
+#define ALL_ (MY_ | PG_ | SQ_)
+
+/* `auto` typing: a declared type's first word, per dialect, and what its
+ * values become. docs/types.md is this table with a note per line; keep
+ * them in step. A word not listed is TEXT (S), as are arrays ("int[]"). */
+static const struct {
+    const char *word;
+    unsigned dialects;
+    el_coltype col;
+} type_map[] = {
+    /* numbers: N */
+    {"tinyint", ALL_, EL_COL_NUMBER}, {"smallint", ALL_, EL_COL_NUMBER},
+    {"mediumint", ALL_, EL_COL_NUMBER}, {"int", ALL_, EL_COL_NUMBER},
+    {"integer", ALL_, EL_COL_NUMBER}, {"bigint", ALL_, EL_COL_NUMBER},
+    {"int2", ALL_, EL_COL_NUMBER}, {"int4", ALL_, EL_COL_NUMBER}, {"int8", ALL_, EL_COL_NUMBER},
+    {"serial", ALL_, EL_COL_NUMBER}, {"smallserial", ALL_, EL_COL_NUMBER},
+    {"bigserial", ALL_, EL_COL_NUMBER}, {"serial2", ALL_, EL_COL_NUMBER},
+    {"serial4", ALL_, EL_COL_NUMBER}, {"serial8", ALL_, EL_COL_NUMBER},
+    {"decimal", ALL_, EL_COL_NUMBER}, {"numeric", ALL_, EL_COL_NUMBER},
+    {"dec", ALL_, EL_COL_NUMBER}, {"fixed", ALL_, EL_COL_NUMBER},
+    {"float", ALL_, EL_COL_NUMBER}, {"float4", ALL_, EL_COL_NUMBER},
+    {"float8", ALL_, EL_COL_NUMBER}, {"double", ALL_, EL_COL_NUMBER},
+    {"real", ALL_, EL_COL_NUMBER}, {"number", ALL_, EL_COL_NUMBER},
+    {"unsigned", ALL_, EL_COL_NUMBER}, {"signed", ALL_, EL_COL_NUMBER},
+    {"year", MY_, EL_COL_NUMBER},   /* MySQL YEAR is 1901..2155 */
+    {"bit", MY_, EL_COL_NUMBER},    /* MySQL BIT(n): the reader gives its number */
+    /* booleans: BOOL */
+    {"bool", ALL_, EL_COL_BOOL}, {"boolean", ALL_, EL_COL_BOOL},
+    /* bytes: B */
+    {"blob", ALL_, EL_COL_BINARY}, {"tinyblob", ALL_, EL_COL_BINARY},
+    {"mediumblob", ALL_, EL_COL_BINARY}, {"longblob", ALL_, EL_COL_BINARY},
+    {"bytea", ALL_, EL_COL_BINARY}, {"binary", ALL_, EL_COL_BINARY},
+    {"varbinary", ALL_, EL_COL_BINARY},
+    /* text the dump writes, kept as it is: S */
+    {"char", ALL_, EL_COL_TEXT}, {"character", ALL_, EL_COL_TEXT},
+    {"varchar", ALL_, EL_COL_TEXT}, {"nchar", ALL_, EL_COL_TEXT},
+    {"nvarchar", ALL_, EL_COL_TEXT}, {"text", ALL_, EL_COL_TEXT},
+    {"tinytext", MY_, EL_COL_TEXT}, {"mediumtext", MY_, EL_COL_TEXT},
+    {"longtext", MY_, EL_COL_TEXT}, {"clob", ALL_, EL_COL_TEXT},
+    {"enum", MY_, EL_COL_TEXT}, {"set", MY_, EL_COL_TEXT},
+    {"json", ALL_, EL_COL_TEXT}, {"jsonb", PG_, EL_COL_TEXT}, {"xml", PG_, EL_COL_TEXT},
+    {"date", ALL_, EL_COL_TEXT}, {"time", ALL_, EL_COL_TEXT}, {"timetz", PG_, EL_COL_TEXT},
+    {"datetime", ALL_, EL_COL_TEXT}, {"timestamp", ALL_, EL_COL_TEXT},
+    {"timestamptz", PG_, EL_COL_TEXT}, {"year", PG_ | SQ_, EL_COL_TEXT},
+    {"interval", PG_, EL_COL_TEXT}, {"uuid", PG_, EL_COL_TEXT},
+    {"tsvector", PG_, EL_COL_TEXT}, {"tsquery", PG_, EL_COL_TEXT},
+    {"inet", PG_, EL_COL_TEXT}, {"cidr", PG_, EL_COL_TEXT}, {"macaddr", PG_, EL_COL_TEXT},
+    {"macaddr8", PG_, EL_COL_TEXT}, {"money", PG_, EL_COL_TEXT},
+    {"bit", PG_ | SQ_, EL_COL_TEXT}, {"varbit", PG_, EL_COL_TEXT},
+    {"point", PG_, EL_COL_TEXT}, {"line", PG_, EL_COL_TEXT}, {"lseg", PG_, EL_COL_TEXT},
+    {"box", PG_, EL_COL_TEXT}, {"path", PG_, EL_COL_TEXT}, {"polygon", PG_, EL_COL_TEXT},
+    {"circle", PG_, EL_COL_TEXT}, {"geometry", MY_, EL_COL_TEXT},
+    {"int4range", PG_, EL_COL_TEXT}, {"int8range", PG_, EL_COL_TEXT},
+    {"numrange", PG_, EL_COL_TEXT}, {"tsrange", PG_, EL_COL_TEXT},
+    {"tstzrange", PG_, EL_COL_TEXT}, {"daterange", PG_, EL_COL_TEXT},
+    {"oid", PG_, EL_COL_TEXT}, {"pg_lsn", PG_, EL_COL_TEXT},
+};
+
 el_coltype el_sql_coltype(el_sql_dialect dialect, const char *sql_type)
 {
-    static const char *const numbers[] = {
-        "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "int2", "int4",
-        "int8", "serial", "smallserial", "bigserial", "serial2", "serial4", "serial8",
-        "decimal", "numeric", "dec", "fixed", "float", "float4", "float8", "double", "real",
-        "number", "unsigned", "signed", "year"};
-    static const char *const binaries[] = {"blob", "tinyblob", "mediumblob", "longblob",
-                                           "bytea", "binary", "varbinary"};
     char first[32];
     size_t n = 0;
     if (!sql_type)
         return EL_COL_TEXT;
     if (strchr(sql_type, '['))
         return EL_COL_TEXT; /* postgres arrays */
+    if (dialect == EL_SQL_POSTGRES && strncmp(sql_type, "pg_catalog.", 11) == 0)
+        sql_type += 11; /* pg_dump qualifies a built-in type it must tell from a user's */
     while (*sql_type && n < sizeof first - 1 && *sql_type != ' ' && *sql_type != '(')
         first[n++] = *sql_type++;
     first[n] = '\0';
-    if (ieq(first, "bool") || ieq(first, "boolean"))
-        return EL_COL_BOOL;
-    if (ieq(first, "bit"))
-        return dialect == EL_SQL_MYSQL ? EL_COL_NUMBER : EL_COL_TEXT;
-    if (ieq(first, "year") && dialect != EL_SQL_MYSQL)
-        return EL_COL_TEXT;
-    for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
-        if (ieq(first, numbers[i]))
-            return EL_COL_NUMBER;
-    for (size_t i = 0; i < sizeof binaries / sizeof *binaries; i++)
-        if (ieq(first, binaries[i]))
-            return EL_COL_BINARY;
+    for (size_t i = 0; i < sizeof type_map / sizeof *type_map; i++)
+        if ((type_map[i].dialects >> dialect) & 1u && ieq(first, type_map[i].word))
+            return type_map[i].col;
     if (ieq(first, "long") && strstr(sql_type, "varbinary"))
-        return EL_COL_BINARY;
+        return EL_COL_BINARY; /* MySQL's LONG VARBINARY */
     return EL_COL_TEXT;
 }
 
@@ -245,15 +310,60 @@ fail:
 /* ------------------------------------------------------- CREATE TABLE */
 
 
-static bool is_constraint_start(const char *w)
+/*
+ * Is the element that starts with word `w` (unquoted), followed by the
+ * token `next` (its text in `nw`), a table constraint in this dialect?
+ * Each dialect's table-element grammar names its own starting words:
+ *   MySQL/MariaDB (CREATE TABLE, "create_definition"): CONSTRAINT, PRIMARY
+ *     KEY, UNIQUE, KEY, INDEX, FULLTEXT, SPATIAL, FOREIGN KEY, CHECK, and
+ *     MariaDB's PERIOD FOR;
+ *   PostgreSQL ("TableElement"): CONSTRAINT, CHECK, UNIQUE, PRIMARY KEY,
+ *     EXCLUDE, FOREIGN KEY, LIKE;
+ *   sqlite ("table-constraint"): CONSTRAINT, PRIMARY KEY, UNIQUE, CHECK,
+ *     FOREIGN KEY.
+ * A word the dialect reserves (sql_keywords.c) cannot name a column
+ * unquoted, so it starts a constraint wherever it stands. A word it does
+ * not reserve (PostgreSQL's EXCLUDE, MariaDB's PERIOD, sqlite's KEY) names
+ * a column unless the token after it continues the constraint: `exclude
+ * text` is a column, `EXCLUDE USING gist (...)` a constraint.
+ */
+static bool starts_constraint(el_sql_dialect dialect, const char *w, const el_sql_tok *next,
+                              const char *nw)
 {
-    static const char *const kw[] = {"primary", "unique", "key", "index", "constraint",
-                                     "foreign", "check", "fulltext", "spatial", "exclude",
-                                     "period", "like"};
-    for (size_t i = 0; i < sizeof kw / sizeof *kw; i++)
-        if (ieq(w, kw[i]))
-            return true;
-    return false;
+    static const char *const my[] = {"constraint", "primary", "unique", "key", "index",
+                                      "fulltext", "spatial", "foreign", "check", "period"};
+    static const char *const pg[] = {"constraint", "check", "unique", "primary",
+                                     "exclude", "foreign", "like"};
+    static const char *const sq[] = {"constraint", "primary", "unique", "check", "foreign"};
+    const char *const *kw = dialect == EL_SQL_MYSQL ? my : dialect == EL_SQL_POSTGRES ? pg : sq;
+    size_t n = dialect == EL_SQL_MYSQL ? sizeof my / sizeof *my :
+               dialect == EL_SQL_POSTGRES ? sizeof pg / sizeof *pg : sizeof sq / sizeof *sq;
+    bool listed = false;
+    for (size_t i = 0; i < n && !listed; i++)
+        listed = ieq(w, kw[i]);
+    if (!listed)
+        return false;
+    if (el_sql_keyword_reserved(dialect, w))
+        return true;
+    /* not reserved: the next token decides */
+    bool nword = next->kind == EL_TOK_WORD;
+    bool paren = next->kind == EL_TOK_PUNCT && next->punct == '(';
+    if (ieq(w, "primary") || ieq(w, "foreign"))
+        return nword && ieq(nw, "key");
+    if (ieq(w, "period"))
+        return nword && ieq(nw, "for");
+    if (ieq(w, "exclude"))
+        return paren || (nword && ieq(nw, "using"));
+    if (ieq(w, "check"))
+        return paren;
+    if (ieq(w, "unique"))
+        return paren || (nword && (ieq(nw, "key") || ieq(nw, "index") || ieq(nw, "nulls")));
+    if (ieq(w, "like"))
+        return el_sql_is_name(dialect, next) && !(nword && el_sql_keyword_reserved(dialect, nw));
+    /* constraint, key, index, fulltext, spatial: a name or '(' follows a
+     * constraint; a column has a type, which is never followed by '(' at
+     * once after its name */
+    return paren || (nword && (ieq(nw, "key") || ieq(nw, "index") || ieq(nw, "using")));
 }
 
 static bool ends_type(const char *w)
@@ -379,32 +489,42 @@ static el_err create_table(const ddl *p, el_diag *diag)
     }
     if (!el_sql_is_name(p->dialect, &tok))
         goto skip;
+    t.line = tok.line;
     if ((err = el_sql_qualified_name(p->lex, p->dialect, p->word, &tok, &t.schema, &t.name, diag)))
         goto out;
     if (tok.kind != EL_TOK_PUNCT || tok.punct != '(')
         goto skip; /* CREATE TABLE .. AS SELECT, PARTITION OF, LIKE */
 
     for (;;) {
-        /* one column definition or table constraint */
+        /* one column definition or table constraint: its first token, and
+         * the one after it, which can decide between the two */
         if ((err = el_sql_next(p->lex, &tok, p->word, diag)))
             goto out;
         if (tok.kind == EL_TOK_PUNCT && tok.punct == ')')
             break;
-        bool is_col = el_sql_is_name(p->dialect, &tok) &&
-                      !(tok.kind == EL_TOK_WORD && is_constraint_start(el_buf_str(p->word)));
+        bool is_col = el_sql_is_name(p->dialect, &tok);
         char *col = is_col ? el_sql_strdup(el_buf_str(p->word)) : NULL;
         if (is_col && !col) {
             err = EL_ENOMEM;
             goto out;
         }
+        bool bare = tok.kind == EL_TOK_WORD;
         el_buf_reset(&type);
-        bool in_type = is_col;
         int depth = 0;
+        bool first = true, in_type = true;
         for (;;) {
             if ((err = el_sql_next(p->lex, &tok, p->word2, diag))) {
                 free(col);
                 goto out;
             }
+            if (first && col && bare &&
+                starts_constraint(p->dialect, col, &tok, el_buf_str(p->word2))) {
+                free(col);
+                col = NULL;
+            }
+            if (first)
+                in_type = col != NULL;
+            first = false;
             if (tok.kind == EL_TOK_EOF) {
                 free(col);
                 err = el_diag_at(diag, EL_ETRUNCATED, tok.line, 0, tok.offset,
@@ -449,6 +569,159 @@ out:
     table_free(&t);
     el_buf_free(&type);
     return err;
+}
+
+/* ------------------------------------------- CREATE DOMAIN, CREATE TYPE */
+
+/* Remembers a declared type (taking schema, name and base); a name
+ * declared again replaces the earlier one. */
+static el_err add_type(el_sql_catalog *c, char *schema, char *name, char *base)
+{
+    for (size_t i = 0; i < c->ntypes; i++) {
+        el_sql_typedef *o = &c->types[i];
+        if (strcmp(o->name, name) == 0 && (o->schema == NULL) == (schema == NULL) &&
+            (!schema || strcmp(o->schema, schema) == 0)) {
+            free(o->schema);
+            free(o->name);
+            free(o->base);
+            *o = (el_sql_typedef){schema, name, base};
+            return EL_OK;
+        }
+    }
+    el_sql_typedef *g = el_grow(c->types, &c->captypes, c->ntypes + 1, sizeof *g, 8);
+    if (!g) {
+        free(schema);
+        free(name);
+        free(base);
+        return EL_ENOMEM;
+    }
+    c->types = g;
+    c->types[c->ntypes++] = (el_sql_typedef){schema, name, base};
+    return EL_OK;
+}
+
+/* After "CREATE DOMAIN" or "CREATE TYPE": the name, and for a domain its
+ * base type up to the first word that ends a type (CONSTRAINT, CHECK, NOT,
+ * DEFAULT, COLLATE). */
+static el_err create_typedef(const ddl *p, bool domain, el_diag *diag)
+{
+    el_sql_tok tok;
+    el_buf type;
+    el_buf_init(&type, EL_SQL_NAME_MAX);
+    char *schema = NULL, *name = NULL;
+    el_err err;
+    bool eof;
+    if ((err = el_sql_next(p->lex, &tok, p->word, diag)))
+        goto out;
+    if (!el_sql_is_name(p->dialect, &tok))
+        goto skip;
+    if ((err = el_sql_qualified_name(p->lex, p->dialect, p->word, &tok, &schema, &name, diag)))
+        goto out;
+    if (tok.kind == EL_TOK_WORD && ieq(el_buf_str(p->word), "as"))
+        if ((err = el_sql_next(p->lex, &tok, p->word, diag)))
+            goto out;
+    if (domain) {
+        int depth = 0;
+        while (tok.kind != EL_TOK_END && tok.kind != EL_TOK_EOF) {
+            if (tok.kind == EL_TOK_PUNCT && tok.punct == '(')
+                depth++;
+            if (tok.kind == EL_TOK_PUNCT && tok.punct == ')')
+                depth--;
+            if (depth == 0 && tok.kind == EL_TOK_WORD && type.len > 0 &&
+                ends_type(el_buf_str(p->word)))
+                break;
+            if ((err = type_append(p->word, &type, &tok)))
+                goto out;
+            if ((err = el_sql_next(p->lex, &tok, p->word, diag)))
+                goto out;
+        }
+        if (type.len == 0)
+            goto skip; /* malformed: not remembered */
+    } else if (tok.kind == EL_TOK_END || tok.kind == EL_TOK_EOF) {
+        goto skip; /* a shell type ("CREATE TYPE x;"): nothing to remember */
+    }
+    char *base = domain ? el_sql_strdup(el_buf_str(&type)) : NULL;
+    if (domain && !base) {
+        err = EL_ENOMEM;
+        goto out;
+    }
+    err = add_type(p->cat, schema, name, base);
+    schema = name = NULL;
+    if (err)
+        goto out;
+skip:
+    if (tok.kind != EL_TOK_END && tok.kind != EL_TOK_EOF)
+        err = el_sql_lex_skip_statement(p->lex, &eof, diag);
+out:
+    free(schema);
+    free(name);
+    el_buf_free(&type);
+    return err;
+}
+
+el_err el_sql_create_domain(el_sql_catalog *cat, el_sql_lex *lex, el_sql_dialect dialect,
+                            el_buf *word, el_buf *word2, el_diag *diag)
+{
+    ddl p = {cat, lex, dialect, word, word2};
+    return create_typedef(&p, true, diag);
+}
+
+el_err el_sql_create_type(el_sql_catalog *cat, el_sql_lex *lex, el_sql_dialect dialect,
+                          el_buf *word, el_buf *word2, el_diag *diag)
+{
+    ddl p = {cat, lex, dialect, word, word2};
+    return create_typedef(&p, false, diag);
+}
+
+/* The declared type that a type text names ("public.year", "mood"), or
+ * NULL: exact names first, then case-folded; an unqualified name matches
+ * any schema. */
+static const el_sql_typedef *find_type(const el_sql_catalog *c, const char *text)
+{
+    char buf[EL_SQL_NAME_MAX];
+    size_t n = 0;
+    for (; text[n] && text[n] != ' ' && text[n] != '(' && n + 1 < sizeof buf; n++)
+        buf[n] = text[n];
+    buf[n] = '\0';
+    if (text[n] && text[n] != ' ' && text[n] != '(')
+        return NULL;
+    char *dot = strrchr(buf, '.');
+    const char *schema = NULL, *name = buf;
+    if (dot) {
+        *dot = '\0';
+        schema = buf;
+        name = dot + 1;
+    }
+    for (int fold = 0; fold < 2; fold++) {
+        for (size_t i = c->ntypes; i-- > 0;) {
+            const el_sql_typedef *t = &c->types[i];
+            if (fold ? !ieq(t->name, name) : strcmp(t->name, name) != 0)
+                continue;
+            if (schema && t->schema &&
+                (fold ? !ieq(schema, t->schema) : strcmp(schema, t->schema) != 0))
+                continue;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+el_coltype el_sql_catalog_coltype(const el_sql_catalog *c, el_sql_dialect dialect,
+                                  const char *sql_type)
+{
+    /* a domain over a domain ...: at most as deep as there are domains (a
+     * loop, which no database allows, ends there as TEXT) */
+    for (size_t depth = 0; c && sql_type && depth <= c->ntypes; depth++) {
+        if (strchr(sql_type, '['))
+            return EL_COL_TEXT; /* an array, of a domain too */
+        const el_sql_typedef *t = find_type(c, sql_type);
+        if (!t)
+            return el_sql_coltype(dialect, sql_type);
+        if (!t->base)
+            return EL_COL_TEXT; /* enum, composite, range */
+        sql_type = t->base;
+    }
+    return c && sql_type ? EL_COL_TEXT : el_sql_coltype(dialect, sql_type);
 }
 
 /* ------------------------------------------------------------ lookups */
@@ -556,6 +829,12 @@ void el_sql_catalog_free(el_sql_catalog *c)
     free(c->seen);
     index_free(&c->def_index);
     index_free(&c->seen_index);
+    for (size_t i = 0; i < c->ntypes; i++) {
+        free(c->types[i].schema);
+        free(c->types[i].name);
+        free(c->types[i].base);
+    }
+    free(c->types);
     free(c);
 }
 

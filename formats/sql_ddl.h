@@ -38,6 +38,7 @@ typedef struct el_sql_table {
     char **cols;    /* column names, as declared */
     char **types;   /* declared type text per column ("tinyint(1)"), NULL: none */
     bool too_wide;  /* declared more than EL_SQL_MAX_COLS columns (the rest dropped) */
+    uint64_t line;  /* where its CREATE TABLE is in the dump (1-based) */
 } el_sql_table;
 
 typedef struct el_sql_catalog el_sql_catalog;
@@ -81,8 +82,35 @@ void el_sql_catalog_list(const el_sql_catalog *c, char *out, size_t n);
  * of the cost: about one per statement, whatever the number of tables). */
 uint64_t el_sql_catalog_compares(const el_sql_catalog *c);
 
-/* el_coltype for a declared type in a dialect (NULL or "" gives TEXT). */
+/* el_coltype for a declared type in a dialect (NULL or "" gives TEXT).
+ * docs/types.md has the table; keep the two in step. */
 el_coltype el_sql_coltype(el_sql_dialect dialect, const char *sql_type);
+
+/*
+ * Reads a PostgreSQL CREATE DOMAIN whose "CREATE DOMAIN" was just read, to
+ * the end of its statement, and remembers its base type's text ("integer",
+ * "public.year"). Returns as el_sql_create_table.
+ */
+el_err el_sql_create_domain(el_sql_catalog *cat, el_sql_lex *lex, el_sql_dialect dialect,
+                            el_buf *word, el_buf *word2, el_diag *diag) EL_MUST_USE;
+
+/*
+ * Reads a PostgreSQL CREATE TYPE whose "CREATE TYPE" was just read, to the
+ * end of its statement, and remembers the name: an enum, composite or range
+ * value is written as text, whatever its labels. Returns as
+ * el_sql_create_table.
+ */
+el_err el_sql_create_type(el_sql_catalog *cat, el_sql_lex *lex, el_sql_dialect dialect,
+                          el_buf *word, el_buf *word2, el_diag *diag) EL_MUST_USE;
+
+/*
+ * el_sql_coltype of a declared type, with the dump's own types resolved as
+ * the database has them: a domain is its base type (a domain over a domain
+ * too, to any depth; schema-qualified or not), a CREATE TYPE type (enum,
+ * composite, range) is TEXT.
+ */
+el_coltype el_sql_catalog_coltype(const el_sql_catalog *c, el_sql_dialect dialect,
+                                  const char *sql_type);
 
 /* ---- token helpers shared by CREATE TABLE and the data statements ---- */
 

@@ -139,10 +139,17 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
         s->sql_types[i] = ctype ? el_sql_strdup(ctype) : NULL;
         if (!s->names[i] || (ctype && !s->sql_types[i]))
             return EL_ENOMEM;
-        s->types[i] = el_sql_coltype(d->dialect, ctype);
+        s->types[i] = el_sql_catalog_coltype(d->cat, d->dialect, ctype);
         d->bitcol[i] = d->dialect == EL_SQL_MYSQL && ctype &&
                        (ieq(ctype, "bit") || strncmp(ctype, "bit(", 4) == 0 ||
                         strncmp(ctype, "BIT(", 4) == 0);
+    }
+    if (def && !cols) {
+        char origin[EL_SQL_NAME_MAX + 64];
+        snprintf(origin, sizeof origin, "its CREATE TABLE at %s:%llu",
+                 el_input_name(d->in), (unsigned long long)def->line);
+        if (!(s->origin = el_sql_strdup(origin)))
+            return EL_ENOMEM;
     }
     d->selected = true;
     d->sel_schema = schema ? el_sql_strdup(schema) : NULL;
@@ -150,6 +157,21 @@ static el_err build_schema(el_sql_dump *d, const char *schema, const char *name,
     if ((schema && !d->sel_schema) || !d->sel_name)
         return EL_ENOMEM;
     return EL_OK;
+}
+
+/* "a, b, c": the schema's column names, into out (n bytes), cut at n. */
+static void list_schema(const el_schema *s, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < s->ncols && used + 1 < n; i++) {
+        int w = snprintf(out + used, n - used, "%s%s", i ? ", " : "", s->names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (s->ncols == 0)
+        snprintf(out, n, "(none)");
 }
 
 /* Maps a statement's column list onto the schema. */
@@ -174,6 +196,14 @@ static el_err build_map(el_sql_dump *d, char **cols, size_t ncols, const el_sql_
         for (size_t k = 0; k < d->schema.ncols && m[i] == NO_COL; k++)
             if (ieq(d->schema.names[k], cols[i]))
                 m[i] = k;
+        if (m[i] == NO_COL && d->schema.origin) {
+            char have[700];
+            list_schema(&d->schema, have, sizeof have);
+            return el_diag_at(diag, EL_EPARSE, at->line, 0, at->offset,
+                              "rows of table %s name column '%s', which %s does not "
+                              "declare: edgeload read the columns %s from it", d->sel_name,
+                              cols[i], d->schema.origin, have);
+        }
         if (m[i] == NO_COL)
             return el_diag_at(diag, EL_EPARSE, at->line, 0, at->offset,
                               "rows of table %s name column '%s', which the table's first "
@@ -643,6 +673,15 @@ static el_err advance(el_sql_dump *d, el_diag *diag)
                     was_table = true;
                     break;
                 }
+                if (d->dialect == EL_SQL_POSTGRES && (ieq(w, "domain") || ieq(w, "type"))) {
+                    err = ieq(w, "domain") ?
+                        el_sql_create_domain(d->cat, d->lex, d->dialect, &d->word, &d->word2, diag) :
+                        el_sql_create_type(d->cat, d->lex, d->dialect, &d->word, &d->word2, diag);
+                    if (err)
+                        return err;
+                    was_table = true;
+                    break;
+                }
                 if (!(ieq(w, "or") || ieq(w, "replace") || ieq(w, "temporary") ||
                       ieq(w, "temp") || ieq(w, "unlogged") || ieq(w, "global") ||
                       ieq(w, "local")))
@@ -736,6 +775,7 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
     if (!d)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     d->dialect = dialect;
+    d->in = in; /* for its name; given back to the caller on failure */
     if (opts && opts->format_why)
         snprintf(d->why, sizeof d->why, "%s", opts->format_why);
     el_buf_init(&d->word, EL_SQL_NAME_MAX);
@@ -744,6 +784,7 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
     d->cat = el_sql_catalog_new();
     el_err err = d->cat ? el_sql_lex_new(in, dialect, &d->lex) : EL_ENOMEM;
     if (err) {
+        d->in = NULL;
         dump_free(d);
         return el_diag_set(diag, err, "out of memory");
     }
@@ -762,6 +803,7 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
             d->want_name = el_sql_strdup(s);
         }
         if (!d->want_name || (dot && !d->want_schema)) {
+            d->in = NULL;
             dump_free(d);
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
         }
@@ -769,12 +811,14 @@ el_err el_sql_dump_open(el_input *in, el_sql_dialect dialect, const el_reader_op
     if (opts && opts->columns && opts->ncolumns) {
         d->given_cols = calloc(opts->ncolumns, sizeof *d->given_cols);
         if (!d->given_cols) {
+            d->in = NULL;
             dump_free(d);
             return el_diag_set(diag, EL_ENOMEM, "out of memory");
         }
         d->ngiven = opts->ncolumns;
         for (size_t i = 0; i < d->ngiven; i++) {
             if (!(d->given_cols[i] = el_sql_strdup(opts->columns[i] ? opts->columns[i] : ""))) {
+                d->in = NULL;
                 dump_free(d);
                 return el_diag_set(diag, EL_ENOMEM, "out of memory");
             }

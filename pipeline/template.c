@@ -164,6 +164,10 @@ void el_schema_list_columns(const el_schema *schema, char *out, size_t len)
     }
     if (schema->ncols == 0)
         snprintf(out, len, "(none)");
+    if (schema->origin) {
+        size_t at = strlen(out);
+        snprintf(out + at, len - at, " (as edgeload read %s)", schema->origin);
+    }
 }
 
 /* The schema's column names by hash (open addressing; slots hold index + 1,

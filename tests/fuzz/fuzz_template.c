@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (el_template_parse(text, &t, &d) == EL_OK) {
         char *names[] = { "a", "id", "follower_id", "" };
         el_coltype types[4] = { 0 };
-        el_schema s = { 4, names, types, NULL };
+        el_schema s = { 4, names, types, NULL, NULL };
         el_value vals[4] = { { "x", 1, false }, { "", 0, false }, { "42", 2, false },
                              { NULL, 0, true } };
         vals[3].data = "";

@@ -124,7 +124,7 @@ static void rows_through_templates(void **state)
     assert_string_equal(s->counters[1].attribute, "following");
     char *names[3] = { "a", "b", "g" };
     el_coltype types[3] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
-    el_schema schema = { 3, names, types, NULL };
+    el_schema schema = { 3, names, types, NULL, NULL };
     assert_int_equal(el_source_bind(s, &schema, &d), EL_OK);
     el_counters *c;
     assert_int_equal(el_counters_new(m, &c), EL_OK);

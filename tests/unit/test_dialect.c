@@ -198,6 +198,28 @@ static void every_prefix(void **state)
     }
 }
 
+/* sqlite's [bracket] names are sqlite evidence; PostgreSQL's array bounds
+ * (after a word) and bracket text inside strings are not. */
+static void brackets_are_sqlite(void **state)
+{
+    (void)state;
+    ASSERT_SNIFF("CREATE TABLE [order items] ([key] TEXT, [value] INTEGER);\n"
+                 "INSERT INTO [order items] VALUES('a', 1);\n", EL_FMT_SQLITE);
+    ASSERT_SNIFF("CREATE TABLE t ([it's] TEXT, b INTEGER);\nINSERT INTO t VALUES('x', 1);\n",
+                 EL_FMT_SQLITE);
+    /* a script whose names are bracketed and whose data says nothing more */
+    ASSERT_SNIFF("BEGIN;\nCREATE TABLE [t] ([a] TEXT);\nINSERT INTO [t] VALUES('[x]');\nCOMMIT;\n",
+                 EL_FMT_SQLITE);
+    el_sniff s = sniff("CREATE TABLE t (a text[], b integer[3]);\nINSERT INTO t VALUES (1);\n");
+    assert_true(s.format != EL_FMT_SQLITE);
+    assert_true((s.candidates & EL_DIALECT_POSTGRES) != 0 || s.format == EL_FMT_POSTGRES);
+    s = sniff("CREATE TABLE t (a text DEFAULT '[b]');\nINSERT INTO t VALUES (1);\n");
+    assert_true(s.format != EL_FMT_SQLITE);
+    /* brackets beside backticks: contradictory, never decided as either */
+    s = sniff("CREATE TABLE `t` ([a] int);\nINSERT INTO t VALUES (1);\n");
+    assert_true(s.ambiguous);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +230,7 @@ int main(void)
         cmocka_unit_test(not_sql),
         cmocka_unit_test(statement_table),
         cmocka_unit_test(every_prefix),
+        cmocka_unit_test(brackets_are_sqlite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

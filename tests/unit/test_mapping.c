@@ -440,7 +440,7 @@ static void test_flags_form_and_bind(void **state)
 
     char *names[] = { "follower_id", "followee_id", "created_at" };
     el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
-    el_schema schema = { 3, names, types, NULL };
+    el_schema schema = { 3, names, types, NULL, NULL };
     /* the template attribute names a column the input lacks */
     assert_int_equal(el_source_bind(s, &schema, &d), EL_EUSAGE);
     assert_non_null(strstr(d.msg, "'nope'"));
@@ -449,7 +449,7 @@ static void test_flags_form_and_bind(void **state)
                      EL_OK);
     char *names2[] = { "follower_id", "followee_id", "created_at", "nope" };
     el_coltype types2[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
-    el_schema schema2 = { 4, names2, types2, NULL };
+    el_schema schema2 = { 4, names2, types2, NULL, NULL };
     assert_int_equal(el_source_bind(s, &schema2, &d), EL_EUSAGE);
     assert_non_null(strstr(d.msg, "'missing'"));
     assert_non_null(strstr(d.msg, "'label2'"));
@@ -464,7 +464,7 @@ static void test_bind_resolves_columns(void **state)
     el_source *f = m->sources[0];
     char *names[] = { "created_at", "followee_id", "follower_id" };
     el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
-    el_schema schema = { 3, names, types, NULL };
+    el_schema schema = { 3, names, types, NULL, NULL };
     el_diag d;
     assert_int_equal(el_source_bind(f, &schema, &d), EL_OK);
     assert_ptr_equal(f->bound, &schema);

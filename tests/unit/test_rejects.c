@@ -96,7 +96,7 @@ static long long num(yajl_val obj, const char *k1)
 
 static char *names[] = { "id", "name", "photo" };
 static el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_BINARY };
-static const el_schema schema = { 3, names, types, NULL };
+static const el_schema schema = { 3, names, types, NULL, NULL };
 
 static void test_created_lazily(void **state)
 {

@@ -35,7 +35,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 
 static char *col_names[] = { "follower_id", "followee_id", "created_at" };
 static el_coltype col_types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };
-static const el_schema schema = { 3, col_names, col_types, NULL };
+static const el_schema schema = { 3, col_names, col_types, NULL, NULL };
 
 static el_template *parse_ok(const char *text)
 {
@@ -181,14 +181,14 @@ static void test_bind_unknown_column_lists_columns(void **state)
     /* a later bind against a schema that has it works */
     char *names2[] = { "x", "user_id" };
     el_coltype types2[] = { EL_COL_TEXT, EL_COL_TEXT };
-    el_schema s2 = { 2, names2, types2, NULL };
+    el_schema s2 = { 2, names2, types2, NULL, NULL };
     assert_int_equal(el_template_bind(t, &s2, &d), EL_OK);
     assert_int_equal(el_template_ref_index(t, 0), 1);
     /* and names are case-sensitive */
     el_template *t2 = parse_ok("{Follower_id}");
     assert_int_equal(el_template_bind(t2, &schema, &d), EL_EUSAGE);
     /* no columns at all */
-    el_schema none = { 0, NULL, NULL, NULL };
+    el_schema none = { 0, NULL, NULL, NULL, NULL };
     assert_int_equal(el_template_bind(t2, &none, &d), EL_EUSAGE);
     assert_non_null(strstr(d.msg, "(none)"));
     el_template_free(t2);
@@ -273,7 +273,7 @@ static void test_memory_in_proportion_to_text(void **state)
     const char *shapes[] = { "{follower_id}", "{a}", "x{a}", "{{{a}", "{{}}{a}", "{{" };
     char *names[] = { "a", "follower_id" };
     el_coltype types[] = { EL_COL_TEXT, EL_COL_TEXT };
-    el_schema s = { 2, names, types, NULL };
+    el_schema s = { 2, names, types, NULL, NULL };
     for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
         char *text = repeat(shapes[k], 1024 * 1024);
         size_t before = heap_in_use();
@@ -335,7 +335,7 @@ static void test_bind_wide_schema(void **state)
         names[i] = store + i * 8;
         snprintf(names[i], 8, "c%d", i);
     }
-    el_schema s = { NCOLS, names, types, NULL };
+    el_schema s = { NCOLS, names, types, NULL, NULL };
     char *text = repeat("{c9999}", 300000 * 7);
     el_template *t = parse_ok(text);
     assert_int_equal(el_template_bind(t, &s, NULL), EL_OK);

@@ -30,7 +30,7 @@ static void fx_open(fx *f, const char *mapping_json, size_t ncols, char **names,
     el_err err = el_mapping_parse(mapping_json, strlen(mapping_json), NULL, &f->m, &d);
     if (err)
         fail_msg("mapping: %s", d.msg);
-    f->schema = (el_schema){ ncols, names, types, NULL };
+    f->schema = (el_schema){ ncols, names, types, NULL, NULL };
     err = el_source_bind(f->m->sources[0], &f->schema, &d);
     if (err)
         fail_msg("bind: %s", d.msg);
@@ -430,7 +430,7 @@ static void test_star_never_repeats_a_name(void **state)
     assert_int_equal(el_source_add_attr(m->sources[0], "note", EL_ATTR_VALUE, "fixed",
                                         EL_TYPE_S, &d), EL_OK);
     f.m = m;
-    f.schema = (el_schema){ 6, names, types, NULL };
+    f.schema = (el_schema){ 6, names, types, NULL, NULL };
     assert_int_equal(el_source_bind(m->sources[0], &f.schema, &d), EL_OK);
     assert_int_equal(el_transform_new(m, m->sources[0], &f.t), EL_OK);
     expect_item(&f, 6, V("1", "x", "y", "z", "n", "o"),
