@@ -109,7 +109,7 @@ el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
                             el_diag *diag) EL_MUST_USE;
 
-/* A byte range of an uncompressed CSV/TSV file (`--split`, pipeline/split.h
+/* A byte range of an uncompressed CSV/TSV file (`--split`, pipeline/rows/split.h
  * finds the cut points): the reader reads the file's [0, head) (the header
  * row: head is where the first data record starts, 0 for --columns files),
  * then its [start, end); start and end are record starts, where the parser

@@ -15,7 +15,7 @@
 
 #include "common/backoff.h"     /* el_rand_unit */
 #include "dynamo/ddb_internal.h" /* el_ddb_classify */
-#include "pipeline/sender.h"    /* el_sender_batch */
+#include "pipeline/load/sender.h"    /* el_sender_batch */
 
 enum { EV_ARRIVE, EV_ANSWER };
 
