@@ -11,7 +11,10 @@ and line of every include its folder may not make. It also fails when:
 - a folder of pipeline/ exists that no table lists, or a source file sits
   in pipeline/ itself (every file of it belongs to a folder by job);
 - two source files of the tree share a base name (a newcomer finds a
-  module by its name alone).
+  module by its name alone);
+- modules include each other in a circle. A module is a .c file and the
+  .h of the same name; module A depends on B when a file of A includes
+  B's header. A circle means no module of it can be read or tested alone.
 
 usage: check_layers.py [SOURCE_DIR]     (default: the repository root)
 exit 0 when every include is allowed, 1 otherwise.
@@ -112,6 +115,58 @@ def violations(root):
     return bad
 
 
+def circles(root):
+    """Include circles between modules, each as a sorted list of names."""
+    edges = {}
+    for rel in sources(root):
+        mod = rel.rsplit(".", 1)[0]
+        with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                m = INCLUDE.match(line)
+                if m and os.path.exists(os.path.join(root, m.group(1))):
+                    dep = m.group(1).rsplit(".", 1)[0]
+                    if dep != mod:
+                        edges.setdefault(mod, set()).add(dep)
+    # Tarjan's strongly connected components, iteratively (no recursion limit)
+    index, low, on, stack, found = {}, {}, set(), [], []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges.get(start, ()))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
 def doc_tables(root):
     """The 'May include' columns of docs/ARCHITECTURE.md, as folder -> set.
 
@@ -146,6 +201,8 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
         os.path.dirname(os.path.abspath(__file__)))
     problems = violations(root)
+    for comp in circles(root):
+        problems.append("include circle between modules: " + " -> ".join(comp))
     doc = doc_tables(root)
     for folder, allowed in MAY_INCLUDE.items():
         if doc.get(folder) != allowed:
@@ -157,7 +214,7 @@ def main():
         print(p)
     if not problems:
         print(f"layers: every include of {len(MAY_INCLUDE)} folders is allowed, "
-              f"and every base name is unique")
+              f"every base name is unique, and no modules include each other in a circle")
     return 1 if problems else 0
 
 
