@@ -44,17 +44,29 @@ typedef struct fx {
     incr_round r;
 } fx;
 
-static void fx_open(fx *f)
+/* MAPPING, or the same with an index ("index":true) */
+static void fx_open_mapping(fx *f, bool index)
 {
+    char json[1024];
+    const char *at = strstr(MAPPING, "\"index\":false");
+    assert_non_null(at);
+    int n = snprintf(json, sizeof json, "%.*s\"index\":%s%s", (int)(at - MAPPING), MAPPING,
+                     index ? "true" : "false", at + strlen("\"index\":false"));
+    assert_true(n > 0 && (size_t)n < sizeof json);
     el_diag d;
     el_diag_clear(&d);
-    if (el_mapping_parse(MAPPING, strlen(MAPPING), NULL, &f->m, &d))
+    if (el_mapping_parse(json, strlen(json), NULL, &f->m, &d))
         fail_msg("mapping: %s", d.msg);
     f->schema = (el_schema){ 3, col_names, col_types, NULL, NULL };
     if (el_source_bind(f->m->sources[0], &f->schema, &d))
         fail_msg("bind: %s", d.msg);
     assert_int_equal(el_transform_new(f->m, f->m->sources[0], &f->t), EL_OK);
     assert_int_equal(incr_round_init(&f->r), EL_OK);
+}
+
+static void fx_open(fx *f)
+{
+    fx_open_mapping(f, false);
 }
 
 static void fx_close(fx *f)
@@ -435,6 +447,34 @@ static void star_groups_stay_under_100_actions(void **state)
     fx_close(&f);
 }
 
+/* The limit is 100 actions, not fewer: a follower of itself adds one
+ * action (its row; its two counters are on the star's item), so it and
+ * 49 followers make a transaction of exactly 100. */
+static void a_transaction_may_hold_100_actions(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open(&f);
+    add_ok(&f, "star", "star", false, 1);
+    char a[32];
+    for (size_t i = 0; i < 99; i++) {
+        snprintf(a, sizeof a, "f%zu", i);
+        add_ok(&f, a, "star", false, i + 2);
+    }
+    assert_int_equal(f.r.rows[0].nck, 2);
+    assert_int_equal(f.r.cks[f.r.rows[0].ck_first].item, f.r.cks[f.r.rows[0].ck_first + 1].item);
+    assert_int_equal(incr_round_group(&f.r, false), EL_OK);
+    check_groups(&f.r);
+    const incr_group *g = group_of(&f.r, 0);
+    assert_int_equal(g->n, 50);                  /* the star itself and f0..f48 */
+    assert_int_equal(g->nitems, 50);             /* star, f0..f48 */
+    assert_int_equal(g->n + g->nitems, EL_DDB_TXN_MAX_ACTIONS);
+    assert_int_equal(f.r.ngroups, 3);            /* f49..f97, f98 */
+    assert_int_equal(group_of(&f.r, 50)->n, 49);
+    assert_int_equal(group_of(&f.r, 99)->n, 1);
+    fx_close(&f);
+}
+
 /* Large rows of one star: a transaction's rows stay under
  * EL_INCR_TXN_MAX_BYTES, and each takes as many rows as fit. */
 static void big_rows_stay_under_the_byte_cap(void **state)
@@ -725,6 +765,42 @@ static void cancelling_changes_and_units(void **state)
     fx_close(&f);
 }
 
+/* A source that writes the index: a write costs its units again in the
+ * index, a delete likewise. */
+static void indexed_rows_cost_twice(void **state)
+{
+    (void)state;
+    fx f;
+    fx_open_mapping(&f, true);
+    bool repeat;
+    const size_t pad = 1500;
+    assert_int_equal(add_pad(&f, "1", "s", pad, false, 1, 10, &repeat), EL_OK);
+    assert_false(repeat);
+    assert_true(f.r.rows[0].indexed);
+    /* PK, SK, pad, and the index keys GSI1PK = T#s, GSI1SK = A#1 */
+    size_t size = strlen("PK") + strlen("A#1") + strlen("SK") + strlen("T#s") +
+                  strlen("pad") + pad + strlen("GSI1PK") + strlen("T#s") + strlen("GSI1SK") +
+                  strlen("A#1");
+    assert_int_equal(f.r.rows[0].size, size);
+    double units = (double)((size + 1023) / 1024);
+    assert_true(units == 2);
+    assert_int_equal(incr_round_group(&f.r, false), EL_OK);
+    assert_int_equal(f.r.ngroups, 1);
+    el_buf b;
+    el_buf_init(&b, EL_DDB_MAX_REQUEST_BYTES);
+    double wcu = 0;
+    assert_int_equal(incr_txn_body(&f.r, &f.r.groups[0], f.m, 1, &b, &wcu), EL_OK);
+    assert_true(wcu == 2 * (2 * units) + 2 * 2); /* the row in table and index; s and 1 */
+    yajl_val v = parse(&b);
+    const char *pitems[] = { "TransactItems", NULL };
+    yajl_val items = yajl_tree_get(v, pitems, yajl_t_array);
+    const char *pgsi[] = { "Put", "Item", "GSI1PK", "S", NULL };
+    assert_string_equal(str_at(items->u.array.values[0], pgsi), "T#s");
+    yajl_tree_free(v);
+    el_buf_free(&b);
+    fx_close(&f);
+}
+
 /* ---- member changes, splits, reset ---- */
 
 /* New members (the rows left after some turned out duplicates) recompute
@@ -829,9 +905,11 @@ int main(void)
         cmocka_unit_test(full_round),
         cmocka_unit_test(rows_group_by_most_shared_item),
         cmocka_unit_test(star_groups_stay_under_100_actions),
+        cmocka_unit_test(a_transaction_may_hold_100_actions),
         cmocka_unit_test(big_rows_stay_under_the_byte_cap),
         cmocka_unit_test(txn_body_of_a_group),
         cmocka_unit_test(cancelling_changes_and_units),
+        cmocka_unit_test(indexed_rows_cost_twice),
         cmocka_unit_test(set_members_split_and_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
