@@ -463,6 +463,9 @@ static void a_transaction_may_hold_100_actions(void **state)
     }
     assert_int_equal(f.r.rows[0].nck, 2);
     assert_int_equal(f.r.cks[f.r.rows[0].ck_first].item, f.r.cks[f.r.rows[0].ck_first + 1].item);
+    size_t star = find_item(&f.r, "star");
+    assert_int_equal(rows_touching(&f.r, star), 100);
+    assert_int_equal(f.r.items[star].rows, 100);  /* the follower of itself counts once */
     assert_int_equal(incr_round_group(&f.r, false), EL_OK);
     check_groups(&f.r);
     const incr_group *g = group_of(&f.r, 0);
