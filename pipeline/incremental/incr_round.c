@@ -234,7 +234,11 @@ el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, 
         if (err)
             return el_diag_set(diag, err, "out of memory");
         r->cks[r->ncks].item = item;
-        r->items[item].rows++;
+        bool counted = false; /* two counters of the row on one item: one row */
+        for (size_t k = ir->ck_first; k < r->ncks && !counted; k++)
+            counted = r->cks[k].item == item;
+        if (!counted)
+            r->items[item].rows++;
         r->ncks++;
         ir->nck++;
     }
