@@ -23,7 +23,7 @@
 
 #include <yajl/yajl_tree.h>
 
-#include "pipeline/incr_round.h"
+#include "pipeline/incremental/incr_round.h"
 
 /* ---- fixture ---- */
 
