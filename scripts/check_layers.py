@@ -10,6 +10,8 @@ and line of every include its folder may not make. It also fails when:
   the table here;
 - a folder of pipeline/ exists that no table lists, or a source file sits
   in pipeline/ itself (every file of it belongs to a folder by job);
+- a folder's README.md says it may include other folders of pipeline/
+  than the table here;
 - two source files of the tree share a base name (a newcomer finds a
   module by its name alone);
 - modules include each other in a circle. A module is a .c file and the
@@ -112,7 +114,26 @@ def violations(root):
     for entry in sorted(os.listdir(os.path.join(root, "pipeline"))):
         if os.path.isdir(os.path.join(root, "pipeline", entry)) and entry not in PIPELINE:
             bad.append(f"pipeline/{entry}/: a folder the layer table does not list")
+    for sub, deps in sorted(PIPELINE.items()):
+        said = readme_may_include(root, sub)
+        if said != deps:
+            bad.append(f"pipeline/{sub}/README.md: its 'May include:' line names "
+                       f"{sorted(said) if said is not None else 'nothing (no such line)'} "
+                       f"of pipeline/, this script says {sorted(deps)}")
     return bad
+
+
+def readme_may_include(root, sub):
+    """The pipeline/ folders a folder's README.md says it may include, or
+    None when it has no 'May include:' line."""
+    path = os.path.join(root, "pipeline", sub, "README.md")
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("May include:"):
+                return set(re.findall(r"`pipeline/(\w+)/`", line))
+    return None
 
 
 def circles(root):
