@@ -75,6 +75,7 @@
 #include <stdbool.h>  /* bool */
 #include <stddef.h>   /* size_t */
 
+#include "aws/aws_env.h"       /* el_getenv_fn */
 #include "aws/credentials.h"
 #include "aws/skew.h"        /* el_wall_clock_fn, el_skew_report_fn */
 #include "common/error.h"
@@ -96,10 +97,6 @@ typedef struct el_aws_opts {
     el_skew_report_fn on_skew;
     void *on_skew_user;
 } el_aws_opts;
-
-/* Looks up an environment variable; getenv in production, a table in tests.
- * HOME (for ~/.aws/...) is read through it too. */
-typedef const char *(*el_getenv_fn)(const char *name);
 
 /* Resolved configuration. All strings and the provider are owned by the
  * struct. */

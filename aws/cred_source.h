@@ -18,7 +18,7 @@
 #include <stddef.h>   /* size_t */
 #include <time.h>     /* time_t */
 
-#include "aws/aws_config.h"
+#include "aws/aws_env.h"  /* el_getenv_fn */
 #include "aws/credentials.h"
 #include "aws/ini.h"
 #include "common/buf.h"
@@ -30,7 +30,8 @@ typedef struct el_cred_ctx {
     const el_ini *creds;           /* the shared credentials file */
     const el_ini *cfg;             /* the config file */
     const char *region;            /* the resolved region (STS's, by default) */
-    const el_aws_config *net;      /* TLS and proxy settings for fetches */
+    const struct el_aws_config *net; /* TLS and proxy settings for fetches
+                                      (aws_config.h, which calls the chain) */
     el_diag *diag;
 } el_cred_ctx;
 

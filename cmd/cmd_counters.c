@@ -13,8 +13,8 @@
 #include "cmd/mapping_opts.h"
 #include "cmd/print_stats.h"
 #include "cmd/runner.h"
-#include "pipeline/loader.h"
-#include "pipeline/mapping.h"
+#include "pipeline/load/loader.h"
+#include "pipeline/rows/mapping.h"
 
 static const char not_sharded[] = "counters do not depend on how hot targets are sharded";
 

@@ -2,7 +2,7 @@
  * cmd_create_table.c - `edgeload create-table`: the table the loader
  * expects (string PK/SK, the inverted GSI), made ready for a bulk load
  * (billing mode and capacity, warm throughput, on-demand maximum, class,
- * deletion protection, tags: pipeline/table_settings.h), waiting until it
+ * deletion protection, tags: pipeline/rows/table_settings.h), waiting until it
  * is ACTIVE, warm throughput included.
  */
 #include <stdio.h>    /* fprintf */
@@ -13,8 +13,8 @@
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "common/clock.h"
-#include "pipeline/mapping.h"
-#include "pipeline/table_settings.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/table_settings.h"
 
 /* The settings' flags are el_ts_field values past OPT_OWN; --wait after them. */
 enum { O_SETTING = OPT_OWN, O_WAIT = OPT_OWN + EL_TS_NFIELDS };

@@ -12,10 +12,10 @@
 #include "cmd/print_stats.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
-#include "pipeline/incremental.h"
-#include "pipeline/loader.h"
-#include "pipeline/mapping.h"
-#include "pipeline/split.h"
+#include "pipeline/incremental/incremental.h"
+#include "pipeline/load/loader.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/split.h"
 
 enum { O_PART_ITEMS = OPT_OWN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP };
 
@@ -130,7 +130,7 @@ static void write_stats(const char *path, const el_load_stats *st)
     cmd_write_stats(path, v, sizeof v / sizeof v[0]);
 }
 
-/* `load --incremental`: the delta through pipeline/incremental.h. */
+/* `load --incremental`: the delta through pipeline/incremental/incremental.h. */
 static int run_incremental(const el_load_opts *lo, const load_args *la, bool quiet,
                            const char *stats_path)
 {

@@ -1,5 +1,5 @@
 /*
- * cmd_plan.c - `edgeload plan`: the counting pass (pipeline/plan_count.h:
+ * cmd_plan.c - `edgeload plan`: the counting pass (pipeline/plan/plan_count.h:
  * every row transformed as load makes its item, the fan-in of every
  * unsharded index partition key counted, the job estimated), then the
  * report, the shard plan with the estimate (--plan-out) and the figures.
@@ -21,11 +21,11 @@
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
 #include "common/buf.h"
-#include "pipeline/estimate.h"
-#include "pipeline/mapping.h"
-#include "pipeline/plan.h"
-#include "pipeline/plan_count.h"
-#include "pipeline/shard.h"
+#include "pipeline/plan/estimate.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/sharding/shard_plan.h"
+#include "pipeline/plan/plan_count.h"
+#include "pipeline/sharding/shard.h"
 
 enum { O_PLAN_OUT = OPT_OWN, O_TOP, O_TABLE_WCU, O_PRICE_WRU, O_PRICE_IMPORT_GB };
 
@@ -190,12 +190,12 @@ static void source_hot(const el_plan *plan, size_t ps, size_t *nhot, uint64_t *r
     }
 }
 
-static void print_histogram(const el_plan_counter *targets)
+static void print_histogram(const el_key_counter *targets)
 {
-    uint64_t hist[EL_PLAN_HIST_BUCKETS];
-    el_plan_counter_histogram(targets, hist);
+    uint64_t hist[EL_KEY_HIST_BUCKETS];
+    el_key_counter_histogram(targets, hist);
     int last = -1;
-    for (int b = 0; b < EL_PLAN_HIST_BUCKETS; b++)
+    for (int b = 0; b < EL_KEY_HIST_BUCKETS; b++)
         if (hist[b])
             last = b;
     if (last < 0)
@@ -216,13 +216,13 @@ static void print_histogram(const el_plan_counter *targets)
 /* The index keys over every source that writes the index (when several
  * do): a key's fan-in is theirs together, and so are its shards. */
 static void print_index_keys(const plan_run *r, const el_plan *plan, size_t top_n,
-                             el_plan_entry *top)
+                             el_key_count *top)
 {
     const el_mapping *m = r->m;
-    const el_plan_counter *all = el_plan_count_targets(r->count);
+    const el_key_counter *all = el_plan_count_targets(r->count);
     printf("index %s: fan-in of each index partition key over the %zu sources that write "
            "the index\n", m->index_name, el_plan_nsources(plan));
-    printf("  distinct targets:  %zu (index partition keys)\n", el_plan_counter_distinct(all));
+    printf("  distinct targets:  %zu (index partition keys)\n", el_key_counter_distinct(all));
     uint64_t hot_rows = 0, parts = 0;
     for (size_t h = 0; h < el_plan_nhot(plan); h++) {
         hot_rows += el_plan_get_hot(plan, h)->fan_in;
@@ -231,7 +231,7 @@ static void print_index_keys(const plan_run *r, const el_plan *plan, size_t top_
     printf("  hot targets:       %zu: %" PRIu64 " rows over %" PRIu64 " index partitions\n",
            el_plan_nhot(plan), hot_rows, parts);
     print_histogram(all);
-    size_t n = el_plan_counter_top(all, top_n, top);
+    size_t n = el_key_counter_top(all, top_n, top);
     if (n == 0) {
         printf("\n");
         return;
@@ -244,7 +244,7 @@ static void print_index_keys(const plan_run *r, const el_plan *plan, size_t top_
         const char *sep = " (";
         for (size_t i = 0; i < m->nsources; i++) {
             const el_plan_source_count *sc = el_plan_count_source(r->count, i);
-            uint64_t c = sc->src->index ? el_plan_counter_get(sc->targets, top[j].key,
+            uint64_t c = sc->src->index ? el_key_counter_get(sc->targets, top[j].key,
                                                               top[j].len) : 0;
             if (c == 0)
                 continue;
@@ -257,7 +257,7 @@ static void print_index_keys(const plan_run *r, const el_plan *plan, size_t top_
 }
 
 static void print_source(const plan_run *r, const el_plan *plan, size_t i, bool several,
-                         size_t top_n, el_plan_entry *top)
+                         size_t top_n, el_key_count *top)
 {
     const el_mapping *m = r->m;
     const el_plan_source_count *sc = el_plan_count_source(r->count, i);
@@ -273,12 +273,12 @@ static void print_source(const plan_run *r, const el_plan *plan, size_t i, bool 
            el_template_text(s->index_sk ? s->index_sk : s->pk), s->index_sk ? "" : " (the pk)");
     printf("  rows:              %" PRIu64 " counted, %" PRIu64 " rejected, %zu input%s\n",
            sc->rows, sc->rejected, sc->ninputs, sc->ninputs == 1 ? "" : "s");
-    printf("  distinct sources:  %zu (index sort keys)\n", el_plan_counter_distinct(sc->sources));
+    printf("  distinct sources:  %zu (index sort keys)\n", el_key_counter_distinct(sc->sources));
     printf("  distinct targets:  %zu (index partition keys)\n",
-           el_plan_counter_distinct(sc->targets));
-    size_t tmem = el_plan_counter_memory(sc->targets);
-    size_t smem = el_plan_counter_memory(sc->sources);
-    size_t nt = el_plan_counter_distinct(sc->targets);
+           el_key_counter_distinct(sc->targets));
+    size_t tmem = el_key_counter_memory(sc->targets);
+    size_t smem = el_key_counter_memory(sc->sources);
+    size_t nt = el_key_counter_distinct(sc->targets);
     printf("  counting memory:   %.1f MB (targets %.1f MB%s", (double)(tmem + smem) / 1e6,
            (double)tmem / 1e6, nt ? ", " : "");
     if (nt)
@@ -298,18 +298,18 @@ static void print_source(const plan_run *r, const el_plan *plan, size_t i, bool 
         printf("  hot targets:       none (no hot threshold: --hot-threshold N or "
                "\"hot\" in the mapping)\n");
     print_histogram(sc->targets);
-    size_t nt_top = el_plan_counter_top(sc->targets, top_n, top);
+    size_t nt_top = el_key_counter_top(sc->targets, top_n, top);
     if (nt_top == 0) {
         printf("\n");
         return;
     }
-    const el_plan_counter *all = el_plan_count_targets(r->count);
+    const el_key_counter *all = el_plan_count_targets(r->count);
     printf("  top %zu targets by fan-in:\n    %4s %12s%s %6s  %s\n", nt_top, "rank", "fan-in",
            several ? "  all sources" : "", "shards", "target");
     for (size_t j = 0; j < nt_top; j++) {
         printf("    %4zu %12" PRIu64, j + 1, top[j].count);
         if (several)
-            printf(" %12" PRIu64, el_plan_counter_get(all, top[j].key, top[j].len));
+            printf(" %12" PRIu64, el_key_counter_get(all, top[j].key, top[j].len));
         printf(" %6zu  %.*s\n", el_plan_shards(plan, top[j].key, top[j].len), (int)top[j].len,
                top[j].key);
     }
@@ -318,7 +318,7 @@ static void print_source(const plan_run *r, const el_plan *plan, size_t i, bool 
 
 /* Per index partition key first (what decides the shards) when several
  * sources write the index, then per source. */
-static void print_report(const plan_run *r, size_t top_n, el_plan_entry *top)
+static void print_report(const plan_run *r, size_t top_n, el_key_count *top)
 {
     const el_plan *plan = el_plan_count_plan(r->count);
     bool several = el_plan_nsources(plan) > 1;
@@ -556,13 +556,13 @@ static void write_stats(const char *path, const plan_run *r, const el_estimate_w
                                                 as load and verify count them */
         rejected += sc->rejected;
     }
-    const el_plan_counter *targets = el_plan_count_targets(r->count);
+    const el_key_counter *targets = el_plan_count_targets(r->count);
     el_estimate_time t;
     el_estimate_time_of(total, &r->limits, &t);
     const cmd_stat v[] = {
         CMD_U64("rows_read", rows),
         CMD_U64("rejected", rejected),
-        CMD_U64("targets", targets ? el_plan_counter_distinct(targets) : 0),
+        CMD_U64("targets", targets ? el_key_counter_distinct(targets) : 0),
         CMD_U64("hot_targets", el_plan_nhot(el_plan_count_plan(r->count))),
         CMD_U64("items", total->rows),
         CMD_U64("table_wcu", total->table_wcu),
@@ -614,7 +614,7 @@ int cmd_plan(int argc, char **argv)
     cmd_options o;
     plan_args pa = { .top = DEFAULT_TOP };
     plan_run r = { 0 };
-    el_plan_entry *top = NULL;
+    el_key_count *top = NULL;
     char *estimate = NULL;
     int rc = EXIT_FATAL;
     cli_s3 s3c = { 0 };

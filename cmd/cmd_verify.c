@@ -18,8 +18,8 @@
 #include "cmd/s3_cli.h"
 #include "common/buf.h"
 #include "formats/ddb_value.h"  /* el_json_put_string */
-#include "pipeline/mapping.h"
-#include "pipeline/verify.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/verify/verify.h"
 
 enum {
     O_SAMPLE = OPT_OWN, O_SEED, O_REVERSE, O_REPORT, O_SHOW, O_NO_COUNTERS, O_COUNTERS_ONLY,

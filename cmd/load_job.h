@@ -17,8 +17,8 @@
 #include "cmd/progress.h"
 #include "cmd/runner.h"
 #include "cmd/s3_cli.h"
-#include "pipeline/loader.h"
-#include "pipeline/rejects.h"
+#include "pipeline/load/loader.h"
+#include "pipeline/rows/rejects.h"
 
 typedef struct cmd_load_job {
     el_load_opts lo;            /* the run */

@@ -13,7 +13,7 @@
 #include <stddef.h>   /* size_t */
 
 #include "formats/reader.h"
-#include "pipeline/mapping.h"
+#include "pipeline/rows/mapping.h"
 
 /* The mapping flags as given; strings borrowed from argv unless noted.
  * mapping_args_init() allocates the arrays, mapping_args_free() frees what

@@ -20,7 +20,7 @@
 #include "cmd/mapping_opts.h"
 #include "cmd/progress.h"
 #include "formats/reader.h"
-#include "pipeline/split.h"
+#include "pipeline/rows/split.h"
 
 /* Shared option ids (below 64: a command's mask is a uint64_t). */
 enum {

@@ -11,7 +11,7 @@
 #include <stddef.h>    /* size_t */
 #include <stdint.h>    /* uint64_t */
 
-#include "pipeline/stats.h"      /* el_throttle_figures, el_load_stats */
+#include "pipeline/flow/stats.h"      /* el_throttle_figures, el_load_stats */
 
 /* After a --resume, says what the counter phase took over from the run
  * resumed: the counter items it had written (counts unchanged), or that

@@ -9,7 +9,7 @@
  * 0 while half the items were unwritten). Input bytes are the only measure
  * of "how much is left" known before the end (compressed bytes for a
  * compressed input, which advance just as evenly). The ETA is the bytes
- * left at the rate of the last 30 seconds (pipeline/eta.h): an ETA from the
+ * left at the rate of the last 30 seconds (cmd/eta.h): an ETA from the
  * start kept promising the early rate long after throttling set in. Rows
  * read and not yet done are shown apart ("read ahead").
  */

@@ -8,8 +8,8 @@
 
 #include <stdbool.h>  /* bool */
 
-#include "pipeline/eta.h"
-#include "pipeline/loader.h"
+#include "cmd/eta.h"
+#include "pipeline/load/loader.h"
 
 typedef enum progress_mode {
     PROGRESS_AUTO = 0,

@@ -18,9 +18,9 @@
 #include "aws/aws_config.h"
 #include "cmd/options.h"
 #include "dynamo/ddb_client.h"
-#include "pipeline/mapping.h"
-#include "pipeline/stats.h"       /* el_load_stats */
-#include "pipeline/table_check.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/flow/stats.h"       /* el_load_stats */
+#include "pipeline/rows/table_check.h"
 
 /* Why a command refuses a shared option it does not take. */
 typedef struct cmd_refusal {

@@ -16,8 +16,8 @@
 
 #include "aws/aws_config.h"
 #include "formats/reader.h"
-#include "pipeline/file_sink.h"
-#include "pipeline/mapping.h"
+#include "pipeline/output/file_sink.h"
+#include "pipeline/rows/mapping.h"
 #include "s3/s3.h"
 #include "s3/s3_store.h"
 

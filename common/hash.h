@@ -31,7 +31,7 @@ uint64_t el_fnv1a64(const void *data, size_t len);
  * SipHash-2-4 with a 128-bit tag (Aumasson and Bernstein; the reference
  * implementation's vectors_sip128 in tests/unit/test_hash.c): a keyed
  * pseudo-random function, for fingerprints that stand for a key when the
- * key itself is not kept (pipeline/dedup.h). Under a secret random key no
+ * key itself is not kept (pipeline/extmem/dedup.h). Under a secret random key no
  * input can be made to collide on purpose, which FNV-1a (and unkeyed fast
  * hashes) cannot promise. key[0] and key[1] are the key's bytes 0-7 and
  * 8-15, little-endian; out[0] and out[1] the tag's bytes 0-7 and 8-15,

@@ -1,7 +1,7 @@
 /*
  * object_store.h - somewhere other than a local directory to put the
  * output of `--output`: the interface between the file sink
- * (pipeline/file_sink.h), which writes parts and a manifest, and a store
+ * (pipeline/output/file_sink.h), which writes parts and a manifest, and a store
  * that keeps them (s3/s3_store.h: s3://bucket/prefix/).
  *
  * Its own header so that a store does not depend on the pipeline that

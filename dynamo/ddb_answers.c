@@ -12,6 +12,7 @@
  * included: an attribute that happens to be named CapacityUnits inside an
  * item is at another path and never counts.
  */
+#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
 
 #include <stdbool.h>         /* bool */

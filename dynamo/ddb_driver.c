@@ -28,6 +28,7 @@
 #include "common/backoff.h"
 #include "common/vec.h"        /* el_grow */
 #include "dynamo/ddb_errors.h" /* el_ddb_fail: one line for refused credentials */
+#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
 #include "dynamo/ratectl.h"
 #include "dynamo/tablerate.h"

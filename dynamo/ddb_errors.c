@@ -14,7 +14,6 @@
  * of its message; the line is then built from the config's record of where
  * the credentials and the region came from.
  */
-#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_errors.h"
 
 #include <stdio.h>            /* snprintf */
@@ -23,7 +22,6 @@
 #include <yajl/yajl_parse.h>  /* event parser for error bodies */
 
 #include "aws/skew.h"          /* el_skew_correct */
-#include "dynamo/ddb_internal.h"
 
 /*
  * The one table of what an error code means, whatever its HTTP status:

@@ -20,9 +20,12 @@
 #include <stdbool.h> /* bool */
 #include <stddef.h>  /* size_t */
 
+#include <curl/curl.h>  /* CURLcode: a transfer is classified by it too */
+
 #include "common/error.h"
 #include "aws/aws_config.h"
-#include "dynamo/ddb_client.h"
+#include "aws/skew.h"      /* el_skew: the clock a resend is signed by */
+#include "dynamo/ddb_result.h"
 
 /*
  * What an error code means whatever its HTTP status: its kind in the one
@@ -83,5 +86,38 @@ void el_ddb_explain_missing_table(const char *table, const el_aws_config *cfg, c
  */
 el_err el_ddb_fail(el_diag *diag, const el_ddb_result *res, const el_aws_config *cfg,
                    const char *op);
+
+/* ---- classifying (for dynamo/ only) ---- */
+
+/*
+ * Classifies a finished transfer from curl's code, the HTTP status and the
+ * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
+ * Expired/invalid credentials (ExpiredTokenException,
+ * UnrecognizedClientException, InvalidSignatureException,
+ * AccessDeniedException, MissingAuthenticationToken) are EL_DDB_FATAL;
+ * ResourceNotFoundException is EL_DDB_FATAL too (the table is gone).
+ * Throttling codes (botocore's list) are EL_DDB_THROTTLED whatever the
+ * status, as is a 429; RequestTimeout(Exception), InternalServerError,
+ * ServiceUnavailable and any 5xx are EL_DDB_TRANSIENT; other 4xx
+ * (ValidationException, ConditionalCheckFailedException, ...) EL_DDB_REJECTED.
+ * curl errors are EL_DDB_TRANSIENT (refused, reset, timeout, partial body,
+ * DNS) except a bad URL or a TLS certificate that does not verify (FATAL).
+ * body need not be NUL-terminated; res->message has control characters
+ * replaced by spaces.
+ */
+void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
+                     el_ddb_result *res);
+
+/* True when a request answered res should be signed again and sent again,
+ * once, because its refusal was the clock's and skew (the client's signing
+ * clock) has just been, or had been, set right by the answer's Date
+ * (aws/skew.h); the caller keeps the "once". */
+bool el_ddb_skew_resend(el_skew *skew, const el_ddb_result *res);
+
+/* Extracts the error code (the part of __type after the last '#') and the
+ * message ("message" or "Message") of an error body. Either stays "" when
+ * absent; neither ever overflows; control characters become spaces. */
+void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_len,
+                         char *message, size_t message_len);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * ddb_internal.h - shared between the files of dynamo/ (and their unit
- * tests); not part of the API the pipeline uses.
+ * tests); not part of the API the pipeline uses. Below ddb_client.h: it
+ * does not include it.
  */
 #ifndef EL_DDB_INTERNAL_H
 #define EL_DDB_INTERNAL_H
@@ -13,7 +14,17 @@
 #include "aws/skew.h"  /* el_skew: the clock requests are signed by */
 #include "common/buf.h"
 #include "common/error.h"
-#include "dynamo/ddb_client.h"
+#include "dynamo/ddb_result.h"  /* el_ddb_result */
+
+/* The client's types this header names, declared here so that it need not
+ * include ddb_client.h: ddb_client.c includes this header, and a header it
+ * includes must not include the client back. The files that use them
+ * include ddb_client.h themselves. */
+typedef struct el_ddb el_ddb;
+typedef struct el_table_desc el_table_desc;
+typedef struct el_ddb_limits el_ddb_limits;
+typedef struct el_ddb_batch_result el_ddb_batch_result;
+typedef struct el_create_table_opts el_create_table_opts;
 
 /* A response larger than this is not DynamoDB's (its largest answers hold
  * the unprocessed part of a 16 MB request). */
@@ -21,31 +32,6 @@
 /* A pooled request (and the driver's spare bodies) keep a response or body
  * buffer up to this capacity; larger ones are freed. */
 #define EL_DDB_POOL_KEEP_BUFFER (256u * 1024)
-
-/*
- * Classifies a finished transfer from curl's code, the HTTP status and the
- * response body, as the AWS SDKs do. Pure; unit-tested on real error bodies.
- * Expired/invalid credentials (ExpiredTokenException,
- * UnrecognizedClientException, InvalidSignatureException,
- * AccessDeniedException, MissingAuthenticationToken) are EL_DDB_FATAL;
- * ResourceNotFoundException is EL_DDB_FATAL too (the table is gone).
- * Throttling codes (botocore's list) are EL_DDB_THROTTLED whatever the
- * status, as is a 429; RequestTimeout(Exception), InternalServerError,
- * ServiceUnavailable and any 5xx are EL_DDB_TRANSIENT; other 4xx
- * (ValidationException, ConditionalCheckFailedException, ...) EL_DDB_REJECTED.
- * curl errors are EL_DDB_TRANSIENT (refused, reset, timeout, partial body,
- * DNS) except a bad URL or a TLS certificate that does not verify (FATAL).
- * body need not be NUL-terminated; res->message has control characters
- * replaced by spaces.
- */
-void el_ddb_classify(CURLcode curl_code, long http_status, const char *body, size_t len,
-                     el_ddb_result *res);
-
-/* True when a request answered res should be signed again and sent again,
- * once, because its refusal was the clock's and skew (the client's signing
- * clock) has just been, or had been, set right by the answer's Date
- * (aws/skew.h); the caller keeps the "once". */
-bool el_ddb_skew_resend(el_skew *skew, const el_ddb_result *res);
 
 /* The signing clock of a client (owned by it). */
 el_skew *el_ddb_skew(el_ddb *ddb);
@@ -131,20 +117,9 @@ el_err el_ddb_parse_batch_write_tree(const char *body, size_t len, const char *p
                                      const char *sk_name, el_ddb_batch_result *out,
                                      el_diag *diag) EL_MUST_USE;
 
-/* Extracts the error code (the part of __type after the last '#') and the
- * message ("message" or "Message") of an error body. Either stays "" when
- * absent; neither ever overflows; control characters become spaces. */
-void el_ddb_error_fields(const char *body, size_t len, char *type, size_t type_len,
-                         char *message, size_t message_len);
-
 /* Appends the CreateTable request body for opts to b (defaults as
  * el_ddb_create_table documents). EL_ELIMIT/EL_ENOMEM from the buffer. */
 el_err el_ddb_create_table_body(const el_create_table_opts *opts, el_buf *b) EL_MUST_USE;
-
-/* The ThrottlingReasons of a throttling answer, a bit per reason
- * (1 << el_ddb_throttle_reason), 0 when it gives none; the first reason's
- * resource ARN is copied to resource (cap bytes, "" when none). Pure. */
-unsigned el_ddb_throttling_reasons(const char *body, size_t len, char *resource, size_t cap);
 
 /* The capacity units an answer's ConsumedCapacity reports (every entry's
  * CapacityUnits, or its parts when that is absent), 0 when there is none or

@@ -8,6 +8,7 @@
  * their messages precise ("table 'T' does not exist in <region> at
  * <endpoint>"), which is what a user reads first when the setup is wrong.
  */
+#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
 
 #include <inttypes.h> /* PRIu64: throughput figures */

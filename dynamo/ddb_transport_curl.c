@@ -12,6 +12,7 @@
  * (credentials that expired and could not be renewed) is never sent: it
  * is answered at the next wait with the signer's reason.
  */
+#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
 
 #include <stdlib.h>  /* calloc, free, realloc */

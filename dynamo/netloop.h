@@ -34,7 +34,7 @@ el_err el_netloop_new(el_netloop **out) EL_MUST_USE;
 
 /* Cleans up the multi handle (remove every easy handle from it first), then
  * closes the descriptors. NULL is a no-op. No el_netloop_wakeup may run
- * during or after this call: callers guard the pointer (see loader.c). */
+ * during or after this call: callers guard the pointer (see load_run.c). */
 void el_netloop_free(el_netloop *l);
 
 /* The multi handle, owned by the loop: add and remove easy handles, set

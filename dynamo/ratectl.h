@@ -5,7 +5,7 @@
  * driver's thread:
  *  - the window: at most --concurrency requests in flight. It does not
  *    shrink on throttles: what the table and its keys grant is learned
- *    elsewhere (tablerate.h, pipeline/pacer.h), and a window cut by
+ *    elsewhere (tablerate.h, pipeline/load/pacer.h), and a window cut by
  *    refusals at random starves a load at high latency (the simulator's
  *    20 %-fault load at 50 ms held 40 % of its pace with a window that did);
  *  - a token bucket of capacity units for --max-wcu / --max-rcu: requests

@@ -2,7 +2,7 @@
  * tablerate.h - the rate a table grants, learned from what it refuses.
  *
  * This is the table half of edgeload's rate control; the other half paces
- * single hot partition keys (pipeline/pacer.h). The request window is
+ * single hot partition keys (pipeline/load/pacer.h). The request window is
  * fixed at --concurrency and the --max-wcu budget is a plain token bucket
  * (ratectl.h): neither reacts to refusals.
  *

@@ -25,7 +25,7 @@
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
-#include "formats/reader.h"  /* el_format */
+#include "formats/format.h"  /* el_format */
 
 /* Sets of dialects: one bit per el_format of a dump. */
 #define EL_DIALECT_MYSQL (1u << EL_FMT_MYSQL)

@@ -34,7 +34,7 @@ el_err el_input_open_mem(const void *data, size_t len, const char *name,
                          el_input **out, el_diag *diag) EL_MUST_USE;
 
 /* Opens a byte range of an uncompressed regular file (for `--split`,
- * pipeline/split.h): the stream is the file's bytes [0, head) followed by its
+ * pipeline/rows/split.h): the stream is the file's bytes [0, head) followed by its
  * bytes [start, end), read with pread, so a CSV reader sees its header row and
  * then this part's rows. Requires head <= start <= end <= the file's size.
  * No decompression and no detection: the caller knows the file is plain.

@@ -22,6 +22,7 @@
 #include <stdint.h>   /* uint64_t */
 
 #include "common/error.h"
+#include "formats/format.h"
 #include "formats/input.h"
 
 /* What a column holds, as `auto` typing needs it (numbers to N,
@@ -62,15 +63,6 @@ typedef struct el_row {
     uint64_t offset;  /* byte offset of the row start, in the uncompressed stream */
 } el_row;
 
-typedef enum el_format {
-    EL_FMT_AUTO = 0,
-    EL_FMT_CSV,
-    EL_FMT_TSV,
-    EL_FMT_MYSQL,
-    EL_FMT_POSTGRES,
-    EL_FMT_SQLITE
-} el_format;
-
 typedef struct el_reader_opts {
     el_format format;          /* EL_FMT_AUTO: from the extension, else the dump's
                                   preamble (formats/dialect.h), else CSV */
@@ -109,7 +101,7 @@ el_err el_reader_open(const char *path, const el_reader_opts *opts, el_reader **
 el_err el_reader_open_input(el_input *in, const el_reader_opts *opts, el_reader **out,
                             el_diag *diag) EL_MUST_USE;
 
-/* A byte range of an uncompressed CSV/TSV file (`--split`, pipeline/split.h
+/* A byte range of an uncompressed CSV/TSV file (`--split`, pipeline/rows/split.h
  * finds the cut points): the reader reads the file's [0, head) (the header
  * row: head is where the first data record starts, 0 for --columns files),
  * then its [start, end); start and end are record starts, where the parser
@@ -174,10 +166,6 @@ el_input *el_reader_input(el_reader *r);
 
 void el_reader_free(el_reader *r);
 
-/* "csv", "tsv", "mysql", "postgres", "sqlite", "auto". */
-const char *el_format_name(el_format f);
-/* Parses a --format value; EL_EUSAGE when unknown. */
-el_err el_format_parse(const char *s, el_format *out) EL_MUST_USE;
 
 /* ---- for format implementations (formats/<name>_reader.c) ---- */
 

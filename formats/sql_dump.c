@@ -16,6 +16,7 @@
  * one that the dialect's dump tool cannot have written (formats/dialect.h)
  * stops the read, since what follows would be decoded by the wrong rules.
  */
+#include "formats/sql_dump.h"
 #include "formats/sql_dump_impl.h"
 
 #include "formats/dialect.h" /* el_sql_dialects_of: the guard */

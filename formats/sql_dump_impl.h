@@ -3,7 +3,8 @@
  * only: sql_dump.c (the statement walk: which statements carry the selected
  * table's rows, their schema, the guard) and sql_values.c (a statement's
  * values to the row's column buffers). Nothing else includes it; the rest
- * of formats/ goes through sql_dump.h.
+ * of formats/ goes through sql_dump.h. It does not include sql_dump.h,
+ * so that sql_dump.c depends on it and not the other way round.
  */
 #ifndef EL_SQL_DUMP_IMPL_H
 #define EL_SQL_DUMP_IMPL_H
@@ -12,8 +13,16 @@
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* SIZE_MAX */
 
+#include "common/buf.h"
+#include "common/error.h"
+#include "formats/input.h"     /* el_input */
+#include "formats/reader.h"    /* el_schema, el_row, el_value */
 #include "formats/sql_ddl.h"   /* el_sql_catalog */
-#include "formats/sql_dump.h"
+#include "formats/sql_lex.h"   /* el_sql_lex, el_sql_dialect */
+
+/* The reader's handle, as sql_dump.h names it (the same typedef: this
+ * header is below sql_dump.h, which it does not include). */
+typedef struct el_sql_dump el_sql_dump;
 
 #define NO_COL SIZE_MAX        /* a statement value that goes to no column */
 

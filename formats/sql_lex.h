@@ -41,28 +41,10 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "formats/input.h"
-#include "formats/reader.h"
+#include "formats/sql_token.h"  /* el_sql_dialect, el_sql_tok_kind */
 
 /* The largest decoded value a dump reader accepts: one DynamoDB item. */
 #define EL_SQL_VALUE_MAX ((size_t)400 * 1024)
-
-typedef enum el_sql_dialect {
-    EL_SQL_MYSQL = 0,
-    EL_SQL_POSTGRES,
-    EL_SQL_SQLITE
-} el_sql_dialect;
-
-typedef enum el_sql_tok_kind {
-    EL_TOK_EOF = 0, /* end of input between statements */
-    EL_TOK_END,     /* statement terminator (';' or the DELIMITER) */
-    EL_TOK_WORD,    /* bare word: keyword or unquoted identifier; text in dst */
-    EL_TOK_QIDENT,  /* quoted identifier, decoded, in dst */
-    EL_TOK_STRING,  /* string literal, decoded, in dst */
-    EL_TOK_NUMBER,  /* unsigned number as written (digits, '.', exponent) */
-    EL_TOK_HEX,     /* 0x.. or X'..': the raw bytes, in dst */
-    EL_TOK_BITS,    /* 0b.. or b'..': its value as decimal text, in dst */
-    EL_TOK_PUNCT    /* any other single byte, in tok.punct */
-} el_sql_tok_kind;
 
 typedef struct el_sql_tok {
     el_sql_tok_kind kind;

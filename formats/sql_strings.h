@@ -33,7 +33,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "formats/sql_lex.h"  /* el_sql_dialect, el_sql_tok_kind */
+#include "formats/sql_token.h"  /* el_sql_dialect, el_sql_tok_kind */
 
 typedef enum el_sql_escapes {
     EL_SQL_ESC_NONE = 0,  /* quote doubling only: backslash is an ordinary byte */

@@ -12,6 +12,7 @@
  * A malformed tuple rejects its row and the rest of its statement, never
  * the dump.
  */
+#include "formats/sql_dump.h"
 #include "formats/sql_dump_impl.h"
 
 #include <stdio.h>   /* snprintf */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pipeline/checkpoint.h"
+#include "pipeline/flow/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_errors.h"    /* el_ddb_classify, el_ddb_error_fields */
 #include "dynamo/ddb_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/mapping.h"
+#include "pipeline/rows/mapping.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/plan.h"
+#include "pipeline/sharding/shard_plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/buf.h"
-#include "pipeline/template.h"
+#include "pipeline/rows/template.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -233,7 +233,7 @@ class S3Test(et.EdgeloadTestCase):
         self.assertGreater(after["gets"] - before["gets"], 12)
         # verify reads an object and finds every item, with the shard plan
         # of the whole prefix (one object: verify of several inputs of one
-        # source trips over a freed schema in pipeline/verify.c, reported)
+        # source trips over a freed schema in pipeline/verify/verify_run.c, reported)
         plan = os.path.join(self.tmpdir(), "plan.json")
         proc = self.run_edgeload("plan", *self.mapping_args(table), "s3://dumps/follows/",
                                  "--plan-out", plan, "--quiet",

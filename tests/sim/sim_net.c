@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "common/backoff.h"     /* el_rand_unit */
-#include "dynamo/ddb_internal.h" /* el_ddb_classify */
-#include "pipeline/sender.h"    /* el_sender_batch */
+#include "dynamo/ddb_errors.h"   /* el_ddb_classify */
+#include "dynamo/ddb_client.h"
+#include "dynamo/ddb_internal.h"
+#include "pipeline/load/sender.h"    /* el_sender_batch */
 
 enum { EV_ARRIVE, EV_ANSWER };
 

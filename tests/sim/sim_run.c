@@ -1,7 +1,7 @@
 /*
  * sim_run.c - one simulated load and its score.
  *
- * DESIGN: the loop is the load's network stage (pipeline/load_network.c)
+ * DESIGN: the loop is the load's network stage (pipeline/load/load_network.c)
  * without threads: the reader is infinitely fast (every item is available
  * as soon as the sender has room for it), so the load is limited only by
  * the service, the controller and the client's window, which is what the
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/sender.h"
+#include "pipeline/load/sender.h"
 #include "sim_adaptive.h"
 #include "sim_net.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/backoff.h" /* el_rand_unit */
-#include "pipeline/batcher.h" /* EL_DDB_BATCH_ITEMS */
+#include "pipeline/load/batcher.h" /* EL_DDB_BATCH_ITEMS */
 
 /* Appending to a reply cannot fail here but for memory: a test aborts. */
 #define PUT(call)                                                                          \

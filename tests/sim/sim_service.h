@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "common/buf.h"
-#include "pipeline/chunk.h"
+#include "pipeline/flow/chunk.h"
 
 /* A change of the table's capacity at a time: from at_s on, the table's
  * rate is `factor` times its configured rate. */

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pipeline/chunk.h"
+#include "pipeline/flow/chunk.h"
 
 typedef struct sim_workload_cfg {
     size_t edges, users;

@@ -15,7 +15,7 @@
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* memcmp, strlen */
 
-#include "pipeline/batcher.h"
+#include "pipeline/load/batcher.h"
 
 /* ---- helpers ---- */
 

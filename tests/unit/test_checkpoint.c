@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pipeline/checkpoint.h"
+#include "pipeline/flow/checkpoint.h"
 
 static char dir[64];
 

@@ -11,7 +11,7 @@
 
 #include <string.h>  /* strlen */
 
-#include "pipeline/chunk.h"
+#include "pipeline/flow/chunk.h"
 
 static void test_fnv1a64_known_values(void **state)
 {

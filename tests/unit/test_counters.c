@@ -1,5 +1,5 @@
 /*
- * test_counters.c - the backfill aggregation (pipeline/counters.h): a
+ * test_counters.c - the backfill aggregation (pipeline/counters/counters.h): a
  * duplicate edge counts once, counters per attribute and item, NULL/empty
  * placeholders skip a counter, parallel adders give exact totals, and the
  * memory per distinct edge and per counter (printed: docs/PERFORMANCE.md).
@@ -14,8 +14,8 @@
 #include <stdlib.h>  /* free */
 #include <string.h>  /* strlen */
 
-#include "pipeline/counters.h"
-#include "pipeline/mapping.h"
+#include "pipeline/counters/counters.h"
+#include "pipeline/rows/mapping.h"
 
 /* "PK\0SK" of an edge into buf; returns its length. */
 static size_t edge_key(char *buf, size_t cap, const char *a, const char *b)

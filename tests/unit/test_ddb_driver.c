@@ -19,6 +19,8 @@
 #include "aws/skew.h"
 #include "common/backoff.h"  /* EL_BACKOFF_HINT_EXTRA_MS */
 #include "dynamo/ddb_driver.h"
+#include "dynamo/ddb_errors.h"    /* el_ddb_classify */
+#include "dynamo/ddb_client.h"
 #include "dynamo/ddb_internal.h"
 
 /* ---- the scripted transport ---- */

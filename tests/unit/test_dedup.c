@@ -15,7 +15,7 @@
 #include <string.h>  /* strlen */
 #include <unistd.h>  /* rmdir */
 
-#include "pipeline/dedup.h"
+#include "pipeline/extmem/dedup.h"
 
 static const uint64_t KEY[2] = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
 

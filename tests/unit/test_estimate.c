@@ -14,8 +14,8 @@
 #include <string.h>  /* strcmp, strstr */
 #include <yajl/yajl_tree.h>
 
-#include "pipeline/estimate.h"
-#include "pipeline/file_sink.h"
+#include "pipeline/plan/estimate.h"
+#include "pipeline/output/file_sink.h"
 
 static void test_wcu_per_started_kb(void **state)
 {
@@ -65,20 +65,20 @@ static void test_sums(void **state)
     assert_string_equal(a.hot_index.key, "");
 }
 
-static void add_n(el_plan_counter *c, const char *key, uint64_t n)
+static void add_n(el_key_counter *c, const char *key, uint64_t n)
 {
-    assert_int_equal(el_plan_counter_add_n(c, key, strlen(key), n), EL_OK);
+    assert_int_equal(el_key_counter_add_n(c, key, strlen(key), n), EL_OK);
 }
 
 /* A plan of one source with these hot settings, counted from rows. */
-static el_plan *plan_of(const el_plan_counter *rows, uint64_t threshold, size_t max_shards)
+static el_plan *plan_of(const el_key_counter *rows, uint64_t threshold, size_t max_shards)
 {
     el_plan *p = el_plan_new();
     el_diag d;
     assert_non_null(p);
-    assert_int_equal(el_plan_add_source(p, "follows", el_plan_counter_total(rows), threshold,
+    assert_int_equal(el_plan_add_source(p, "follows", el_key_counter_total(rows), threshold,
                                         max_shards, NULL, &d), EL_OK);
-    const el_plan_counter *targets[] = { rows };
+    const el_key_counter *targets[] = { rows };
     assert_int_equal(el_plan_add_counted(p, targets, &d), EL_OK);
     return p;
 }
@@ -86,7 +86,7 @@ static el_plan *plan_of(const el_plan_counter *rows, uint64_t threshold, size_t 
 static void test_hottest_after_sharding(void **state)
 {
     (void)state;
-    el_plan_counter *units = el_plan_counter_new(), *rows = el_plan_counter_new();
+    el_key_counter *units = el_key_counter_new(), *rows = el_key_counter_new();
     assert_non_null(units);
     assert_non_null(rows);
     /* bob: 9,000 rows, 12,000 units; carol 3,000 rows, 5,000 units;
@@ -133,14 +133,14 @@ static void test_hottest_after_sharding(void **state)
     assert_string_equal(h.key, "TARGET#bob");
     assert_true(h.wcu == 12000);
     /* nothing counted: no partition */
-    el_plan_counter *empty = el_plan_counter_new();
+    el_key_counter *empty = el_key_counter_new();
     assert_int_equal(el_estimate_hottest(empty, p, &h), EL_OK);
     assert_string_equal(h.key, "");
     assert_true(h.wcu == 0);
     el_plan_free(p);
-    el_plan_counter_free(empty);
-    el_plan_counter_free(units);
-    el_plan_counter_free(rows);
+    el_key_counter_free(empty);
+    el_key_counter_free(units);
+    el_key_counter_free(rows);
 }
 
 static void test_limits_as_described(void **state)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "pipeline/eta.h"
+#include "cmd/eta.h"
 
 static void test_steady_rate(void **state)
 {

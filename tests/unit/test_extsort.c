@@ -16,7 +16,7 @@
 #include <string.h>  /* memcmp */
 #include <unistd.h>  /* rmdir */
 
-#include "pipeline/extsort.h"
+#include "pipeline/extmem/extsort.h"
 
 static size_t g_words;
 

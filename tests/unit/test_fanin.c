@@ -1,6 +1,6 @@
 /*
  * test_fanin.c - the hot-key plan a load counts before its first write
- * (pipeline/fanin.h), on real files: a key's fan-in is summed over every
+ * (pipeline/rows/fanin.h), on real files: a key's fan-in is summed over every
  * source that writes it (two sources sharing a target shard it as one
  * source holding all its edges would), rows whose keys the load rejects
  * add nothing, standard input is refused with the way out (--plan), and a
@@ -16,8 +16,8 @@
 #include <string.h>  /* strlen, strstr */
 #include <unistd.h>  /* unlink, rmdir */
 
-#include "pipeline/fanin.h"
-#include "pipeline/inputs.h"
+#include "pipeline/rows/fanin.h"
+#include "pipeline/rows/inputs.h"
 
 static char dir[64];
 

@@ -24,7 +24,7 @@
 #include <yajl/yajl_tree.h>
 #include <zstd.h>
 
-#include "pipeline/file_sink.h"
+#include "pipeline/output/file_sink.h"
 
 /* ---- helpers ---- */
 

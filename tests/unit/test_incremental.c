@@ -1,6 +1,6 @@
 /*
  * test_incremental.c - the ClientRequestToken derivation of `load
- * --incremental` (pipeline/incremental.h): deterministic within a run, at
+ * --incremental` (pipeline/incremental/incremental.h): deterministic within a run, at
  * most 36 characters, and different whenever the transaction could differ
  * or belongs to another run.
  */
@@ -12,7 +12,8 @@
 #include <ctype.h>   /* isxdigit */
 #include <string.h>  /* strlen, strcmp */
 
-#include "pipeline/incremental.h"
+#include "pipeline/incremental/incr_round.h"   /* the tokens */
+#include "pipeline/incremental/incremental.h"
 
 static const char KEY[] = "ACTOR#alice\0TARGET#bob";
 #define KLEN (sizeof KEY - 1)

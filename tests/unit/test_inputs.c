@@ -14,7 +14,7 @@
 #include <string.h>  /* strstr, strlen */
 #include <unistd.h>  /* unlink, rmdir */
 
-#include "pipeline/inputs.h"
+#include "pipeline/rows/inputs.h"
 
 static char dir[64];
 

@@ -1,5 +1,5 @@
 /*
- * test_loader.c - the load pipeline's threads (pipeline/loader.c) without
+ * test_loader.c - the load pipeline's threads (pipeline/load/load_run.c) without
  * DynamoDB: dry runs, whose inputs are FIFOs the test feeds.
  *
  * The stop flag is set from another thread while the reader threads run, as
@@ -21,9 +21,9 @@
 #include <string.h>    /* strlen */
 #include <unistd.h>    /* usleep, unlink, rmdir */
 
-#include "pipeline/loader.h"
-#include "pipeline/mapping.h"
-#include "pipeline/rejects.h"
+#include "pipeline/load/loader.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/rejects.h"
 
 #define ROWS_WRITTEN 500   /* rows written to each input before the flag goes up */
 

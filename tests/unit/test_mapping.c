@@ -12,7 +12,7 @@
 #include <string.h>  /* strlen, strstr */
 #include <unistd.h>  /* unlink, rmdir */
 
-#include "pipeline/mapping.h"
+#include "pipeline/rows/mapping.h"
 
 /* The mapping example of docs/mapping.md without "hot" and "counters". */
 static const char *spec_example =

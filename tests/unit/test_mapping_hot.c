@@ -11,7 +11,7 @@
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strlen, strstr */
 
-#include "pipeline/mapping.h"
+#include "pipeline/rows/mapping.h"
 
 /* A one-source mapping whose source ends with `extra` (", \"hot\": ..."). */
 static el_err parse_with(const char *extra, el_mapping **m, el_diag *d)

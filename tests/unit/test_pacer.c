@@ -15,7 +15,7 @@
 
 #include <math.h>    /* fabs */
 
-#include "pipeline/pacer.h"
+#include "pipeline/load/pacer.h"
 
 #define HOT 0x1234u
 #define OTHER 0x9999u

@@ -15,8 +15,8 @@
 #include <string.h>    /* strlen, strstr */
 #include <unistd.h>    /* rmdir, unlink */
 
-#include "pipeline/plan.h"
-#include "pipeline/shard.h"
+#include "pipeline/sharding/shard_plan.h"
+#include "pipeline/sharding/shard.h"
 
 static size_t keyname(char *buf, size_t cap, unsigned i)
 {
@@ -26,80 +26,80 @@ static size_t keyname(char *buf, size_t cap, unsigned i)
 static void exact_counts(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     assert_non_null(c);
-    assert_int_equal(el_plan_counter_distinct(c), 0);
-    assert_int_equal(el_plan_counter_get(c, "x", 1), 0);
+    assert_int_equal(el_key_counter_distinct(c), 0);
+    assert_int_equal(el_key_counter_get(c, "x", 1), 0);
     /* key i is added (i % 7) + 1 times, interleaved, through many growths */
     char k[64];
     const unsigned n = 50000;
     for (unsigned round = 0; round < 7; round++)
         for (unsigned i = 0; i < n; i++)
             if (i % 7 >= round)
-                assert_int_equal(el_plan_counter_add(c, k, keyname(k, sizeof k, i)), EL_OK);
-    assert_int_equal(el_plan_counter_distinct(c), n);
+                assert_int_equal(el_key_counter_add(c, k, keyname(k, sizeof k, i)), EL_OK);
+    assert_int_equal(el_key_counter_distinct(c), n);
     uint64_t want_total = 0;
     for (unsigned i = 0; i < n; i++) {
         want_total += i % 7 + 1;
-        uint64_t got = el_plan_counter_get(c, k, keyname(k, sizeof k, i));
+        uint64_t got = el_key_counter_get(c, k, keyname(k, sizeof k, i));
         if (got != i % 7 + 1)
             fail_msg("%s: got %llu, want %u", k, (unsigned long long)got, i % 7 + 1);
     }
-    assert_true(el_plan_counter_total(c) == want_total);
-    assert_int_equal(el_plan_counter_get(c, "TARGET#u50000", 13), 0);
-    assert_int_equal(el_plan_counter_get(c, "TARGET#u1", 9), 2);
+    assert_true(el_key_counter_total(c) == want_total);
+    assert_int_equal(el_key_counter_get(c, "TARGET#u50000", 13), 0);
+    assert_int_equal(el_key_counter_get(c, "TARGET#u1", 9), 2);
     /* a prefix of a key is another key */
-    assert_int_equal(el_plan_counter_get(c, "TARGET#u", 8), 0);
-    el_plan_counter_free(c);
-    el_plan_counter_free(NULL);
+    assert_int_equal(el_key_counter_get(c, "TARGET#u", 8), 0);
+    el_key_counter_free(c);
+    el_key_counter_free(NULL);
 }
 
 static void any_bytes_and_limits(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
-    assert_int_equal(el_plan_counter_add(c, "", 0), EL_OK);
-    assert_int_equal(el_plan_counter_add(c, "a\0b", 3), EL_OK);
-    assert_int_equal(el_plan_counter_add(c, "a\0c", 3), EL_OK);
-    assert_int_equal(el_plan_counter_add(c, "a\0b", 3), EL_OK);
-    assert_int_equal(el_plan_counter_get(c, "", 0), 1);
-    assert_int_equal(el_plan_counter_get(c, "a\0b", 3), 2);
-    assert_int_equal(el_plan_counter_get(c, "a", 1), 0);
+    el_key_counter *c = el_key_counter_new();
+    assert_int_equal(el_key_counter_add(c, "", 0), EL_OK);
+    assert_int_equal(el_key_counter_add(c, "a\0b", 3), EL_OK);
+    assert_int_equal(el_key_counter_add(c, "a\0c", 3), EL_OK);
+    assert_int_equal(el_key_counter_add(c, "a\0b", 3), EL_OK);
+    assert_int_equal(el_key_counter_get(c, "", 0), 1);
+    assert_int_equal(el_key_counter_get(c, "a\0b", 3), 2);
+    assert_int_equal(el_key_counter_get(c, "a", 1), 0);
     /* long keys: varint lengths of 2 and 3 bytes */
-    static char big[EL_PLAN_MAX_KEY + 1];
+    static char big[EL_KEY_MAX_LEN + 1];
     memset(big, 'x', sizeof big);
-    assert_int_equal(el_plan_counter_add(c, big, 200), EL_OK);
-    assert_int_equal(el_plan_counter_add(c, big, EL_PLAN_MAX_KEY), EL_OK);
-    assert_int_equal(el_plan_counter_add(c, big, EL_PLAN_MAX_KEY + 1), EL_ELIMIT);
-    assert_int_equal(el_plan_counter_get(c, big, 200), 1);
-    assert_int_equal(el_plan_counter_get(c, big, EL_PLAN_MAX_KEY), 1);
-    assert_int_equal(el_plan_counter_get(c, big, EL_PLAN_MAX_KEY + 1), 0);
-    assert_int_equal(el_plan_counter_distinct(c), 5);
+    assert_int_equal(el_key_counter_add(c, big, 200), EL_OK);
+    assert_int_equal(el_key_counter_add(c, big, EL_KEY_MAX_LEN), EL_OK);
+    assert_int_equal(el_key_counter_add(c, big, EL_KEY_MAX_LEN + 1), EL_ELIMIT);
+    assert_int_equal(el_key_counter_get(c, big, 200), 1);
+    assert_int_equal(el_key_counter_get(c, big, EL_KEY_MAX_LEN), 1);
+    assert_int_equal(el_key_counter_get(c, big, EL_KEY_MAX_LEN + 1), 0);
+    assert_int_equal(el_key_counter_distinct(c), 5);
     /* add_n */
-    assert_int_equal(el_plan_counter_add_n(c, "n", 1, 1000000000000ull), EL_OK);
-    assert_int_equal(el_plan_counter_add_n(c, "zero", 4, 0), EL_OK);
-    assert_true(el_plan_counter_get(c, "n", 1) == 1000000000000ull);
-    assert_int_equal(el_plan_counter_get(c, "zero", 4), 0);
-    assert_int_equal(el_plan_counter_distinct(c), 6);
-    el_plan_counter_free(c);
+    assert_int_equal(el_key_counter_add_n(c, "n", 1, 1000000000000ull), EL_OK);
+    assert_int_equal(el_key_counter_add_n(c, "zero", 4, 0), EL_OK);
+    assert_true(el_key_counter_get(c, "n", 1) == 1000000000000ull);
+    assert_int_equal(el_key_counter_get(c, "zero", 4), 0);
+    assert_int_equal(el_key_counter_distinct(c), 6);
+    el_key_counter_free(c);
 }
 
 static void top_order_and_ties(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     /* counts: b=5 a=5 ab=5 c=9 d=1 e=7 aa=5, and 100 keys of 1 */
     struct { const char *k; unsigned n; } in[] = {
         { "b", 5 }, { "a", 5 }, { "ab", 5 }, { "c", 9 }, { "d", 1 }, { "e", 7 }, { "aa", 5 },
     };
     for (size_t i = 0; i < sizeof in / sizeof *in; i++)
-        assert_int_equal(el_plan_counter_add_n(c, in[i].k, strlen(in[i].k), in[i].n), EL_OK);
+        assert_int_equal(el_key_counter_add_n(c, in[i].k, strlen(in[i].k), in[i].n), EL_OK);
     char k[32];
     for (unsigned i = 0; i < 100; i++)
-        assert_int_equal(el_plan_counter_add(c, k, (size_t)snprintf(k, sizeof k, "z%03u", i)),
+        assert_int_equal(el_key_counter_add(c, k, (size_t)snprintf(k, sizeof k, "z%03u", i)),
                          EL_OK);
-    el_plan_entry top[20];
-    size_t n = el_plan_counter_top(c, 6, top);
+    el_key_count top[20];
+    size_t n = el_key_counter_top(c, 6, top);
     assert_int_equal(n, 6);
     const char *want[] = { "c", "e", "a", "aa", "ab", "b" };
     const unsigned wantn[] = { 9, 7, 5, 5, 5, 5 };
@@ -109,40 +109,40 @@ static void top_order_and_ties(void **state)
         assert_int_equal(top[i].count, wantn[i]);
     }
     /* the cut falls inside a tie: the smallest keys win */
-    n = el_plan_counter_top(c, 4, top);
+    n = el_key_counter_top(c, 4, top);
     assert_int_equal(n, 4);
     assert_memory_equal(top[3].key, "aa", 2);
-    n = el_plan_counter_top(c, 20, top);
+    n = el_key_counter_top(c, 20, top);
     assert_int_equal(n, 20);
     assert_memory_equal(top[6].key, "d", 1);
     assert_memory_equal(top[7].key, "z000", 4);
     assert_memory_equal(top[19].key, "z012", 4);
-    assert_int_equal(el_plan_counter_top(c, 0, top), 0);
-    el_plan_counter_free(c);
+    assert_int_equal(el_key_counter_top(c, 0, top), 0);
+    el_key_counter_free(c);
 
     /* fewer keys than asked */
-    c = el_plan_counter_new();
-    assert_int_equal(el_plan_counter_top(c, 20, top), 0);
-    assert_int_equal(el_plan_counter_add(c, "only", 4), EL_OK);
-    assert_int_equal(el_plan_counter_top(c, 20, top), 1);
+    c = el_key_counter_new();
+    assert_int_equal(el_key_counter_top(c, 20, top), 0);
+    assert_int_equal(el_key_counter_add(c, "only", 4), EL_OK);
+    assert_int_equal(el_key_counter_top(c, 20, top), 1);
     assert_int_equal(top[0].count, 1);
-    el_plan_counter_free(c);
+    el_key_counter_free(c);
 }
 
 static void top_matches_sort(void **state)
 {
     (void)state;
     /* many keys with colliding counts: top-20 equals a full sort's head */
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     char k[32];
     for (unsigned i = 0; i < 20000; i++) {
         size_t len = (size_t)snprintf(k, sizeof k, "K%u", (i * 7919u) % 20000u);
-        assert_int_equal(el_plan_counter_add_n(c, k, len, (i * 31u) % 97u + 1), EL_OK);
+        assert_int_equal(el_key_counter_add_n(c, k, len, (i * 31u) % 97u + 1), EL_OK);
     }
-    el_plan_entry top[20], *all;
+    el_key_count top[20], *all;
     size_t nall;
-    assert_int_equal(el_plan_counter_top(c, 20, top), 20);
-    assert_int_equal(el_plan_counter_at_least(c, 0, &all, &nall), EL_OK);
+    assert_int_equal(el_key_counter_top(c, 20, top), 20);
+    assert_int_equal(el_key_counter_at_least(c, 0, &all, &nall), EL_OK);
     assert_int_equal(nall, 20000);
     for (size_t i = 0; i < 20; i++) {
         assert_int_equal(top[i].count, all[i].count);
@@ -152,29 +152,29 @@ static void top_matches_sort(void **state)
     for (size_t i = 1; i < nall; i++)
         assert_true(all[i - 1].count >= all[i].count);
     free(all);
-    assert_int_equal(el_plan_counter_at_least(c, 98, &all, &nall), EL_OK);
+    assert_int_equal(el_key_counter_at_least(c, 98, &all, &nall), EL_OK);
     assert_int_equal(nall, 0);
     assert_null(all);
-    assert_int_equal(el_plan_counter_at_least(c, 97, &all, &nall), EL_OK);
+    assert_int_equal(el_key_counter_at_least(c, 97, &all, &nall), EL_OK);
     assert_true(nall > 0);
     for (size_t i = 0; i < nall; i++)
         assert_int_equal(all[i].count, 97);
     free(all);
-    el_plan_counter_free(c);
+    el_key_counter_free(c);
 }
 
 static void histogram_buckets(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     const uint64_t counts[] = { 1, 1, 2, 3, 4, 7, 8, 15, 16, 1023, 1024, 1ull << 40 };
     char k[16];
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-        assert_int_equal(el_plan_counter_add_n(c, k, (size_t)snprintf(k, sizeof k, "k%zu", i),
+        assert_int_equal(el_key_counter_add_n(c, k, (size_t)snprintf(k, sizeof k, "k%zu", i),
                                                counts[i]), EL_OK);
-    uint64_t h[EL_PLAN_HIST_BUCKETS];
-    el_plan_counter_histogram(c, h);
-    uint64_t want[EL_PLAN_HIST_BUCKETS] = { 0 };
+    uint64_t h[EL_KEY_HIST_BUCKETS];
+    el_key_counter_histogram(c, h);
+    uint64_t want[EL_KEY_HIST_BUCKETS] = { 0 };
     want[0] = 2;  /* 1 */
     want[1] = 2;  /* 2-3 */
     want[2] = 2;  /* 4-7 */
@@ -183,82 +183,82 @@ static void histogram_buckets(void **state)
     want[9] = 1;  /* 512-1023 */
     want[10] = 1; /* 1024-2047 */
     want[40] = 1;
-    for (size_t b = 0; b < EL_PLAN_HIST_BUCKETS; b++)
+    for (size_t b = 0; b < EL_KEY_HIST_BUCKETS; b++)
         if (h[b] != want[b])
             fail_msg("bucket %zu: got %llu, want %llu", b, (unsigned long long)h[b],
                      (unsigned long long)want[b]);
-    el_plan_counter_free(c);
+    el_key_counter_free(c);
 }
 
 static void merge(void **state)
 {
     (void)state;
-    el_plan_counter *a = el_plan_counter_new(), *b = el_plan_counter_new();
+    el_key_counter *a = el_key_counter_new(), *b = el_key_counter_new();
     char k[32];
     for (unsigned i = 0; i < 3000; i++) {
-        assert_int_equal(el_plan_counter_add(a, k, keyname(k, sizeof k, i)), EL_OK);
-        assert_int_equal(el_plan_counter_add_n(b, k, keyname(k, sizeof k, i + 1500), 2), EL_OK);
+        assert_int_equal(el_key_counter_add(a, k, keyname(k, sizeof k, i)), EL_OK);
+        assert_int_equal(el_key_counter_add_n(b, k, keyname(k, sizeof k, i + 1500), 2), EL_OK);
     }
-    assert_int_equal(el_plan_counter_merge(a, b), EL_OK);
-    assert_int_equal(el_plan_counter_distinct(a), 4500);
-    assert_int_equal(el_plan_counter_total(a), 9000);
-    assert_int_equal(el_plan_counter_get(a, k, keyname(k, sizeof k, 0)), 1);
-    assert_int_equal(el_plan_counter_get(a, k, keyname(k, sizeof k, 2000)), 3);
-    assert_int_equal(el_plan_counter_get(a, k, keyname(k, sizeof k, 4400)), 2);
-    assert_int_equal(el_plan_counter_distinct(b), 3000);
-    el_plan_counter_free(a);
-    el_plan_counter_free(b);
+    assert_int_equal(el_key_counter_merge(a, b), EL_OK);
+    assert_int_equal(el_key_counter_distinct(a), 4500);
+    assert_int_equal(el_key_counter_total(a), 9000);
+    assert_int_equal(el_key_counter_get(a, k, keyname(k, sizeof k, 0)), 1);
+    assert_int_equal(el_key_counter_get(a, k, keyname(k, sizeof k, 2000)), 3);
+    assert_int_equal(el_key_counter_get(a, k, keyname(k, sizeof k, 4400)), 2);
+    assert_int_equal(el_key_counter_distinct(b), 3000);
+    el_key_counter_free(a);
+    el_key_counter_free(b);
 }
 
 /* Bytes per distinct key at 1M keys (the figure in docs/SHARDING.md). */
 static void memory_per_key(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     char k[32];
     for (unsigned i = 0; i < 1000000; i++)
-        assert_int_equal(el_plan_counter_add(c, k, (size_t)snprintf(k, sizeof k,
+        assert_int_equal(el_key_counter_add(c, k, (size_t)snprintf(k, sizeof k,
                                                                     "TARGET#u%07u", i)), EL_OK);
-    assert_int_equal(el_plan_counter_distinct(c), 1000000);
-    double per_key = (double)el_plan_counter_memory(c) / 1e6;
+    assert_int_equal(el_key_counter_distinct(c), 1000000);
+    double per_key = (double)el_key_counter_memory(c) / 1e6;
     print_message("counter: 1,000,000 distinct 15-byte keys in %zu bytes = %.1f bytes/key\n",
-                  el_plan_counter_memory(c), per_key);
+                  el_key_counter_memory(c), per_key);
     assert_true(per_key > 16 + 16);  /* at least key + slot */
     assert_true(per_key < 64);
-    el_plan_counter_free(c);
+    el_key_counter_free(c);
 }
 
 static void walk_every_key_once(void **state)
 {
     (void)state;
-    el_plan_counter *c = el_plan_counter_new();
+    el_key_counter *c = el_key_counter_new();
     char k[64];
     for (unsigned i = 0; i < 3000; i++)
-        assert_int_equal(el_plan_counter_add_n(c, k, keyname(k, sizeof k, i), i + 1), EL_OK);
-    el_plan_counter *seen = el_plan_counter_new();
+        assert_int_equal(el_key_counter_add_n(c, k, keyname(k, sizeof k, i), i + 1), EL_OK);
+    el_key_counter *seen = el_key_counter_new();
     size_t pos = 0, n = 0;
-    el_plan_entry e;
-    while (el_plan_counter_next(c, &pos, &e)) {
-        assert_true(e.count == el_plan_counter_get(c, e.key, e.len));
-        assert_int_equal(el_plan_counter_add(seen, e.key, e.len), EL_OK);
+    el_key_count e;
+    while (el_key_counter_next(c, &pos, &e)) {
+        assert_true(e.count == el_key_counter_get(c, e.key, e.len));
+        assert_int_equal(el_key_counter_add(seen, e.key, e.len), EL_OK);
         n++;
     }
     assert_int_equal(n, 3000);
-    assert_int_equal(el_plan_counter_distinct(seen), 3000);
-    assert_false(el_plan_counter_next(c, &pos, &e)); /* stays at the end */
-    el_plan_counter *empty = el_plan_counter_new();
+    assert_int_equal(el_key_counter_distinct(seen), 3000);
+    assert_false(el_key_counter_next(c, &pos, &e)); /* stays at the end */
+    el_key_counter *empty = el_key_counter_new();
     pos = 0;
-    assert_false(el_plan_counter_next(empty, &pos, &e));
-    el_plan_counter_free(empty);
-    el_plan_counter_free(seen);
-    el_plan_counter_free(c);
+    assert_false(el_key_counter_next(empty, &pos, &e));
+    el_key_counter_free(empty);
+    el_key_counter_free(seen);
+    el_key_counter_free(c);
 }
 
 /* ---- the plan ---- */
 
-static void add_n(el_plan_counter *c, const char *key, uint64_t n)
+static void add_n(el_key_counter *c, const char *key, uint64_t n)
 {
-    assert_int_equal(el_plan_counter_add_n(c, key, strlen(key), n), EL_OK);
+    assert_int_equal(el_key_counter_add_n(c, key, strlen(key), n), EL_OK);
 }
 
 /* follows and likes write the same index: bob's fan-in is both's (30,000
@@ -267,8 +267,8 @@ static void add_n(el_plan_counter *c, const char *key, uint64_t n)
 static el_plan *sample_plan(void)
 {
     el_plan *p = el_plan_new();
-    el_plan_counter *f = el_plan_counter_new(), *l = el_plan_counter_new(),
-                    *u = el_plan_counter_new();
+    el_key_counter *f = el_key_counter_new(), *l = el_key_counter_new(),
+                    *u = el_key_counter_new();
     el_diag d;
     el_diag_clear(&d);
     assert_non_null(p);
@@ -285,19 +285,19 @@ static el_plan *sample_plan(void)
     add_n(l, "TARGET#fay", 12000);
     add_n(u, "USER#x", 12);
     size_t s0, s1, s2;
-    assert_int_equal(el_plan_add_source(p, "follows", el_plan_counter_total(f), 10000, 32, &s0,
+    assert_int_equal(el_plan_add_source(p, "follows", el_key_counter_total(f), 10000, 32, &s0,
                                         &d), EL_OK);
-    assert_int_equal(el_plan_add_source(p, "likes", el_plan_counter_total(l), 10000, 32, &s1,
+    assert_int_equal(el_plan_add_source(p, "likes", el_key_counter_total(l), 10000, 32, &s1,
                                         &d), EL_OK);
     assert_int_equal(el_plan_add_source(p, "users", 12, 0, 32, &s2, &d), EL_OK);
     assert_int_equal(s0, 0);
     assert_int_equal(s1, 1);
     assert_int_equal(s2, 2);
-    const el_plan_counter *targets[] = { f, l, u };
+    const el_key_counter *targets[] = { f, l, u };
     assert_int_equal(el_plan_add_counted(p, targets, &d), EL_OK);
-    el_plan_counter_free(f);
-    el_plan_counter_free(l);
-    el_plan_counter_free(u);
+    el_key_counter_free(f);
+    el_key_counter_free(l);
+    el_key_counter_free(u);
     return p;
 }
 
@@ -385,21 +385,21 @@ static el_err plan_of(const char *const *keys, const uint64_t *counts, size_t n,
                       el_diag *d)
 {
     el_plan *p = el_plan_new();
-    el_plan_counter *c[4] = { NULL, NULL, NULL, NULL };
+    el_key_counter *c[4] = { NULL, NULL, NULL, NULL };
     assert_true(nsrc <= 4);
     for (size_t s = 0; s < nsrc; s++) {
         char name[8];
         snprintf(name, sizeof name, "s%zu", s);
-        c[s] = el_plan_counter_new();
+        c[s] = el_key_counter_new();
         for (size_t i = 0; i < n; i++)
             if (counts[s * n + i])
                 add_n(c[s], keys[i], counts[s * n + i]);
-        assert_int_equal(el_plan_add_source(p, name, el_plan_counter_total(c[s]), thr[s],
+        assert_int_equal(el_plan_add_source(p, name, el_key_counter_total(c[s]), thr[s],
                                             max[s], NULL, d), EL_OK);
     }
-    el_err err = el_plan_add_counted(p, (const el_plan_counter *const *)c, d);
+    el_err err = el_plan_add_counted(p, (const el_key_counter *const *)c, d);
     for (size_t s = 0; s < nsrc; s++)
-        el_plan_counter_free(c[s]);
+        el_key_counter_free(c[s]);
     if (err) {
         el_plan_free(p);
         p = NULL;

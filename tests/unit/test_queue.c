@@ -12,7 +12,7 @@
 #include <stdint.h>     /* uintptr_t */
 #include <time.h>       /* nanosleep */
 
-#include "pipeline/queue.h"
+#include "pipeline/flow/queue.h"
 
 #define P(n) ((void *)(uintptr_t)(n))
 

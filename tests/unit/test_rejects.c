@@ -16,7 +16,7 @@
 #include <unistd.h>          /* unlink, rmdir */
 #include <yajl/yajl_tree.h>  /* checking each line is JSON */
 
-#include "pipeline/rejects.h"
+#include "pipeline/rows/rejects.h"
 
 static char dir[64];
 static char path[128];

@@ -13,7 +13,7 @@
 #include <stdint.h>     /* uintptr_t */
 #include <stdlib.h>     /* malloc, free */
 
-#include "pipeline/reorder.h"
+#include "pipeline/flow/reorder.h"
 
 #define P(n) ((void *)(uintptr_t)(n))
 

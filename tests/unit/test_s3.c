@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/file_sink.h"
+#include "pipeline/output/file_sink.h"
 #include "s3/s3.h"
 #include "s3/s3_sign.h"
 #include "s3/s3_xml.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>  /* qsort */
 #include <string.h>  /* strcmp */
 
-#include "pipeline/sample.h"
+#include "pipeline/extmem/sample.h"
 
 static void key_name(char *buf, size_t n, unsigned i)
 {

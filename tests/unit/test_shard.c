@@ -12,8 +12,8 @@
 #include <stdint.h>  /* uint64_t */
 #include <string.h>  /* strlen, memcmp */
 
-#include "pipeline/chunk.h"
-#include "pipeline/shard.h"
+#include "pipeline/flow/chunk.h"
+#include "pipeline/sharding/shard.h"
 
 static void count_boundaries(void **state)
 {

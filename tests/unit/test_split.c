@@ -14,7 +14,7 @@
 
 #include "common/buf.h"
 #include "formats/reader.h"
-#include "pipeline/split.h"
+#include "pipeline/rows/split.h"
 
 /* ---- parsing ---- */
 

@@ -13,7 +13,7 @@
 #include <string.h>  /* memset, strlen */
 #include <unistd.h>  /* rmdir */
 
-#include "pipeline/spool.h"
+#include "pipeline/extmem/spool.h"
 
 static const uint64_t KEY[2] = { 7, 11 };
 

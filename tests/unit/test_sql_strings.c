@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "formats/input.h"
+#include "formats/sql_lex.h"
 #include "formats/sql_strings.h"
 
 static void quote_rules(void **state)

@@ -11,7 +11,7 @@
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strstr, strlen */
 
-#include "pipeline/table_check.h"
+#include "pipeline/rows/table_check.h"
 
 static const char *with_index =
     "{\"table\":\"Graph\",\"sources\":[{\"name\":\"f\",\"pk\":\"A#{a}\",\"sk\":\"B#{b}\"}]}";

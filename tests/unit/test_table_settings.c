@@ -11,8 +11,8 @@
 #include <stdio.h>   /* snprintf */
 #include <string.h>  /* strlen, strstr */
 
-#include "pipeline/mapping.h"
-#include "pipeline/table_settings.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/table_settings.h"
 
 static el_table_settings *from_json(const char *json, el_err want)
 {

@@ -31,7 +31,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #include <malloc.h>  /* mallinfo2: bytes in use, glibc */
 #endif
 
-#include "pipeline/template.h"
+#include "pipeline/rows/template.h"
 
 static char *col_names[] = { "follower_id", "followee_id", "created_at" };
 static el_coltype col_types[] = { EL_COL_TEXT, EL_COL_TEXT, EL_COL_TEXT };

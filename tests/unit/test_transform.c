@@ -11,7 +11,7 @@
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* strlen, strstr */
 
-#include "pipeline/transform.h"
+#include "pipeline/rows/transform.h"
 
 /* ---- fixtures ---- */
 

@@ -25,10 +25,10 @@
 
 #include "common/buf.h"
 #include "formats/ddb_value.h"  /* el_json_put_string */
-#include "pipeline/loader.h"
-#include "pipeline/mapping.h"
-#include "pipeline/rejects.h"
-#include "pipeline/verify.h"
+#include "pipeline/load/loader.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/rejects.h"
+#include "pipeline/verify/verify.h"
 
 static void test_kind_names(void **state)
 {

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 
-#include "pipeline/watermark.h"
+#include "pipeline/flow/watermark.h"
 
 static void test_in_order(void **state)
 {
