@@ -15,6 +15,7 @@
 #include "cmd/runner.h"
 #include "pipeline/load/loader.h"
 #include "pipeline/rows/mapping.h"
+#include "dynamo/ddb_driver.h"  /* EL_DEFAULT_CONCURRENCY */
 
 static const char not_sharded[] = "counters do not depend on how hot targets are sharded";
 
@@ -60,7 +61,7 @@ static const cmd_spec spec = {
 "Exit status: 0 written, 3 finished with rejected rows, 2 usage or mapping\n"
 "error, 1 aborted (some counters refused or the service failed), 130\n"
 "interrupted.\n",
-    .default_concurrency = 16,
+    .default_concurrency = EL_DEFAULT_CONCURRENCY,
     .inputs = true,
 };
 

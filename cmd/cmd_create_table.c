@@ -279,7 +279,7 @@ int cmd_create_table(int argc, char **argv)
     const char *stats_json = o.stats_json;
     bool quiet = o.quiet;
     wait_view view = { .mode = quiet ? PROGRESS_NONE : o.progress,
-                       .interval_ms = (o.progress_interval_s > 0 ? o.progress_interval_s : 10) *
+                       .interval_ms = (o.progress_interval_s > 0 ? o.progress_interval_s : EL_PROGRESS_INTERVAL_S) *
                                       1000.0 };
     cmd_options_free(&o);
     if (prc >= 0) {

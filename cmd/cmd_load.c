@@ -16,6 +16,7 @@
 #include "pipeline/load/loader.h"
 #include "pipeline/rows/mapping.h"
 #include "pipeline/rows/split.h"
+#include "dynamo/ddb_driver.h"  /* EL_DEFAULT_CONCURRENCY */
 
 enum { O_PART_ITEMS = OPT_OWN, O_INCREMENTAL, O_OP_COLUMN, O_NO_GROUP };
 
@@ -92,7 +93,7 @@ static const cmd_spec spec = {
 "\n"
 "Exit status: 0 loaded, 3 finished with rejected rows, 2 usage, mapping,\n"
 "configuration or table error (nothing written), 1 aborted, 130 interrupted.\n",
-    .default_concurrency = 16,
+    .default_concurrency = EL_DEFAULT_CONCURRENCY,
     .inputs = true,
     .own_opt = own_opt,
 };

@@ -158,7 +158,7 @@ bool cmd_options_init(cmd_options *o, int argc)
     o->rejects = CMD_DEFAULT_REJECTS;
     o->max_rejects = -1;
     o->progress = PROGRESS_AUTO;
-    o->progress_interval_s = 10;
+    o->progress_interval_s = EL_PROGRESS_INTERVAL_S;
     return mapping_args_init(&o->map, argc);
 }
 

@@ -40,7 +40,7 @@ void progress_init(progress *p, progress_mode mode, double interval_s)
     if (mode == PROGRESS_AUTO)
         mode = isatty(2) ? PROGRESS_BAR : PROGRESS_PLAIN;
     p->mode = mode;
-    p->interval_s = interval_s > 0 ? interval_s : 10;
+    p->interval_s = interval_s > 0 ? interval_s : EL_PROGRESS_INTERVAL_S;
     p->last_print = el_now_ms();
     p->last_items_t = p->last_print;
     el_eta_init(&p->eta, 30);

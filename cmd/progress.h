@@ -8,6 +8,9 @@
 
 #include <stdbool.h>  /* bool */
 
+/* Seconds between progress lines when --progress-interval does not say. */
+#define EL_PROGRESS_INTERVAL_S 10
+
 #include "cmd/eta.h"
 #include "pipeline/load/loader.h"
 

@@ -36,7 +36,6 @@
 #define MAX_OP_NAME 128
 /* Backoff exponents stop growing here (the delay is capped long before). */
 #define MAX_BACKOFF_ATTEMPT 30
-#define DEFAULT_CONCURRENCY 16
 #define DEFAULT_MAX_RETRY_S 900.0
 /* Bodies of finished requests kept for the callers' next ones: a body
  * built into an empty buffer grows by doubling, 7 reallocations for a
@@ -216,7 +215,7 @@ el_err el_ddb_driver_new_with(const el_ddb_transport *t, const el_ddb_driver_opt
     }
     d->t = *t;
     d->cfg = cfg;
-    int window = o && o->concurrency > 0 ? o->concurrency : DEFAULT_CONCURRENCY;
+    int window = o && o->concurrency > 0 ? o->concurrency : EL_DEFAULT_CONCURRENCY;
     double now = el_ddb_driver_now(d);
     el_rate_init(&d->rate, window, o ? o->units_per_s : 0, now);
     el_trate_init(&d->learned);

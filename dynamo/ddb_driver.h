@@ -76,8 +76,12 @@ typedef struct el_ddb_limiter {
 } el_ddb_limiter;
 
 /* How the driver paces and retries. */
+/* Requests in flight when the command does not say (--concurrency): the
+ * default of load and counters, and of a driver given 0. */
+#define EL_DEFAULT_CONCURRENCY 16
+
 typedef struct el_ddb_driver_opts {
-    int concurrency;          /* most requests in flight; <= 0: 16 */
+    int concurrency;          /* most requests in flight; <= 0: EL_DEFAULT_CONCURRENCY */
     double units_per_s;       /* capacity budget; <= 0: none */
     double max_retry_time_s;  /* failure without a success before giving up; <= 0: 900 */
     /* Throttling answers go to the callback too (a.res.outcome

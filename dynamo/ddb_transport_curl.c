@@ -173,7 +173,7 @@ el_err el_ddb_driver_new(el_ddb *ddb, const el_ddb_driver_opts *o, el_ddb_driver
                          el_diag *diag)
 {
     *out = NULL;
-    int connections = o && o->concurrency > 0 ? o->concurrency : 16;
+    int connections = o && o->concurrency > 0 ? o->concurrency : EL_DEFAULT_CONCURRENCY;
     el_ddb_transport t;
     el_err err = el_ddb_transport_curl(ddb, connections, &t);
     if (err)

@@ -114,7 +114,7 @@ typedef struct el_counters_write_opts {
     el_ddb *ddb;
     const char *table;
     const char *pk_attr, *sk_attr;   /* "PK", "SK" */
-    int concurrency;                 /* UpdateItem requests in flight (<= 0: 16) */
+    int concurrency;                 /* UpdateItem requests in flight (<= 0: EL_DEFAULT_CONCURRENCY) */
     double max_wcu;                  /* capacity units per second; 0 = no cap */
     double max_retry_time_s;         /* continuous non-throttle failure before giving up */
     const atomic_int *stop;          /* may be NULL; set by a signal handler: stop taking input */
@@ -127,7 +127,7 @@ typedef struct el_counters_write_opts {
      * phase's reports carry on from them, so no line shows fewer than the
      * line before it */
     const el_load_stats *before;
-    /* --checkpoint: every checkpoint_interval_s (<= 0: 5) and at the end,
+    /* --checkpoint: every checkpoint_interval_s (<= 0: EL_CHECKPOINT_INTERVAL_S) and at the end,
      * base (the run's checkpoint: job and inputs; borrowed) is written to
      * checkpoint_path with how many counter items are written. NULL: none. */
     const char *checkpoint_path;

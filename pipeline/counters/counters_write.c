@@ -215,7 +215,7 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
         }
         err = save(&w, diag);
     }
-    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
+    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : EL_CHECKPOINT_INTERVAL_S) * 1000.0;
     double next_save = t0 + interval, next_report = t0 + 1000;
     while (!err) {
         if (o->stop && *o->stop) {

@@ -68,6 +68,10 @@ el_err el_checkpoint_parse(const char *text, size_t len, const char *name,
  * per input). */
 #define EL_CHECKPOINT_MAX_BYTES ((size_t)64 * 1024 * 1024)
 
+/* How often a run saves its checkpoint when --checkpoint-interval does not
+ * say (and at the end, always). */
+#define EL_CHECKPOINT_INTERVAL_S 5
+
 /* FNV-1a over the bytes given, chained: start with h = 0. */
 uint64_t el_checkpoint_hash(uint64_t h, const void *data, size_t len);
 

@@ -68,7 +68,7 @@ typedef struct el_incr_opts {
     size_t ninputs;
     el_ddb *ddb;
     el_rejects *rejects;
-    int concurrency;              /* transactions in flight (<= 0: 16) */
+    int concurrency;              /* transactions in flight (<= 0: EL_DEFAULT_CONCURRENCY) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */
     double max_retry_time_s;
     const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */

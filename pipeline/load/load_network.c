@@ -193,7 +193,7 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
 {
     net n = { .r = r, .st = st };
     const el_load_opts *o = r->o;
-    int concurrency = o->concurrency > 0 ? o->concurrency : 16;
+    int concurrency = o->concurrency > 0 ? o->concurrency : EL_DEFAULT_CONCURRENCY;
     el_ddb_driver_opts dopts = { .concurrency = concurrency, .units_per_s = o->max_wcu,
                                  .max_retry_time_s = o->max_retry_time_s,
                                  .throttles_to_caller = true };
@@ -221,7 +221,7 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     if (!err && !n.tr)
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     double now = n.drv ? el_ddb_driver_now(n.drv) : 0;
-    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : 5) * 1000.0;
+    double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : EL_CHECKPOINT_INTERVAL_S) * 1000.0;
     n.next_checkpoint = now + interval;
     n.next_progress = now + 1000.0;
     if (!err && o->checkpoint_path) {

@@ -18,6 +18,7 @@ import http.server
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -404,6 +405,30 @@ class EdgeloadTestCase(unittest.TestCase):
         with open(mapping_path, "w") as f:
             json.dump(mapping, f, indent=2)
         return mapping_path
+
+
+def fnv1a64(data):
+    """FNV-1a 64 of bytes: the hash edgeload picks a hot key's shard with
+    (pipeline/sharding/shard.c), written again here to check it."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nothing listens on (at the time of asking)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sanitized(path):
+    """True when the binary carries ASan or TSan (their runtime costs memory
+    and time, so tests scale their bounds)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 def read_jsonl(path):

@@ -20,18 +20,11 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from edgeload_test import assert_no_sanitizer_report, edgeload_bin  # noqa: E402
+from edgeload_test import assert_no_sanitizer_report, edgeload_bin, sanitized  # noqa: E402
 
 TIME = "/usr/bin/time"  # GNU time (Debian package "time")
 MB = 1024 * 1024
 GB = 1024 * MB
-
-
-def sanitized(path):
-    """True when the binary carries ASan or TSan (their runtime costs memory)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 class Hostile(unittest.TestCase):

@@ -22,18 +22,11 @@ import signal
 import subprocess
 import time
 
-from edgeload_test import EdgeloadTestCase, S, N, canon_sorted, main
+from edgeload_test import EdgeloadTestCase, S, N, canon_sorted, fnv1a64, main
 
 THRESHOLD, MAX_SHARDS = 10, 8
 A = {"bob": 40, "amy": 6, "cat": 4, "dan": 2}
 B = {"bob": 25, "amy": 6, "cat": 3, "eve": 1}
-
-
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def rows(counts, prefix):

@@ -11,19 +11,11 @@ import math
 import os
 import random
 
-from edgeload_test import EdgeloadTestCase, S, main
+from edgeload_test import EdgeloadTestCase, fnv1a64, main
 
 THRESHOLD = 10000
 HOT = {"star": 21000, "idol": 10500}  # fan-in: 3 and 2 shards
 NORMAL_EDGES = 2000
-
-
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
 
 
 def make_graph(path):

@@ -13,17 +13,10 @@ load of 30), so there only the cap itself is checked: never 10 % above it.
 import os
 import re
 
-from edgeload_test import EdgeloadTestCase, edgeload_bin, main
+from edgeload_test import EdgeloadTestCase, edgeload_bin, main, sanitized
 
 CAP = 500
 ITEMS = 8000  # 16,000 WCU: about 32 s at the cap
-
-
-def sanitized(path):
-    """True when the binary carries ASan or TSan (as test_hostile checks)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    return b"__asan_init" in data or b"__tsan_init" in data
 
 
 class MaxWcuTest(EdgeloadTestCase):

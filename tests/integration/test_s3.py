@@ -30,7 +30,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,12 +46,6 @@ import botocore.config  # noqa: E402
 S3_KEY = "S3RVER"   # the key pair s3rver knows
 ROWS = int(os.environ.get("EDGELOAD_S3_TEST_ROWS", "6000"))
 HOT = 300           # user "u0" gets ~1/8 of the edges (~750): 3 shards
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def s3rver_bin():
@@ -131,7 +124,7 @@ class S3Test(et.EdgeloadTestCase):
             raise unittest.SkipTest(msg)
         cls.procs = []
         cls.data_dir = tempfile.mkdtemp(prefix="edgeload-s3rver-")
-        port = free_port()
+        port = et.free_port()
         cls.s3rver = subprocess.Popen(
             ["node", binp, "-d", cls.data_dir, "-a", "127.0.0.1", "-p", str(port), "--silent",
              "--no-vhost-buckets"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -156,7 +149,7 @@ class S3Test(et.EdgeloadTestCase):
 
     @classmethod
     def start_proxy(cls, *extra):
-        port = free_port()
+        port = et.free_port()
         p = subprocess.Popen(
             ["/usr/bin/python3", os.path.join(et.SOURCE_DIR, "tests", "tools", "s3proxy.py"),
              "--listen", str(port), "--upstream", cls.upstream, "--secret", S3_KEY,

@@ -39,7 +39,7 @@ import time
 import unittest
 
 import edgeload_test as et
-from edgeload_test import ENDPOINT, EdgeloadTestCase, main
+from edgeload_test import ENDPOINT, EdgeloadTestCase, free_port, main
 
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "scontrol", "squeue", "sinfo", "scancel")
@@ -47,12 +47,6 @@ TASKS = 4
 KILLED = 2            # SLURM_ARRAY_TASK_ID of the task killed and requeued
 USERS = 2000
 EDGES = 16000         # 2 units an edge: about 8,500 units a task, 8 s at --max-wcu 1000
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pid_alive(pid):

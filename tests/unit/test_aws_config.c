@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <stdio.h>     /* fopen, snprintf */
 #include <stdlib.h>    /* mkdtemp, free */
 #include <string.h>    /* strcmp, strstr */
@@ -55,13 +57,7 @@ static void setenv_fake(const char *name, const char *value)
 
 static void write_file(const char *name, const char *text, mode_t mode)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", aws_dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-    assert_int_equal(chmod(path, mode), 0);
+    el_test_write_file_mode(aws_dir, name, text, mode);
 }
 
 static char *path_of(const char *name)

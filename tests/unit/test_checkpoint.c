@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +18,13 @@ static char dir[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/el-ckpt-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return el_test_mkdtemp(dir, sizeof dir, "el-ckpt") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd);
+    return el_test_rm_tree(dir);
 }
 
 static void path_in(char *out, size_t len, const char *name)

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <stdio.h>   /* fopen, snprintf */
 #include <stdlib.h>  /* mkdtemp, calloc, free */
 #include <string.h>  /* strlen, strstr */
@@ -23,21 +25,14 @@ static char dir[64];
 
 static void write_file(const char *name, const char *text)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    el_test_write_file(dir, name, text);
 }
-
-static const char *const files[] = { "a.csv", "b.csv", "all.csv", "keys.csv", "p.json" };
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/test_fanin.XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    if (!el_test_mkdtemp(dir, sizeof dir, "test_fanin"))
+        return -1;
     /* a: 4 followers of bob, 2 of amy; b: 2 more of bob, 1 of amy, 2 of cat;
      * all: a and b in one file */
     write_file("a.csv", "a,b\nu1,bob\nu2,bob\nu3,bob\nu4,bob\nu5,amy\nu6,amy\n");
@@ -52,13 +47,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char path[128];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-    return 0;
+    return el_test_rm_tree(dir);
 }
 
 /* The plan of a mapping whose sources read `inputs` (mapping order), every

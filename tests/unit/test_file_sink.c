@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <dirent.h>    /* listing what the sink left */
 #include <stdbool.h>   /* bool */
-#include <ftw.h>       /* nftw: removing the test directory */
 #include <stdio.h>     /* fopen, snprintf */
 #include <stdlib.h>    /* mkdtemp, free */
 #include <string.h>    /* memcmp, strcmp */
@@ -30,27 +31,16 @@
 
 static char root[256];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static int setup(void **state)
 {
     (void)state;
-    snprintf(root, sizeof root, "/tmp/el_file_sink_XXXXXX");
-    assert_non_null(mkdtemp(root));
-    return 0;
+    return el_test_mkdtemp(root, sizeof root, "el_file_sink") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return 0;
+    return el_test_rm_tree(root);
 }
 
 static void path_in(char *out, size_t cap, const char *rel)

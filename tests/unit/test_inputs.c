@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <stdio.h>   /* fopen, snprintf */
 #include <stdlib.h>  /* mkdtemp */
 #include <string.h>  /* strstr, strlen */
@@ -20,12 +22,7 @@ static char dir[64];
 
 static void write_file(const char *name, const char *text)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    el_test_write_file(dir, name, text);
 }
 
 static el_mapping *two_sources(void)
@@ -153,15 +150,13 @@ static void test_bind_same_columns(void **state)
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/test_inputs.XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    return el_test_mkdtemp(dir, sizeof dir, "test_inputs") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    rmdir(dir);
-    return 0;
+    return el_test_rm_tree(dir);
 }
 
 int main(void)

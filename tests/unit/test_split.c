@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <csv.h>      /* the reference the scanner must agree with */
 #include <stdio.h>    /* fopen, snprintf */
 #include <stdlib.h>   /* malloc, free, qsort, mkdtemp */
@@ -161,10 +163,7 @@ static char tmpdir[64];
 
 static void write_file(const char *path, const void *data, size_t len)
 {
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
+    el_test_write(path, data, len);
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <stdio.h>          /* open_memstream, fopen */
 #include <stdlib.h>         /* mkdtemp, free */
 #include <string.h>         /* strlen, strcmp */
@@ -217,12 +219,7 @@ static char dir[64];
 
 static void write_file(const char *name, const char *text)
 {
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    el_test_write_file(dir, name, text);
 }
 
 /* a.csv: 4 followers of bob and 1 of amy; b.csv: 2 more of bob; c.csv: rows
@@ -240,8 +237,8 @@ static const char mapping_json[] =
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/test_verify.XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    if (!el_test_mkdtemp(dir, sizeof dir, "test_verify"))
+        return -1;
     write_file("a.csv", "a,b\nu1,bob\nu2,bob\nu3,bob\nu4,bob\nu5,amy\n");
     write_file("b.csv", "a,b\nv1,bob\nv2,bob\n");
     write_file("c.csv", "a,b\nw1,\nw2,\nw3,\n");
@@ -251,14 +248,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    const char *names[] = { "a.csv", "b.csv", "c.csv", "rejects.jsonl" };
-    char path[128];
-    for (size_t i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-    return 0;
+    return el_test_rm_tree(dir);
 }
 
 static el_mapping *mapping(void)
