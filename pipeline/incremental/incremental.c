@@ -512,10 +512,13 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
     }
     el_buf_init(&c.body, EL_DDB_MAX_REQUEST_BYTES);
     el_err err = incr_round_init(&c.rd) ? el_diag_set(diag, EL_ENOMEM, "out of memory") : EL_OK;
+    bool transport_taken = false; /* by the driver, also when making it fails */
     if (!err) {
+        transport_taken = true;
         el_ddb_driver_opts dopts = { .concurrency = o->concurrency, .units_per_s = o->max_wcu,
                                      .max_retry_time_s = o->max_retry_time_s };
-        err = el_ddb_driver_new(o->ddb, &dopts, &c.drv, diag);
+        err = o->transport ? el_ddb_driver_new_with(o->transport, &dopts, NULL, &c.drv, diag)
+                           : el_ddb_driver_new(o->ddb, &dopts, &c.drv, diag);
     }
     if (!err)
         err = open_inputs(&c, diag);
@@ -530,6 +533,8 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
      * not counted, and applying the delta again is exact */
     el_ddb_driver_free(c.drv);
     c.drv = NULL;
+    if (o->transport && !transport_taken && o->transport->free)
+        o->transport->free(o->transport->self);
     incr_round_free(&c.rd);
     for (size_t i = 0; i < c.nin; i++) {
         el_reader_free(c.in[i].reader);

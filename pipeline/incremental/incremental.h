@@ -55,6 +55,7 @@
 
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_driver.h"   /* el_ddb_transport */
 #include "dynamo/ddb_limits.h"   /* EL_DDB_TXN_MAX_ACTIONS */
 #include "formats/reader.h"
 #include "pipeline/flow/stats.h"    /* el_progress: the same reports as a load */
@@ -66,7 +67,10 @@ typedef struct el_incr_opts {
     el_reader_opts reader;
     const char *const *inputs;    /* positional inputs, or NULL for each source's "input" */
     size_t ninputs;
-    el_ddb *ddb;
+    el_ddb *ddb;                  /* where requests go, unless transport is given */
+    const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
+                                     scripted one, taken: its free is called when the
+                                     run ends, whatever happened */
     el_rejects *rejects;
     int concurrency;              /* transactions in flight (<= 0: EL_DEFAULT_CONCURRENCY) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */

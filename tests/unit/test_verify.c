@@ -7,7 +7,9 @@
  * shard (a hot key's edges checked together, whatever their source), and
  * must report what is changed behind its back: an edge left on the plain
  * key (what an earlier edgeload did to the second source's edges), a
- * directory with another fan-in. Rows that cannot become items are counted
+ * directory with another fan-in, an item gone and one changed, read
+ * through throttled BatchGetItem requests (a ThrottlingException, keys
+ * left in UnprocessedKeys). Rows that cannot become items are counted
  * per source. The comparison of values is formats/ddb_item's
  * (test_ddb_item.c); the run against DynamoDB Local is
  * tests/integration/test_verify*.py.
@@ -19,6 +21,7 @@
 
 #include "helpers.h"
 
+#include <curl/curl.h>      /* CURLcode for el_ddb_classify */
 #include <stdio.h>          /* open_memstream, fopen */
 #include <stdlib.h>         /* mkdtemp, free */
 #include <string.h>         /* strlen, strcmp */
@@ -26,6 +29,7 @@
 #include <yajl/yajl_tree.h> /* the scripted DynamoDB reads the requests */
 
 #include "common/buf.h"
+#include "dynamo/ddb_errors.h"  /* el_ddb_classify: the fake's answers as the client sees them */
 #include "formats/ddb_value.h"  /* el_json_put_string */
 #include "pipeline/load/loader.h"
 #include "pipeline/rows/mapping.h"
@@ -59,10 +63,16 @@ typedef struct fake_ddb {
     struct {
         el_ddb_op *op;
         char *body;
+        el_ddb_result res;
     } pending[MAX_PENDING];
     size_t npending;
     double now;
     unsigned queries, gets;
+    /* faults of the next BatchGetItem requests: refused with a
+     * ThrottlingException, or answered with their second half of keys
+     * in UnprocessedKeys */
+    unsigned throttle_gets, partial_gets;
+    unsigned throttled, unprocessed;  /* what the faults did */
 } fake_ddb;
 
 static item *find(fake_ddb *f, const char *pk, const char *sk)
@@ -113,7 +123,12 @@ static char *batch_get(fake_ddb *f, yajl_val req)
     el_buf_init(&b, 1u << 20);
     assert_int_equal(el_buf_puts(&b, "{\"Responses\":{\"Graph\":["), EL_OK);
     bool first = true;
-    for (size_t i = 0; i < keys->u.array.len; i++) {
+    size_t answered = keys->u.array.len;
+    if (f->partial_gets && answered > 1) {
+        f->partial_gets--;
+        answered /= 2;
+    }
+    for (size_t i = 0; i < answered; i++) {
         yajl_val k = keys->u.array.values[i];
         item *x = find(f, str_at(k, "PK", "S"), str_at(k, "SK", "S"));
         if (!x)
@@ -122,7 +137,23 @@ static char *batch_get(fake_ddb *f, yajl_val req)
         assert_int_equal(el_buf_puts(&b, x->json), EL_OK);
         first = false;
     }
-    assert_int_equal(el_buf_puts(&b, "]},\"UnprocessedKeys\":{}}"), EL_OK);
+    assert_int_equal(el_buf_puts(&b, "]},\"UnprocessedKeys\":{"), EL_OK);
+    if (answered < keys->u.array.len) {
+        assert_int_equal(el_buf_puts(&b, "\"Graph\":{\"Keys\":["), EL_OK);
+        for (size_t i = answered; i < keys->u.array.len; i++) {
+            yajl_val k = keys->u.array.values[i];
+            const char *pk = str_at(k, "PK", "S"), *sk = str_at(k, "SK", "S");
+            assert_int_equal(el_buf_puts(&b, i > answered ? ",{\"PK\":{\"S\":" : "{\"PK\":{\"S\":"),
+                             EL_OK);
+            assert_int_equal(el_json_put_string(&b, pk, strlen(pk)), EL_OK);
+            assert_int_equal(el_buf_puts(&b, "},\"SK\":{\"S\":"), EL_OK);
+            assert_int_equal(el_json_put_string(&b, sk, strlen(sk)), EL_OK);
+            assert_int_equal(el_buf_puts(&b, "}}"), EL_OK);
+            f->unprocessed++;
+        }
+        assert_int_equal(el_buf_puts(&b, "]}"), EL_OK);
+    }
+    assert_int_equal(el_buf_puts(&b, "}}"), EL_OK);
     return el_buf_take(&b);
 }
 
@@ -163,8 +194,22 @@ static el_err f_send(void *self, el_ddb_op *op)
     assert_true(f->npending < MAX_PENDING);
     const char *name = el_ddb_op_name(op);
     f->pending[f->npending].op = op;
-    f->pending[f->npending++].body = strcmp(name, "Query") == 0 ? query(f, req)
-                                                                 : batch_get(f, req);
+    el_ddb_result *res = &f->pending[f->npending].res;
+    if (strcmp(name, "BatchGetItem") == 0 && f->throttle_gets) {
+        f->throttle_gets--;
+        f->throttled++;
+        f->pending[f->npending++].body = strdup(
+            "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
+            "\"message\":\"Rate of requests exceeds the allowed throughput.\"}");
+        memset(res, 0, sizeof *res);
+        el_ddb_classify(CURLE_OK, 400, f->pending[f->npending - 1].body,
+                        strlen(f->pending[f->npending - 1].body), res);
+    } else {
+        f->pending[f->npending++].body = strcmp(name, "Query") == 0 ? query(f, req)
+                                                                     : batch_get(f, req);
+        *res = (el_ddb_result){ .outcome = EL_DDB_SUCCESS, .http_status = 200 };
+    }
+    res->sends = 1;
     assert_true(strcmp(name, "Query") == 0 || strcmp(name, "BatchGetItem") == 0);
     yajl_tree_free(req);
     free(text);
@@ -178,8 +223,7 @@ static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
     size_t n = f->npending;
     f->npending = 0;
     for (size_t i = 0; i < n; i++) {
-        el_ddb_result res = { .outcome = EL_DDB_SUCCESS, .http_status = 200, .sends = 1 };
-        el_ddb_driver_complete(d, f->pending[i].op, &res, f->pending[i].body,
+        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, f->pending[i].body,
                                strlen(f->pending[i].body));
         free(f->pending[i].body);
     }
@@ -433,6 +477,51 @@ static void test_directory_of_one_source(void **state)
     fake_free(&f);
 }
 
+/* A table with an edge gone and an edge changed, read through throttled
+ * BatchGetItem requests (refused, then answered in part with the rest in
+ * UnprocessedKeys): verify reports both and nothing else, every item read
+ * once in the end. */
+static void test_missing_different_throttled(void **state)
+{
+    (void)state;
+    fake_ddb f = { 0 };
+    load_into(&f);
+    /* u2 -> bob is gone */
+    item *gone = find(&f, "ACTOR#u2", "TARGET#bob");
+    assert_non_null(gone);
+    free(gone->pk);
+    gone->pk = strdup("ACTOR#gone");
+    /* u5 -> amy has another value of an attribute: its index key */
+    item *x = find(&f, "ACTOR#u5", "TARGET#amy");
+    char *at = strstr(x->json, "\"GSI1PK\":{\"S\":\"TARGET#amy\"}");
+    assert_non_null(at);
+    at[strlen("\"GSI1PK\":{\"S\":\"TARGET#")] = 'e'; /* TARGET#emy */
+    f.throttle_gets = 2;
+    f.partial_gets = 2;
+    el_verify_stats st;
+    seen s;
+    uint64_t rejected[3];
+    verify(&f, &st, &s, rejected);
+    assert_int_equal(st.expected, 8);
+    assert_int_equal(st.present, 7);    /* the changed one is present, and different */
+    assert_int_equal(st.missing, 1);
+    assert_int_equal(st.different, 1);
+    assert_int_equal(st.throttled, 2);
+    assert_true(st.retries >= 2 + 2);   /* two refused, two answered in part */
+    assert_int_equal(st.requests, f.gets + f.throttled + f.queries);
+    bool missing = false, different = false;
+    for (unsigned i = 0; i < s.n; i++) {
+        missing |= s.kind[i] == EL_VERIFY_MISSING && strcmp(s.pk[i], "ACTOR#u2") == 0;
+        different |= s.kind[i] == EL_VERIFY_DIFFERENT && strcmp(s.pk[i], "ACTOR#u5") == 0 &&
+                     strcmp(s.attr[i], "GSI1PK") == 0;
+    }
+    assert_true(missing);
+    assert_true(different);
+    assert_int_equal(f.throttled, 2);   /* the faults happened */
+    assert_true(f.unprocessed >= 2);
+    fake_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_hot_key_of_two_sources),
         cmocka_unit_test(test_edge_left_on_the_plain_key),
         cmocka_unit_test(test_directory_of_one_source),
+        cmocka_unit_test(test_missing_different_throttled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,897 @@
+/*
+ * test_incremental_engine.c - the engine of `load --incremental`
+ * (pipeline/incremental/incremental.h) run whole over a small delta against
+ * an in-memory DynamoDB that executes TransactWriteItems as DynamoDB does:
+ * every condition of a transaction is checked before anything is written
+ * (a failure cancels the whole transaction, with CancellationReasons in
+ * action order), Put/Delete with attribute_not_exists / attribute_exists,
+ * Update with ADD on counter attributes (an absent item or attribute
+ * counts from 0), and the ClientRequestToken: a transaction sent again with
+ * the token of one applied less than 10 minutes before is answered success
+ * without being applied again (its ConsumedCapacity in read units only,
+ * which is how the engine knows it as a replay), and with a different body
+ * IdempotentParameterMismatchException.
+ *
+ * Faults are scripted per send of a transaction: throttling (the JSON error
+ * bodies of ThrottlingException and ProvisionedThroughputExceededException),
+ * a reply lost after the transaction was applied (a connection reset, a
+ * 500), a cancellation for TransactionConflict. The answers are classified
+ * by the client's own el_ddb_classify, as the real transport does. Time is
+ * the fake's (`now`), so backoff costs nothing.
+ *
+ * Every scenario ends by comparing the table - the edge items and every
+ * counter - with what the delta's rows make of the starting table, worked
+ * out here row by row (a put of an absent edge adds it and moves both
+ * counters by one, a delete of a present one removes it and moves them
+ * back, anything else changes nothing).
+ *
+ * The incremental engine has no --checkpoint/--resume (cmd/cmd_load.c
+ * refuses them with --incremental: applying the delta again is exact), so
+ * there is no resume scenario; applying a delta twice is (test_rerun).
+ * The run against DynamoDB Local is tests/integration/test_counters.py.
+ */
+#include <setjmp.h>  /* cmocka needs these four first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "helpers.h"
+
+#include <curl/curl.h>       /* CURLcode for el_ddb_classify */
+#include <stdio.h>           /* snprintf */
+#include <stdlib.h>          /* calloc, free */
+#include <string.h>          /* strcmp, strdup */
+#include <yajl/yajl_tree.h>  /* the fake reads the requests */
+
+#include "common/buf.h"
+#include "dynamo/ddb_driver.h"
+#include "dynamo/ddb_errors.h"   /* el_ddb_classify */
+#include "pipeline/incremental/incremental.h"
+#include "pipeline/rows/mapping.h"
+#include "pipeline/rows/rejects.h"
+
+/* ---- the delta and what it must do ---- */
+
+typedef struct drow {
+    const char *a, *b;
+    char op;              /* 'P' or 'D' */
+} drow;
+
+#define MAX_USERS 64
+#define MAX_EDGES 256
+
+/* The table as the rows say it must end: edges, and each user's two counts. */
+typedef struct model {
+    struct { char a[16], b[16]; } edge[MAX_EDGES];
+    size_t nedges;
+    struct { char name[16]; long long followers, following; } user[MAX_USERS];
+    size_t nusers;
+    unsigned added, deleted, duplicates, absent;
+} model;
+
+static long long *count_of(model *m, const char *user, bool followers)
+{
+    size_t i = 0;
+    while (i < m->nusers && strcmp(m->user[i].name, user) != 0)
+        i++;
+    if (i == m->nusers) {
+        assert_true(m->nusers < MAX_USERS);
+        snprintf(m->user[m->nusers].name, sizeof m->user[0].name, "%s", user);
+        m->user[m->nusers].followers = m->user[m->nusers].following = 0;
+        m->nusers++;
+    }
+    return followers ? &m->user[i].followers : &m->user[i].following;
+}
+
+static size_t edge_at(const model *m, const char *a, const char *b)
+{
+    for (size_t i = 0; i < m->nedges; i++)
+        if (strcmp(m->edge[i].a, a) == 0 && strcmp(m->edge[i].b, b) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+/* One row, applied to the model as the delta promises. */
+static void model_apply(model *m, const drow *r)
+{
+    size_t at = edge_at(m, r->a, r->b);
+    if (r->op == 'P') {
+        if (at != (size_t)-1) {
+            m->duplicates++;
+            return;
+        }
+        assert_true(m->nedges < MAX_EDGES);
+        snprintf(m->edge[m->nedges].a, sizeof m->edge[0].a, "%s", r->a);
+        snprintf(m->edge[m->nedges].b, sizeof m->edge[0].b, "%s", r->b);
+        m->nedges++;
+        m->added++;
+        ++*count_of(m, r->b, true);
+        ++*count_of(m, r->a, false);
+    } else {
+        if (at == (size_t)-1) {
+            m->absent++;
+            return;
+        }
+        m->edge[at] = m->edge[--m->nedges];
+        m->deleted++;
+        --*count_of(m, r->b, true);
+        --*count_of(m, r->a, false);
+    }
+}
+
+/* ---- the fake DynamoDB ---- */
+
+#define MAX_ITEMS 512
+#define MAX_TOKENS 512
+#define MAX_PENDING 64
+#define MAX_FAULTS 64
+#define TOKEN_WINDOW_MS (10 * 60 * 1000.0)
+
+typedef struct fitem {
+    char *pk, *sk;
+    bool put;                 /* written by a Put (an edge), not only by ADDs */
+    struct { char name[16]; long long v; } attr[4];
+    size_t nattr;
+} fitem;
+
+typedef enum fault {
+    F_NONE = 0,
+    F_THROTTLE,               /* 400 ThrottlingException, nothing applied */
+    F_PTE,                    /* 400 ProvisionedThroughputExceededException */
+    F_LOST_RESET,             /* applied, then the connection reset: no answer */
+    F_LOST_500,               /* applied, then a 500 */
+    F_CONFLICT                /* cancelled: TransactionConflict on the first action */
+} fault;
+
+typedef struct fake {
+    fitem items[MAX_ITEMS];
+    size_t nitems;
+    struct { char *token; char *body; double at; } tok[MAX_TOKENS];
+    size_t ntok;
+    struct { el_ddb_op *op; el_ddb_result res; char *body; } pending[MAX_PENDING];
+    size_t npending;
+    double now;
+    fault faults[MAX_FAULTS]; /* by transaction send, 0-based */
+    unsigned sends, applied, replays, cancelled, faulted, mismatches, invalid;
+    unsigned frees;
+    bool no_idempotency;      /* to show the lost-reply test fails without tokens */
+    unsigned lose;            /* bit k: the reply of the k-th transaction applied is lost */
+    fault lose_how;           /* F_LOST_RESET or F_LOST_500 */
+} fake;
+
+static fitem *find(fake *f, const char *pk, const char *sk)
+{
+    for (size_t i = 0; i < f->nitems; i++)
+        if (strcmp(f->items[i].pk, pk) == 0 && strcmp(f->items[i].sk, sk) == 0)
+            return &f->items[i];
+    return NULL;
+}
+
+static fitem *find_or_add(fake *f, const char *pk, const char *sk)
+{
+    fitem *x = find(f, pk, sk);
+    if (x)
+        return x;
+    assert_true(f->nitems < MAX_ITEMS);
+    x = &f->items[f->nitems++];
+    memset(x, 0, sizeof *x);
+    x->pk = strdup(pk);
+    x->sk = strdup(sk);
+    return x;
+}
+
+static void remove_item(fake *f, fitem *x)
+{
+    free(x->pk);
+    free(x->sk);
+    *x = f->items[--f->nitems];
+}
+
+static const char *sget(yajl_val v, const char *a, const char *b)
+{
+    const char *path[] = { a, b, NULL };
+    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+    return s ? YAJL_GET_STRING(s) : NULL;
+}
+
+static const char *sget3(yajl_val v, const char *a, const char *b, const char *c)
+{
+    const char *path[] = { a, b, c, NULL };
+    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
+    return s ? YAJL_GET_STRING(s) : NULL;
+}
+
+/* The key of an action: Put's Item, Delete's and Update's Key. */
+static void key_of(yajl_val act, const char *kind, const char **pk, const char **sk)
+{
+    const char *where = strcmp(kind, "Put") == 0 ? "Item" : "Key";
+    *pk = sget3(act, where, "PK", "S");
+    *sk = sget3(act, where, "SK", "S");
+    assert_non_null(*pk);
+    assert_non_null(*sk);
+}
+
+static void add_attr(fitem *x, const char *name, long long d)
+{
+    size_t i = 0;
+    while (i < x->nattr && strcmp(x->attr[i].name, name) != 0)
+        i++;
+    if (i == x->nattr) {
+        assert_true(x->nattr < 4);
+        snprintf(x->attr[i].name, sizeof x->attr[0].name, "%s", name);
+        x->attr[i].v = 0;
+        x->nattr++;
+    }
+    x->attr[i].v += d;
+}
+
+/* "ADD #c0 :d0, #c1 :d1" on item x. */
+static void apply_update(fitem *x, yajl_val act)
+{
+    const char *expr = sget(act, "UpdateExpression", NULL);
+    assert_non_null(expr);
+    assert_true(strncmp(expr, "ADD ", 4) == 0);
+    char *copy = strdup(expr + 4), *save = NULL;
+    for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+        char name[32], value[32];
+        assert_int_equal(sscanf(part, " %31s %31s", name, value), 2);
+        const char *attr = sget3(act, "ExpressionAttributeNames", name, NULL);
+        const char *n = sget3(act, "ExpressionAttributeValues", value, "N");
+        assert_non_null(attr);
+        assert_non_null(n);
+        add_attr(x, attr, strtoll(n, NULL, 10));
+    }
+    free(copy);
+}
+
+static void answer(fake *f, el_ddb_op *op, CURLcode cc, long status, const char *body)
+{
+    assert_true(f->npending < MAX_PENDING);
+    el_ddb_result res;
+    memset(&res, 0, sizeof res);
+    el_ddb_classify(cc, status, body, body ? strlen(body) : 0, &res);
+    res.sends = 1;
+    f->pending[f->npending].op = op;
+    f->pending[f->npending].res = res;
+    f->pending[f->npending++].body = body ? strdup(body) : NULL;
+}
+
+static void answer_cancelled(fake *f, el_ddb_op *op, const char *const *codes, size_t n)
+{
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    assert_int_equal(el_buf_puts(&b, "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+                                     "TransactionCanceledException\",\"message\":\"Transaction "
+                                     "cancelled, please refer cancellation reasons for "
+                                     "specific reasons ["), EL_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(el_buf_printf(&b, "%s%s", i ? ", " : "", codes[i]), EL_OK);
+    assert_int_equal(el_buf_puts(&b, "]\",\"CancellationReasons\":["), EL_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(el_buf_printf(&b, "%s{\"Code\":\"%s\"%s}", i ? "," : "", codes[i],
+                                       strcmp(codes[i], "ConditionalCheckFailed") == 0
+                                           ? ",\"Message\":\"The conditional request failed\""
+                                           : ""), EL_OK);
+    assert_int_equal(el_buf_puts(&b, "]}"), EL_OK);
+    char *body = el_buf_take(&b);
+    answer(f, op, CURLE_OK, 400, body);
+    free(body);
+}
+
+/* Executes one TransactWriteItems body: 0 and the units written, or the
+ * cancellation codes (per action) when a condition failed. */
+static bool execute(fake *f, yajl_val req, const char **codes, size_t *ncodes, int *units)
+{
+    const char *ti[] = { "TransactItems", NULL };
+    yajl_val acts = yajl_tree_get(req, ti, yajl_t_array);
+    assert_non_null(acts);
+    size_t n = acts->u.array.len;
+    assert_true(n >= 1 && n <= 100);
+    *ncodes = n;
+    bool ok = true;
+    /* every condition first, on the table as it is */
+    for (size_t i = 0; i < n; i++) {
+        yajl_val a = acts->u.array.values[i];
+        assert_true(YAJL_IS_OBJECT(a) && a->u.object.len == 1);
+        const char *kind = a->u.object.keys[0];
+        yajl_val act = a->u.object.values[0];
+        assert_string_equal(sget(act, "TableName", NULL), "Graph");
+        const char *pk, *sk;
+        key_of(act, kind, &pk, &sk);
+        /* one action per item in a transaction, or DynamoDB refuses it */
+        for (size_t j = 0; j < i; j++) {
+            yajl_val b = acts->u.array.values[j];
+            const char *pk2, *sk2;
+            key_of(b->u.object.values[0], b->u.object.keys[0], &pk2, &sk2);
+            if (strcmp(pk, pk2) == 0 && strcmp(sk, sk2) == 0)
+                f->invalid++;
+        }
+        codes[i] = "None";
+        if (strcmp(kind, "Update") == 0) {
+            assert_null(sget(act, "ConditionExpression", NULL));
+            continue;
+        }
+        const char *cond = sget(act, "ConditionExpression", NULL);
+        assert_non_null(cond);
+        assert_string_equal(sget3(act, "ExpressionAttributeNames", "#p", NULL), "PK");
+        fitem *x = find(f, pk, sk);
+        bool exists = x != NULL;
+        if (strcmp(kind, "Put") == 0)
+            assert_string_equal(cond, "attribute_not_exists(#p)");
+        else if (strcmp(kind, "Delete") == 0)
+            assert_string_equal(cond, "attribute_exists(#p)");
+        else
+            fail_msg("unexpected action %s", kind);
+        if (exists != (strcmp(kind, "Delete") == 0)) {
+            codes[i] = "ConditionalCheckFailed";
+            ok = false;
+        }
+    }
+    if (!ok)
+        return false;
+    *units = 0;
+    for (size_t i = 0; i < n; i++) {
+        yajl_val a = acts->u.array.values[i];
+        const char *kind = a->u.object.keys[0];
+        yajl_val act = a->u.object.values[0];
+        const char *pk, *sk;
+        key_of(act, kind, &pk, &sk);
+        if (strcmp(kind, "Put") == 0) {
+            fitem *x = find_or_add(f, pk, sk);
+            x->put = true;
+        } else if (strcmp(kind, "Delete") == 0) {
+            remove_item(f, find(f, pk, sk));
+        } else {
+            apply_update(find_or_add(f, pk, sk), act);
+        }
+        *units += 2;
+    }
+    f->applied++;
+    return true;
+}
+
+static el_err f_send(void *self, el_ddb_op *op)
+{
+    fake *f = self;
+    assert_string_equal(el_ddb_op_name(op), "TransactWriteItems");
+    size_t len;
+    const char *raw = el_ddb_op_body(op, &len);
+    char *text = strndup(raw, len), err[256];
+    yajl_val req = yajl_tree_parse(text, err, sizeof err);
+    if (!req)
+        fail_msg("request is not JSON: %s", err);
+    fault fl = f->sends < MAX_FAULTS ? f->faults[f->sends] : F_NONE;
+    f->sends++;
+    const char *token = sget(req, "ClientRequestToken", NULL);
+    assert_non_null(token);
+    assert_true(strlen(token) >= 1 && strlen(token) <= 36);
+    if (fl == F_THROTTLE || fl == F_PTE) {
+        f->faulted++;
+        answer(f, op, CURLE_OK, 400,
+               fl == F_THROTTLE
+                   ? "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
+                     "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
+                   : "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+                     "ProvisionedThroughputExceededException\",\"message\":\"The level of "
+                     "configured provisioned throughput for the table was exceeded.\"}");
+        goto out;
+    }
+    /* the token: within its window, the same body is a replay, another a
+     * mismatch */
+    for (size_t i = 0; !f->no_idempotency && i < f->ntok; i++) {
+        if (strcmp(f->tok[i].token, token) != 0 || f->now - f->tok[i].at > TOKEN_WINDOW_MS)
+            continue;
+        if (strcmp(f->tok[i].body, text) == 0) {
+            f->replays++;
+            answer(f, op, CURLE_OK, 200,
+                   "{\"ConsumedCapacity\":[{\"TableName\":\"Graph\",\"CapacityUnits\":2.0,"
+                   "\"ReadCapacityUnits\":2.0}]}");
+        } else {
+            f->mismatches++;
+            answer(f, op, CURLE_OK, 400,
+                   "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+                   "IdempotentParameterMismatchException\",\"message\":\"The request uses the "
+                   "same client token as a previous, but non-identical request.\"}");
+        }
+        goto out;
+    }
+    const char *codes[100];
+    size_t ncodes;
+    int units = 0;
+    if (fl == F_CONFLICT) {
+        f->faulted++;
+        const char *ti[] = { "TransactItems", NULL };
+        yajl_val acts = yajl_tree_get(req, ti, yajl_t_array);
+        ncodes = acts->u.array.len;
+        for (size_t i = 0; i < ncodes; i++)
+            codes[i] = i == 0 ? "TransactionConflict" : "None";
+        f->cancelled++;
+        answer_cancelled(f, op, codes, ncodes);
+        goto out;
+    }
+    if (!execute(f, req, codes, &ncodes, &units)) {
+        f->cancelled++;
+        answer_cancelled(f, op, codes, ncodes);
+        goto out;
+    }
+    assert_true(f->ntok < MAX_TOKENS);
+    f->tok[f->ntok].token = strdup(token);
+    f->tok[f->ntok].body = strdup(text);
+    f->tok[f->ntok++].at = f->now;
+    if (f->applied <= 32 && (f->lose & (1u << (f->applied - 1))))
+        fl = f->lose_how;
+    if (fl == F_LOST_RESET) {
+        f->faulted++;
+        answer(f, op, CURLE_RECV_ERROR, 0, NULL);
+    } else if (fl == F_LOST_500) {
+        f->faulted++;
+        answer(f, op, CURLE_OK, 500,
+               "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
+               "\"message\":\"Internal server error\"}");
+    } else {
+        char ok[200];
+        snprintf(ok, sizeof ok,
+                 "{\"ConsumedCapacity\":[{\"TableName\":\"Graph\",\"CapacityUnits\":%d.0,"
+                 "\"WriteCapacityUnits\":%d.0}]}", units, units);
+        answer(f, op, CURLE_OK, 200, ok);
+    }
+out:
+    yajl_tree_free(req);
+    free(text);
+    return EL_OK;
+}
+
+static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
+{
+    fake *f = self;
+    if (f->npending == 0 && timeout_ms < 0)
+        fail_msg("the engine waits for ever with nothing in flight");
+    f->now += f->npending ? 1 : timeout_ms;
+    size_t n = f->npending;
+    f->npending = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *body = f->pending[i].body;
+        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, body,
+                               body ? strlen(body) : 0);
+        free(f->pending[i].body);
+    }
+    return EL_OK;
+}
+
+static void f_cancel(void *self, el_ddb_op *op)
+{
+    fake *f = self;
+    for (size_t i = 0; i < f->npending; i++)
+        if (f->pending[i].op == op) {
+            free(f->pending[i].body);
+            f->pending[i] = f->pending[--f->npending];
+            return;
+        }
+}
+
+static double f_now(void *self)
+{
+    return ((fake *)self)->now;
+}
+
+static void f_free(void *self)
+{
+    ((fake *)self)->frees++;
+}
+
+static void f_wakeup(void *self)
+{
+    (void)self;
+}
+
+static void fake_clear(fake *f)
+{
+    for (size_t i = 0; i < f->nitems; i++) {
+        free(f->items[i].pk);
+        free(f->items[i].sk);
+    }
+    for (size_t i = 0; i < f->ntok; i++) {
+        free(f->tok[i].token);
+        free(f->tok[i].body);
+    }
+    for (size_t i = 0; i < f->npending; i++)
+        free(f->pending[i].body);
+    free(f);
+}
+
+/* The table before the delta: edges, with the counts they make. */
+static void seed(fake *f, model *m, const drow *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char pk[64], sk[64];
+        snprintf(pk, sizeof pk, "A#%s", rows[i].a);
+        snprintf(sk, sizeof sk, "T#%s", rows[i].b);
+        find_or_add(f, pk, sk)->put = true;
+        snprintf(pk, sizeof pk, "U#%s", rows[i].b);
+        add_attr(find_or_add(f, pk, "P"), "followers", 1);
+        snprintf(pk, sizeof pk, "U#%s", rows[i].a);
+        add_attr(find_or_add(f, pk, "P"), "following", 1);
+        model_apply(m, &rows[i]);
+    }
+    m->added = 0;
+}
+
+/* The fake's table is exactly the model's: the same edges, nothing else
+ * put, and every counter the model's (an absent one is 0). */
+static void assert_table(fake *f, model *m)
+{
+    size_t edges = 0;
+    for (size_t i = 0; i < f->nitems; i++) {
+        fitem *x = &f->items[i];
+        if (strncmp(x->pk, "A#", 2) == 0) {
+            assert_true(x->put);
+            assert_int_equal(x->nattr, 0);
+            assert_true(strncmp(x->sk, "T#", 2) == 0);
+            if (edge_at(m, x->pk + 2, x->sk + 2) == (size_t)-1)
+                fail_msg("edge %s -> %s should not be there", x->pk, x->sk);
+            edges++;
+            continue;
+        }
+        /* a counter item: U#user P, only ADDs */
+        assert_true(strncmp(x->pk, "U#", 2) == 0);
+        assert_string_equal(x->sk, "P");
+        assert_false(x->put);
+        for (size_t k = 0; k < x->nattr; k++) {
+            bool followers = strcmp(x->attr[k].name, "followers") == 0;
+            assert_true(followers || strcmp(x->attr[k].name, "following") == 0);
+            long long want = *count_of(m, x->pk + 2, followers);
+            if (x->attr[k].v != want)
+                fail_msg("%s %s: %lld, the rows make %lld", x->pk, x->attr[k].name,
+                         x->attr[k].v, want);
+        }
+    }
+    assert_int_equal(edges, m->nedges);
+    /* and every count the model has is in the table */
+    for (size_t u = 0; u < m->nusers; u++) {
+        char pk[64];
+        snprintf(pk, sizeof pk, "U#%s", m->user[u].name);
+        fitem *x = find(f, pk, "P");
+        long long fo = 0, fg = 0;
+        for (size_t k = 0; x && k < x->nattr; k++) {
+            if (strcmp(x->attr[k].name, "followers") == 0)
+                fo = x->attr[k].v;
+            else
+                fg = x->attr[k].v;
+        }
+        if (fo != m->user[u].followers || fg != m->user[u].following)
+            fail_msg("%s: followers %lld following %lld, the rows make %lld and %lld", pk, fo,
+                     fg, m->user[u].followers, m->user[u].following);
+    }
+}
+
+/* ---- running the engine ---- */
+
+static char dir[64];
+
+static const char MAPPING[] =
+    "{\"table\":\"Graph\",\"sources\":[{\"name\":\"follows\",\"input\":\"delta.csv\","
+    "\"pk\":\"A#{a}\",\"sk\":\"T#{b}\",\"index\":false,"
+    "\"counters\":[{\"pk\":\"U#{b}\",\"sk\":\"P\",\"attribute\":\"followers\"},"
+    "{\"pk\":\"U#{a}\",\"sk\":\"P\",\"attribute\":\"following\"}]}]}";
+
+static int setup(void **state)
+{
+    (void)state;
+    return el_test_mkdtemp(dir, sizeof dir, "test_incremental_engine") ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return el_test_rm_tree(dir);
+}
+
+static void write_delta(const drow *rows, size_t n)
+{
+    el_buf b;
+    el_buf_init(&b, 1u << 20);
+    assert_int_equal(el_buf_puts(&b, "a,b,op\n"), EL_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(el_buf_printf(&b, "%s,%s,%c\n", rows[i].a, rows[i].b, rows[i].op),
+                         EL_OK);
+    char path[EL_TEST_PATH_MAX];
+    el_test_write(el_test_path(path, dir, "delta.csv"), b.data, b.len);
+    el_buf_free(&b);
+}
+
+/* Runs the engine over the delta in dir against f; returns its error. */
+static el_err run(fake *f, bool no_grouping, uint64_t run_id, el_incr_stats *st, el_diag *d)
+{
+    el_mapping *m;
+    el_diag_clear(d);
+    if (el_mapping_parse(MAPPING, strlen(MAPPING), dir, &m, d))
+        fail_msg("mapping: %s", d->msg);
+    char rpath[EL_TEST_PATH_MAX];
+    el_rejects *rej = el_rejects_new(el_test_path(rpath, dir, "rejects.jsonl"), -1);
+    assert_non_null(rej);
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel,
+                           .wakeup = f_wakeup, .now = f_now, .free = f_free, .self = f };
+    el_incr_opts o = { .mapping = m, .transport = &t, .rejects = rej, .concurrency = 4,
+                       .max_retry_time_s = 30, .op_column = "op", .no_grouping = no_grouping,
+                       .run_id = run_id };
+    unsigned frees = f->frees;
+    el_err err = el_incr_run(&o, st, d);
+    assert_int_equal(f->frees, frees + 1); /* the transport is the run's, freed once */
+    assert_int_equal(f->npending, 0);
+    el_rejects_free(rej);
+    el_mapping_free(m);
+    return err;
+}
+
+static void run_ok(fake *f, bool no_grouping, uint64_t run_id, el_incr_stats *st)
+{
+    el_diag d;
+    el_err err = run(f, no_grouping, run_id, st, &d);
+    if (err)
+        fail_msg("incremental: %s: %s", el_strerror(err), d.msg);
+    assert_int_equal(f->invalid, 0);
+    assert_int_equal(f->mismatches, 0);
+}
+
+/* A delta: 30 new followers of a hot target (bob), a few of others, and
+ * deletes of edges the table had. No row repeats a key or hits an edge
+ * in the wrong state. */
+#define NDELTA 40
+static char names[NDELTA][16];
+
+static size_t clean_delta(drow *rows, drow *seeded, size_t *nseeded)
+{
+    size_t n = 0, s = 0;
+    for (int i = 0; i < 30; i++) {
+        snprintf(names[i], sizeof names[0], "u%02d", i);
+        rows[n++] = (drow){ names[i], "bob", 'P' };
+    }
+    rows[n++] = (drow){ "u00", "amy", 'P' };
+    rows[n++] = (drow){ "u01", "amy", 'P' };
+    rows[n++] = (drow){ "bob", "amy", 'P' };
+    /* edges the table had, deleted: carl loses 2 of 3 followers */
+    seeded[s++] = (drow){ "v1", "carl", 'P' };
+    seeded[s++] = (drow){ "v2", "carl", 'P' };
+    seeded[s++] = (drow){ "v3", "carl", 'P' };
+    rows[n++] = (drow){ "v1", "carl", 'D' };
+    rows[n++] = (drow){ "v2", "carl", 'D' };
+    rows[n++] = (drow){ "v3", "amy", 'P' };
+    *nseeded = s;
+    return n;
+}
+
+static void expect(model *m, const drow *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        model_apply(m, &rows[i]);
+}
+
+/* a. a clean delta, grouped and one transaction per row */
+static void clean(bool no_grouping)
+{
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    el_incr_stats st;
+    run_ok(f, no_grouping, 7, &st);
+    assert_table(f, &m);
+    assert_int_equal(st.rows_read, n);
+    assert_int_equal(st.added, m.added);
+    assert_int_equal(st.deleted, m.deleted);
+    assert_int_equal(m.added, 34);
+    assert_int_equal(m.deleted, 2);
+    assert_int_equal(st.duplicates + st.absent + st.replayed + st.rejected, 0);
+    assert_int_equal(f->cancelled + f->replays, 0);
+    assert_int_equal(st.transactions, f->applied);
+    if (no_grouping)
+        assert_int_equal(f->applied, n);
+    else
+        assert_true(f->applied < n); /* bob's followers went together */
+    fake_clear(f);
+}
+
+static void test_clean_grouped(void **state)
+{
+    (void)state;
+    clean(false);
+}
+
+static void test_clean_per_row(void **state)
+{
+    (void)state;
+    clean(true);
+}
+
+/* b. throttled transactions: resent until they go, applied once */
+static void test_throttled(void **state)
+{
+    (void)state;
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    for (int i = 0; i < 6; i++)
+        f->faults[i] = i % 2 ? F_PTE : F_THROTTLE;
+    el_incr_stats st;
+    run_ok(f, false, 7, &st);
+    assert_table(f, &m);
+    assert_int_equal(f->faulted, 6);
+    assert_int_equal(st.throttled, 6);
+    assert_true(st.retries >= 6);
+    assert_int_equal(st.requests, f->sends);
+    assert_int_equal(st.added, m.added);
+    assert_int_equal(st.deleted, m.deleted);
+    assert_int_equal(st.replayed + st.duplicates + st.absent + st.rejected, 0);
+    assert_true(f->now < 60 * 1000.0); /* virtual: backoff slept nothing */
+    fake_clear(f);
+}
+
+/* c. replies lost after the transaction was applied: the resend carries
+ * the same token and DynamoDB answers it as a replay, nothing twice */
+static void lost(fault how, bool no_grouping)
+{
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    f->lose = 1u << 0 | 1u << 2; /* the first and the third applied (of 3 when grouped) */
+    f->lose_how = how;
+    el_incr_stats st;
+    run_ok(f, no_grouping, 7, &st);
+    assert_table(f, &m);
+    assert_int_equal(f->faulted, 2);
+    assert_int_equal(f->replays, 2);
+    assert_true(st.replayed >= 2);
+    /* every row took effect once: fresh or as a replay */
+    assert_int_equal(st.added + st.deleted + st.replayed, m.added + m.deleted);
+    assert_int_equal(st.duplicates + st.absent + st.rejected, 0);
+    fake_clear(f);
+}
+
+static void test_lost_reply_reset(void **state)
+{
+    (void)state;
+    lost(F_LOST_RESET, false);
+}
+
+static void test_lost_reply_500(void **state)
+{
+    (void)state;
+    lost(F_LOST_500, false);
+    lost(F_LOST_500, true);
+}
+
+/* Without tokens honoured, the same fault must break the counts: the test
+ * above can fail. */
+static void test_lost_reply_needs_tokens(void **state)
+{
+    (void)state;
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    f->no_idempotency = true;
+    f->lose = 1u << 0;
+    f->lose_how = F_LOST_500;
+    el_incr_stats st;
+    run_ok(f, true, 7, &st);
+    /* the first row's put was applied, its resend cancelled as a duplicate:
+     * the conditions keep the table right, the figures are wrong */
+    assert_table(f, &m);
+    assert_int_equal(f->replays, 0);
+    assert_int_equal(st.duplicates, 1);
+    assert_int_equal(st.added, m.added - 1);
+    fake_clear(f);
+}
+
+/* d. cancellations: rows whose condition fails (an edge the table already
+ * has, a delete of one it has not) are duplicates and change no count;
+ * the rest of their group is applied; a TransactionConflict is sent
+ * again, later, with a new token */
+static void test_cancelled(void **state)
+{
+    (void)state;
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    /* the table already has three of bob's new followers */
+    seeded[nseeded++] = (drow){ "u03", "bob", 'P' };
+    seeded[nseeded++] = (drow){ "u17", "bob", 'P' };
+    seeded[nseeded++] = (drow){ "u29", "bob", 'P' };
+    rows[n++] = (drow){ "w1", "carl", 'D' };   /* never there */
+    rows[n++] = (drow){ "v1", "carl", 'D' };   /* deleted above: gone by now */
+    rows[n++] = (drow){ "v1", "carl", 'P' };   /* and back */
+    rows[n++] = (drow){ "u00", "amy", 'P' };   /* again */
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    f->faults[1] = F_CONFLICT;
+    f->faults[3] = F_CONFLICT;
+    el_incr_stats st;
+    run_ok(f, false, 7, &st);
+    assert_table(f, &m);
+    assert_int_equal(m.duplicates, 4);
+    assert_int_equal(m.absent, 2);
+    assert_int_equal(st.duplicates, m.duplicates);
+    assert_int_equal(st.absent, m.absent);
+    assert_int_equal(st.added, m.added);
+    assert_int_equal(st.deleted, m.deleted);
+    assert_int_equal(st.conflicts, 2);
+    assert_int_equal(st.rejected + st.replayed, 0);
+    assert_true(f->cancelled >= 2 + 1);
+    fake_clear(f);
+}
+
+/* Applying a delta twice (a crashed run done again, another run id, the
+ * first run's tokens still in their window): the second changes nothing. */
+static void test_rerun(void **state)
+{
+    (void)state;
+    drow rows[64], seeded[8];
+    size_t nseeded;
+    size_t n = clean_delta(rows, seeded, &nseeded);
+    rows[n++] = (drow){ "x1", "dan", 'P' };
+    rows[n++] = (drow){ "x1", "dan", 'D' };
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    model m = { 0 };
+    seed(f, &m, seeded, nseeded);
+    expect(&m, rows, n);
+    write_delta(rows, n);
+    el_incr_stats st;
+    run_ok(f, false, 7, &st);
+    assert_table(f, &m);
+    unsigned applied = f->applied;
+    model again = m;
+    again.added = again.deleted = again.duplicates = again.absent = 0;
+    expect(&again, rows, n);
+    /* x1 -> dan is put again and deleted again: the model says so too */
+    run_ok(f, false, 8, &st);
+    assert_table(f, &again);
+    assert_int_equal(st.added, again.added);
+    assert_int_equal(st.deleted, again.deleted);
+    assert_int_equal(st.duplicates, again.duplicates);
+    assert_int_equal(st.absent, again.absent);
+    assert_int_equal(st.replayed, 0);
+    assert_true(f->applied > applied);
+    fake_clear(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clean_grouped),
+        cmocka_unit_test(test_clean_per_row),
+        cmocka_unit_test(test_throttled),
+        cmocka_unit_test(test_lost_reply_reset),
+        cmocka_unit_test(test_lost_reply_500),
+        cmocka_unit_test(test_lost_reply_needs_tokens),
+        cmocka_unit_test(test_cancelled),
+        cmocka_unit_test(test_rerun),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
