@@ -40,6 +40,7 @@
 #include "common/buf.h"
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_driver.h"  /* el_ddb_transport */
 #include "formats/reader.h"
 #include "pipeline/flow/checkpoint.h"
 #include "pipeline/rows/mapping.h"
@@ -111,7 +112,12 @@ typedef struct el_counter_entry {
 el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n) EL_MUST_USE;
 
 typedef struct el_counters_write_opts {
-    el_ddb *ddb;
+    el_ddb *ddb;                     /* where requests go, unless transport is given */
+    const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
+                                        scripted one. Borrowed, unlike verify's and
+                                        load's: the driver made on it does not free
+                                        it (a load hands its own over), the caller
+                                        does after the call */
     const char *table;
     const char *pk_attr, *sk_attr;   /* "PK", "SK" */
     int concurrency;                 /* UpdateItem requests in flight (<= 0: EL_DEFAULT_CONCURRENCY) */

@@ -200,7 +200,14 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
     el_buf_init(&w.body, 1u << 20);
     el_ddb_driver_opts dopts = { .concurrency = o->concurrency, .units_per_s = o->max_wcu,
                                  .max_retry_time_s = o->max_retry_time_s };
-    el_err err = el_ddb_driver_new(o->ddb, &dopts, &w.drv, diag);
+    el_err err;
+    if (o->transport) {
+        el_ddb_transport t = *o->transport; /* borrowed: the caller frees it */
+        t.free = NULL;
+        err = el_ddb_driver_new_with(&t, &dopts, NULL, &w.drv, diag);
+    } else {
+        err = el_ddb_driver_new(o->ddb, &dopts, &w.drv, diag);
+    }
     if (!err && (el_counters_list(c, &w.refs, &w.nrefs) || make_groups(&w)))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     size_t group = 0;

@@ -200,7 +200,15 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
     /* benchmark switches: see el_load_opts */
     bool no_pacing = o->bench_no_pacing;
     dopts.no_learned_rate = no_pacing || o->bench_no_table_rate;
-    el_err err = el_ddb_driver_new(o->ddb, &dopts, &n.drv, diag);
+    el_err err;
+    if (o->transport) {
+        /* el_load_run frees it: the counter phase makes its driver on it too */
+        el_ddb_transport t = *o->transport;
+        t.free = NULL;
+        err = el_ddb_driver_new_with(&t, &dopts, NULL, &n.drv, diag);
+    } else {
+        err = el_ddb_driver_new(o->ddb, &dopts, &n.drv, diag);
+    }
     if (!err) {
         const el_mapping *m = o->mapping;
         el_sender_cfg sc = { .table = m->table, .pk_attr = m->pk_attr, .sk_attr = m->sk_attr,

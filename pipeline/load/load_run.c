@@ -419,9 +419,9 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         /* COUNTERS hook: every item of every source is acknowledged; now the
          * counts, SET idempotently (entities, edges, then counters) */
         el_counters_write_opts wo = {
-            .ddb = o->ddb, .table = o->mapping->table, .pk_attr = o->mapping->pk_attr,
-            .sk_attr = o->mapping->sk_attr, .concurrency = o->concurrency,
-            .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop,
+            .ddb = o->ddb, .transport = o->transport, .table = o->mapping->table,
+            .pk_attr = o->mapping->pk_attr, .sk_attr = o->mapping->sk_attr,
+            .concurrency = o->concurrency, .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop,
             .progress = o->progress, .progress_user = o->progress_user,
             .checkpoint_interval_s = o->checkpoint_interval_s,
             .resume = r.resume_counters, .resume_digest = r.resume_counters_digest,
@@ -477,6 +477,9 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     el_queue_free(r.queue);
     el_lockfile_free(lock);
     pthread_mutex_destroy(&r.mu);
+    /* taken (loader.h): the drivers made on it are gone */
+    if (o->transport && o->transport->free)
+        o->transport->free(o->transport->self);
     return err;
 }
 

@@ -32,6 +32,7 @@
 
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
+#include "dynamo/ddb_driver.h"  /* el_ddb_transport */
 #include "formats/reader.h"
 #include "pipeline/output/file_sink.h"
 #include "pipeline/rows/mapping.h"
@@ -51,7 +52,13 @@ typedef struct el_load_opts {
     int concurrency;              /* requests in flight */
     bool dry_run;
     FILE *dry_out;                /* where dry-run lines go */
-    el_ddb *ddb;                  /* NULL only with dry_run */
+    el_ddb *ddb;                  /* NULL only with dry_run (or with transport) */
+    const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
+                                     scripted one, taken: its free is called once
+                                     when el_load_run returns, whatever happened.
+                                     The network stage and the counter phase each
+                                     make a driver on it, and neither driver frees
+                                     it (one transport, two drivers in turn) */
     el_rejects *rejects;
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     const atomic_int *stop;       /* set by a signal handler: stop taking input.
