@@ -390,3 +390,30 @@ el_err el_counters_list(const el_counters *c, el_counter_entry **out, size_t *n)
     return EL_OK;
 }
 
+/* ---- the tap: counting as a row loop observer ---- */
+
+static el_err tap_observe(void *user, const el_source *src, const el_row *row, const char *key,
+                          size_t key_len, el_diag *diag)
+{
+    el_counters_tap *tap = user;
+    tap->rows++;
+    return el_counters_add_row(tap->c, src, row, key, key_len, &tap->scratch, diag);
+}
+
+void el_counters_tap_init(el_counters_tap *tap, el_counters *c)
+{
+    tap->c = c;
+    tap->rows = 0;
+    el_buf_init(&tap->scratch, 1u << 20);
+}
+
+el_rowloop_observer el_counters_tap_observer(el_counters_tap *tap)
+{
+    el_rowloop_observer ob = { tap->c ? tap_observe : NULL, tap };
+    return ob;
+}
+
+void el_counters_tap_free(el_counters_tap *tap)
+{
+    el_buf_free(&tap->scratch);
+}

@@ -44,6 +44,7 @@
 #include "formats/reader.h"
 #include "pipeline/flow/checkpoint.h"
 #include "pipeline/rows/mapping.h"
+#include "pipeline/rows/rowloop.h" /* el_rowloop_observer */
 #include "pipeline/flow/stats.h"     /* el_progress_fn, el_load_stats */
 
 typedef struct el_counters el_counters;
@@ -63,6 +64,22 @@ void el_counters_free(el_counters *c);
 el_err el_counters_add_row(el_counters *c, const el_source *src, const el_row *row,
                            const char *key, size_t klen, el_buf *scratch,
                            el_diag *diag) EL_MUST_USE;
+
+/*
+ * Counting as a row loop's observer (pipeline/rows/rowloop.h): every row
+ * that becomes an item is counted, also one a resumed run does not write
+ * again. A tap is one reading thread's: it holds that thread's scratch.
+ * With c NULL the tap observes nothing (its observer's fn is NULL).
+ */
+typedef struct el_counters_tap {
+    el_counters *c;
+    el_buf scratch;
+    uint64_t rows; /* rows it counted */
+} el_counters_tap;
+
+void el_counters_tap_init(el_counters_tap *tap, el_counters *c);
+el_rowloop_observer el_counters_tap_observer(el_counters_tap *tap);
+void el_counters_tap_free(el_counters_tap *tap);
 
 /* Renders one counter of a row: appends "PK\0SK\0attribute" to out and sets
  * *item_len to the bytes of "PK\0SK". *skip is true (and out unchanged) when

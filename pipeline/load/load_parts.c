@@ -159,7 +159,7 @@ static el_err flush_result(load_run *r, size_t idx, load_split *j, part_result *
 /* Parses and transforms one part into res. Once every part before it is
  * delivered, this thread claims the delivery of its own part and hands
  * chunks over as they fill (*head), instead of holding the whole part. */
-static void parse_part(load_run *r, size_t idx, el_transform *t, el_buf *cscratch,
+static void parse_part(load_run *r, size_t idx, el_transform *t, el_counters_tap *tap,
                        el_chunker_part *p, part_result *res, bool *head)
 {
     load_split *j = r->inputs[idx].split;
@@ -168,55 +168,40 @@ static void parse_part(load_run *r, size_t idx, el_transform *t, el_buf *cscratc
     el_diag d;
     el_diag_clear(&d);
     el_reader *rd = NULL;
+    el_rowloop *loop = NULL;
     el_err err = open_part(in, p, &rd, &d);
+    if (err) { /* worded as the loop words an error of the input */
+        el_diag why = d;
+        err = el_rowloop_wrap(in->path, err, &why, &d);
+    }
+    if (!err)
+        err = load_rowloop(in, rd, t, tap, &loop);
     el_chunk *c = err ? NULL : el_chunk_new(idx);
     if (!err && !c)
-        err = el_diag_set(&d, EL_ENOMEM, "out of memory");
-    el_row row;
+        err = EL_ENOMEM;
+    el_rowloop_row out;
+    uint64_t told = tap->rows;
     while (!err && !load_stopping(r)) {
-        load_diag_reset(&d);
-        err = el_reader_next(rd, &row, &d);
+        err = el_rowloop_next(loop, &c->json, &c->keys, &out, &d);
         if (err == EL_EOF) {
+            load_count_rows(r, NULL, tap, &told);
             err = EL_OK;
             break;
-        }
-        bool before = row.offset < in->resume_offset || in->resume_done;
-        if (err == EL_EREJECT) {
-            err = EL_OK;
-            if (before)
-                continue; /* done before the checkpoint */
-            atomic_fetch_add(&r->rows_read, 1);
-            if (hold_reject(res, &d, &row))
-                err = el_diag_set(&d, EL_ENOMEM, "out of memory");
-            continue;
         }
         if (err)
             break;
-        /* COUNTERS hook: skip = written before the checkpoint (or not ours to write) */
-        bool skip = before || r->o->counters_only;
-        if (skip && !r->counters)
+        load_count_rows(r, &out, tap, &told);
+        if (out.what != EL_ROWLOOP_ITEM) {
+            /* held: its part's rejects are delivered in order, with its chunks */
+            if (hold_reject(res, out.why, out.row))
+                err = EL_ENOMEM;
+        } else if (r->o->counters_only) { /* `edgeload counters`: counted, not written */
+            el_buf_truncate(&c->json, out.json_mark);
+            el_buf_truncate(&c->keys, out.key_mark);
             continue;
-        if (!skip || r->o->counters_only)
-            atomic_fetch_add(&r->rows_read, 1);
-        size_t jm = c->json.len, km = c->keys.len, size;
-        err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
-        if (err == EL_EREJECT) {
-            err = EL_OK;
-            if (!before && hold_reject(res, &d, &row))
-                err = el_diag_set(&d, EL_ENOMEM, "out of memory");
-            continue;
+        } else {
+            err = load_keep_item(c, out.json_mark, out.key_mark, out.size, out.row, t, in->src);
         }
-        if (!err && r->counters) /* COUNTERS hook: count the row's edge */
-            err = el_counters_add_row(r->counters, in->src, &row, c->keys.data + km,
-                                      c->keys.len - km, cscratch, &d);
-        if (err)
-            break;
-        if (skip) {
-            el_buf_truncate(&c->json, jm);
-            el_buf_truncate(&c->keys, km);
-            continue;
-        }
-        err = load_keep_item(c, jm, km, size, &row, t, in->src);
         if (!err && load_chunk_full(c)) {
             err = keep_chunk(res, c);
             c = err ? c : load_chunk_like(idx, c->json.len, c->keys.len);
@@ -228,24 +213,21 @@ static void parse_part(load_run *r, size_t idx, el_transform *t, el_buf *cscratc
                 break; /* stopped: the next stage is gone, or load_fail() said why */
         }
         if (err)
-            el_diag_set(&d, err, "%s", el_strerror(err));
+            el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
     }
     if (!err && c && c->nitems > 0) {
         err = keep_chunk(res, c);
         if (!err)
             c = NULL;
     }
+    if (err == EL_ENOMEM && !d.msg[0])
+        el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
     el_chunk_free(c);
+    el_rowloop_free(loop);
     el_reader_free(rd);
     if (err) {
-        /* as read_one words it */
         res->err = err;
-        el_diag_clear(&res->diag);
-        if (d.line)
-            el_diag_at(&res->diag, err, d.line, d.column, d.offset, "%s:%llu: %s", in->path,
-                       (unsigned long long)d.line, d.msg);
-        else
-            el_diag_set(&res->diag, err, "%s: %s", in->path, d.msg);
+        res->diag = d;
     }
 }
 
@@ -313,8 +295,8 @@ void load_read_parts(load_run *r, size_t idx)
         return;
     el_diag d;
     el_diag_clear(&d);
-    el_buf cscratch; /* COUNTERS hook */
-    el_buf_init(&cscratch, 1u << 20);
+    el_counters_tap tap;
+    el_counters_tap_init(&tap, r->counters);
     el_transform *t = NULL;
     if (el_transform_new(r->o->mapping, in->src, &t)) {
         el_diag_set(&d, EL_ENOMEM, "out of memory");
@@ -367,7 +349,7 @@ void load_read_parts(load_run *r, size_t idx)
         } else if (!p.tail && !r->counters && p.offset + p.len <= in->resume_offset) {
             free(p.data); /* every row of it was done before the checkpoint */
         } else {
-            parse_part(r, idx, t, &cscratch, &p, res, &head);
+            parse_part(r, idx, t, &tap, &p, res, &head);
         }
         if (head || el_reorder_claim(j->ro, seq))
             finish_result(r, idx, j, res);
@@ -375,7 +357,7 @@ void load_read_parts(load_run *r, size_t idx)
             el_reorder_put(j->ro, seq, res);
         deliver_ready(r, idx, j);
     }
-    el_buf_free(&cscratch);
+    el_counters_tap_free(&tap);
     el_transform_free(t);
     pthread_mutex_lock(&j->mu);
     bool last = --j->active == 0 && j->scan_done;

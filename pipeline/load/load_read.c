@@ -77,6 +77,30 @@ el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *w
     return EL_OK;
 }
 
+el_err load_rowloop(const load_input *in, el_reader *rd, el_transform *t, el_counters_tap *tap,
+                    el_rowloop **out)
+{
+    el_rowloop_opts lo = { .path = in->path, .reader = rd, .transform = t, .src = in->src,
+                           .mode = EL_ROWLOOP_ITEMS, .resume_offset = in->resume_offset,
+                           .resume_done = in->resume_done,
+                           .observer = el_counters_tap_observer(tap) };
+    return el_rowloop_new(&lo, out);
+}
+
+void load_count_rows(load_run *r, const el_rowloop_row *out, const el_counters_tap *tap,
+                     uint64_t *told)
+{
+    uint64_t n = out ? 1 : 0;
+    if (r->o->counters_only) {
+        /* reading is the whole job: a row counted before the resume point
+         * was read as much as one after it */
+        n = (out && out->what != EL_ROWLOOP_ITEM) + (tap->rows - *told);
+        *told = tap->rows;
+    }
+    if (n)
+        atomic_fetch_add(&r->rows_read, n);
+}
+
 /* A new chunk for the input, its buffers sized like the last one's: growing
  * them from nothing by doubling cost a realloc and a copy of everything so
  * far several times per chunk (a tenth of the reader's time in a profile).
@@ -145,6 +169,7 @@ static el_err hand_over(load_run *r, el_chunk **c, size_t input, bool eof)
     return EL_OK;
 }
 
+/* The rows of one input into chunks, to the next stage. */
 static void read_one(load_run *r, size_t idx)
 {
     load_input *in = &r->inputs[idx];
@@ -158,73 +183,42 @@ static void read_one(load_run *r, size_t idx)
     }
     if (r->plan)
         el_transform_set_plan(t, r->plan);
-    el_chunk *c = el_chunk_new(idx);
-    el_row row;
-    el_err err = c ? EL_OK : EL_ENOMEM;
+    el_counters_tap tap;
+    el_counters_tap_init(&tap, r->counters);
+    el_rowloop *loop = NULL;
+    el_err err = load_rowloop(in, in->reader, t, &tap, &loop);
+    el_chunk *c = err ? NULL : el_chunk_new(idx);
+    if (!err && !c)
+        err = EL_ENOMEM;
     el_input *raw = el_reader_input(in->reader);
-    /* COUNTERS hook: counts need every row, so with counters an input done
-     * by an earlier run is read again, and rows before the resume offset
-     * (or every row, for `edgeload counters`) are counted but not written */
-    el_buf cscratch;
-    el_buf_init(&cscratch, 1u << 20);
+    /* counts need every row: with counters an input done by an earlier run
+     * is read again (the loop shows its rows to the counters only) */
     bool finished = in->resume_done && !r->counters;
+    el_rowloop_row out;
+    uint64_t told = 0; /* the tap's rows counted in rows_read */
     while (!err && !finished && !load_stopping(r)) {
-        load_diag_reset(&d);
-        err = el_reader_next(in->reader, &row, &d);
+        err = el_rowloop_next(loop, &c->json, &c->keys, &out, &d);
         if (err == EL_EOF) {
+            load_count_rows(r, NULL, &tap, &told);
             err = EL_OK;
             finished = true;
             break;
         }
-        if (err == EL_EREJECT) {
-            if (row.offset < in->resume_offset || in->resume_done) {
-                err = EL_OK; /* done before the checkpoint */
-                continue;
-            }
-            atomic_fetch_add(&r->rows_read, 1);
-            err = load_reject_row(r, idx, in, &d, &row);
-            continue;
-        }
         if (err) {
-            el_diag wrapped;
-            el_diag_clear(&wrapped);
-            if (d.line)
-                el_diag_at(&wrapped, err, d.line, d.column, d.offset, "%s:%llu: %s", in->path,
-                           (unsigned long long)d.line, d.msg);
-            else
-                el_diag_set(&wrapped, err, "%s: %s", in->path, d.msg);
-            load_fail(r, err, &wrapped);
+            load_fail(r, err, &d);
             break;
         }
-        /* COUNTERS hook: skip = written before the checkpoint (or not ours to write) */
-        bool skip = row.offset < in->resume_offset || in->resume_done || r->o->counters_only;
-        if (skip && !r->counters)
-            continue; /* written before the checkpoint */
-        if (!skip || r->o->counters_only)
-            atomic_fetch_add(&r->rows_read, 1);
-        size_t jm = c->json.len, km = c->keys.len, size;
-        err = el_transform_row(t, &row, &c->json, &c->keys, &size, &d);
-        if (err == EL_EREJECT) {
-            /* rejected before the checkpoint: in the rejects file already */
-            bool before = row.offset < in->resume_offset || in->resume_done;
-            err = before ? EL_OK : load_reject_row(r, idx, in, &d, &row);
+        load_count_rows(r, &out, &tap, &told);
+        if (out.what != EL_ROWLOOP_ITEM) {
+            err = load_reject_row(r, idx, in, out.why, out.row);
             continue;
         }
-        if (!err && r->counters) { /* COUNTERS hook: count the row's edge */
-            err = el_counters_add_row(r->counters, in->src, &row, c->keys.data + km,
-                                      c->keys.len - km, &cscratch, &d);
-            if (err) {
-                load_fail(r, err, &d);
-                break;
-            }
-        }
-        if (skip) {
-            el_buf_truncate(&c->json, jm);
-            el_buf_truncate(&c->keys, km);
+        if (r->o->counters_only) { /* `edgeload counters`: counted, not written */
+            el_buf_truncate(&c->json, out.json_mark);
+            el_buf_truncate(&c->keys, out.key_mark);
             continue;
         }
-        if (!err)
-            err = load_keep_item(c, jm, km, size, &row, t, in->src);
+        err = load_keep_item(c, out.json_mark, out.key_mark, out.size, out.row, t, in->src);
         if (!err && load_chunk_full(c)) {
             atomic_store(&in->raw_read, el_input_raw_consumed(raw));
             err = hand_over(r, &c, idx, false);
@@ -233,6 +227,10 @@ static void read_one(load_run *r, size_t idx)
             el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
             load_fail(r, err, &d);
         }
+    }
+    if (err == EL_ENOMEM && !c) {
+        el_diag_set(&d, err, "%s: %s", in->path, el_strerror(err));
+        load_fail(r, err, &d);
     }
     atomic_store(&in->raw_read, el_input_raw_consumed(raw));
     /* the last items, then the end marker that lets the checkpoint call the
@@ -247,7 +245,8 @@ static void read_one(load_run *r, size_t idx)
     if (!err && c && finished && !load_stopping(r))
         hand_over(r, &c, idx, true);
     el_chunk_free(c);
-    el_buf_free(&cscratch); /* COUNTERS hook */
+    el_rowloop_free(loop);
+    el_counters_tap_free(&tap);
     el_transform_free(t);
 }
 

@@ -32,6 +32,7 @@
 #include "dynamo/ddb_driver.h"
 #include "pipeline/sharding/shard_plan.h"
 #include "pipeline/flow/queue.h"
+#include "pipeline/rows/rowloop.h"
 #include "pipeline/rows/transform.h" /* load_keep_item reads the index key it made */
 #include "pipeline/flow/watermark.h"
 
@@ -101,6 +102,17 @@ static inline void load_diag_reset(el_diag *d)
  * failure to write it fails the run (and is returned). Any reader thread. */
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
                        const el_row *row) EL_MUST_USE;
+
+/* The row loop over an input (rd: its reader, or one part's) with the
+ * input's resume point and the counters tap as its observer. */
+el_err load_rowloop(const load_input *in, el_reader *rd, el_transform *t, el_counters_tap *tap,
+                    el_rowloop **out) EL_MUST_USE;
+
+/* Adds to rows_read what the loop's answer out reads (NULL at the end of
+ * the input): the row itself; for `edgeload counters` the rows tap counted
+ * since *told instead, plus a reject. */
+void load_count_rows(load_run *r, const el_rowloop_row *out, const el_counters_tap *tap,
+                     uint64_t *told);
 
 /* A new chunk for the input with buffers sized like the last one's; NULL
  * when out of memory. The caller owns it. */
