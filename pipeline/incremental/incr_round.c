@@ -195,6 +195,17 @@ el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, 
     }
     if (err)
         return el_diag_set(diag, err, "%s", el_strerror(err));
+    return incr_round_add_item(r, m, src, row, jm, km, size, del, repeat, diag);
+}
+
+el_err incr_round_add_item(incr_round *r, const el_mapping *m, const el_source *src,
+                           const el_row *row, size_t jm, size_t km, size_t size, bool del,
+                           bool *repeat, el_diag *diag)
+{
+    *repeat = false;
+    el_diag d;
+    el_diag_clear(&d);
+    el_err err;
     const char *key = r->keys.data + km;
     size_t klen = r->keys.len - km;
     if (!kset_insert(r, el_fnv1a64(key, klen))) {
@@ -218,8 +229,7 @@ el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, 
         bool skip;
         err = el_counter_render(&src->counters[i], row, &r->ctext, &item_len, &skip, &d);
         if (err)
-            return el_diag_set(diag, err, "line %llu: %s", (unsigned long long)row->line,
-                               d.msg);
+            return el_diag_at(diag, err, row->line, 0, row->offset, "%s", d.msg);
         if (skip)
             continue;
         err = el_buf_putc(&r->ctext, '\0');

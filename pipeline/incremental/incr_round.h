@@ -100,6 +100,14 @@ void incr_round_free(incr_round *r);
 el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, el_transform *t,
                       const el_row *row, bool del, bool *repeat, el_diag *diag) EL_MUST_USE;
 
+/* incr_round_add for a row whose item the caller made already (the row
+ * loop): its JSON is r->json from json_mark, its key r->keys from
+ * key_mark, size its DynamoDB size. On *repeat the item is taken out of
+ * the round again. Errors set diag's line to the row's. */
+el_err incr_round_add_item(incr_round *r, const el_mapping *m, const el_source *src,
+                           const el_row *row, size_t json_mark, size_t key_mark, size_t size,
+                           bool del, bool *repeat, el_diag *diag) EL_MUST_USE;
+
 /* Groups the round's rows into transactions: each row with the rows that
  * share its most shared counter item, at most EL_DDB_TXN_MAX_ACTIONS
  * actions and EL_INCR_TXN_MAX_BYTES a transaction; one transaction a row

@@ -29,6 +29,7 @@
 #include "dynamo/ddb_driver.h"
 #include "pipeline/incremental/incr_round.h"
 #include "pipeline/rows/inputs.h"
+#include "pipeline/rows/rowloop.h"
 #include "pipeline/sharding/shard_plan.h"
 #include "pipeline/rows/transform.h"
 
@@ -439,7 +440,14 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (c->plan)
         el_transform_set_plan(t, c->plan);
-    el_row row;
+    el_rowloop *loop = NULL;
+    el_rowloop_opts lo = { .path = in->path, .reader = in->reader, .transform = t,
+                           .src = in->src, .mode = EL_ROWLOOP_ITEMS };
+    if (el_rowloop_new(&lo, &loop)) {
+        el_transform_free(t);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_rowloop_row out;
     bool carry = false, eof = false;
     el_err err = EL_OK;
     while (!err && !eof) {
@@ -448,39 +456,43 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
         c->round_settled0 = settled(c->st);
         while (!err && c->rd.nrows < EL_INCR_ROUND_ROWS &&
                c->rd.json.len < EL_INCR_ROUND_JSON_BYTES) {
-            el_diag d;
-            el_diag_clear(&d);
-            if (!carry) {
-                err = el_reader_next(in->reader, &row, &d);
+            if (carry) { /* the row that ended the last round starts this one */
+                err = el_rowloop_again(loop, &c->rd.json, &c->rd.keys, &out, diag);
+            } else {
+                err = el_rowloop_next(loop, &c->rd.json, &c->rd.keys, &out, diag);
                 if (err == EL_EOF) {
                     err = EL_OK;
                     eof = true;
                     break;
                 }
-                if (err == EL_EREJECT) {
+                if (!err)
                     c->st->rows_read++;
-                    err = reject(c, in, &d, &row, diag);
-                    continue;
-                }
-                if (err) {
-                    el_diag_set(diag, err, "%s:%llu: %s", in->path, (unsigned long long)d.line,
-                                d.msg);
-                    break;
-                }
-                c->st->rows_read++;
             }
+            if (err)
+                break;
+            if (out.what != EL_ROWLOOP_ITEM) {
+                carry = false;
+                err = reject(c, in, out.why, out.row, diag);
+                continue;
+            }
+            const el_row *row = out.row;
             bool del = false;
-            if (in->op_col != (size_t)-1 && in->op_col < row.ncols) {
-                const el_value *ov = &row.values[in->op_col];
+            if (in->op_col != (size_t)-1 && in->op_col < row->ncols) {
+                const el_value *ov = &row->values[in->op_col];
                 del = !ov->is_null && ov->len == 1 && (ov->data[0] == 'D' || ov->data[0] == 'd');
             }
             bool repeat;
+            el_diag d;
             el_diag_clear(&d);
-            err = incr_round_add(&c->rd, c->o->mapping, in->src, t, &row, del, &repeat, &d);
-            if (err == EL_EREJECT)
-                err = reject(c, in, &d, &row, diag);
-            else if (err)
-                el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+            err = incr_round_add_item(&c->rd, c->o->mapping, in->src, row, out.json_mark,
+                                      out.key_mark, out.size, del, &repeat, &d);
+            if (err) {
+                if (!d.line) {
+                    d.line = row->line;
+                    d.offset = row->offset;
+                }
+                el_rowloop_wrap(in->path, err, &d, diag);
+            }
             carry = !err && repeat;
             if (carry)
                 break;
@@ -494,6 +506,7 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
         if (stopped(c) && !err)
             err = el_diag_set(diag, EL_EINTR, "interrupted");
     }
+    el_rowloop_free(loop);
     el_transform_free(t);
     return err;
 }

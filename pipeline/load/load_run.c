@@ -134,7 +134,7 @@ static uint64_t job_hash(const load_run *r)
     return h;
 }
 
-/* SPLIT hook: --split I/N keeps this worker's part of each input (opened
+/* --split I/N keeps this worker's part of each input (opened
  * already, for its schema): a byte range of a plain CSV/TSV file is opened
  * anew on that range, an input wholly in another part yields no rows. */
 static el_err split_inputs(load_run *r, el_diag *diag)
@@ -300,7 +300,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     if (!err)
         err = open_inputs(&r, diag);
-    if (!err && o->split.count) /* SPLIT hook */
+    if (!err && o->split.count) /* --split I/N: this worker's part */
         err = split_inputs(&r, diag);
     if (!err)
         err = prepare_plan(&r, diag);
@@ -323,9 +323,9 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     }
     if (!err && o->counters_only && (o->dry_run || o->output_dir))
         err = el_diag_set(diag, EL_EUSAGE, "counters only: no --dry-run or --output");
-    if (!err && !o->dry_run && !o->output_dir && !o->split.count /* SPLIT hook */ &&
+    if (!err && !o->dry_run && !o->output_dir && !o->split.count /* a part counts no totals */ &&
         el_mapping_has_counters(o->mapping) &&
-        el_counters_new(o->mapping, &r.counters)) /* COUNTERS hook: before readers start */
+        el_counters_new(o->mapping, &r.counters)) /* before the readers start */
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err) {
         r.queue = el_queue_new(LOAD_QUEUE_CHUNKS);
@@ -416,7 +416,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         el_diag_set(diag, err, "interrupted%s", o->checkpoint_path ? "; checkpoint saved" : "");
     }
     if (!err && r.counters) {
-        /* COUNTERS hook: every item of every source is acknowledged; now the
+        /* every item of every source is acknowledged; now the
          * counts, SET idempotently (entities, edges, then counters) */
         el_counters_write_opts wo = {
             .ddb = o->ddb, .transport = o->transport, .table = o->mapping->table,
@@ -456,7 +456,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         st->throttled += cst.throttled;
         st->wcu_consumed += cst.wcu_consumed;
     }
-    el_counters_free(r.counters); /* COUNTERS hook */
+    el_counters_free(r.counters);
     st->rows_read = atomic_load(&r.rows_read);
     st->rejected = atomic_load(&r.rows_rejected);
     /* the rows in the rejects file: after --resume those of the runs before

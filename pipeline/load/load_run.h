@@ -77,7 +77,7 @@ typedef struct load_run {
     el_plan *plan;              /* hot keys and their shard counts, or NULL */
     el_ddb_driver *drv;         /* the network stage's request driver while it lives (under mu) */
     atomic_bool hungry;         /* network stage sleeps waiting for chunks */
-    el_counters *counters;      /* COUNTERS hook: NULL when the mapping has none */
+    el_counters *counters;      /* the readers count into it; NULL when the mapping has none */
     uint64_t split_hash;        /* --split: this worker's parts, for job_hash */
 } load_run;
 

@@ -25,6 +25,7 @@
 #include "pipeline/extmem/dedup.h"
 #include "pipeline/output/file_sink.h" /* EL_FILE_SINK_LINE_OVERHEAD */
 #include "pipeline/rows/inputs.h"
+#include "pipeline/rows/rowloop.h"
 #include "pipeline/rows/transform.h"
 
 struct el_plan_count {
@@ -68,36 +69,31 @@ static el_err split_index_units(el_plan_source_count *sc)
     return el_key_counter_merge(sc->index_units, sc->targets);
 }
 
-/* Transforms one row into its item and counts what it costs; EL_EREJECT
- * (d says why) when load would reject it. */
-static el_err count_row(el_plan_count *c, size_t si, const el_row *row, el_diag *d)
+/* Counts what a row the transform refused still costs: load's own fan-in
+ * pass counts its index keys when they are valid, and so does plan. */
+static el_err count_refused(el_plan_count *c, size_t si, const el_row *row)
+{
+    el_plan_source_count *sc = &c->sc[si];
+    if (!sc->src->index)
+        return EL_OK;
+    el_diag kd;
+    el_diag_clear(&kd);
+    const char *ipk, *isk;
+    size_t ipk_len, isk_len;
+    if (el_transform_index_keys(c->t[si], row, &ipk, &ipk_len, &isk, &isk_len, &kd))
+        return EL_OK;
+    el_err err = split_index_units(sc); /* a key counted that writes nothing */
+    return err ? err : count_fanin(sc, ipk, ipk_len, isk, isk_len);
+}
+
+/* Counts what the item just made of a row (c->json, c->keys; size its
+ * DynamoDB size) costs. */
+static el_err count_item(el_plan_count *c, size_t si, size_t size, el_diag *d)
 {
     el_plan_source_count *sc = &c->sc[si];
     el_transform *t = c->t[si];
     const el_source *s = sc->src;
-    el_buf_reset(&c->json);
-    el_buf_reset(&c->keys);
-    size_t size;
-    el_err err = el_transform_row(t, row, &c->json, &c->keys, &size, d);
-    if (err == EL_EREJECT) {
-        sc->rejected++;
-        if (!s->index)
-            return EL_EREJECT;
-        /* load would reject the row, and its own fan-in pass still counts
-         * it when its keys are valid: so does plan */
-        el_diag kd;
-        el_diag_clear(&kd);
-        const char *ipk, *isk;
-        size_t ipk_len, isk_len;
-        if (el_transform_index_keys(t, row, &ipk, &ipk_len, &isk, &isk_len, &kd))
-            return EL_EREJECT;
-        err = split_index_units(sc); /* a key counted that writes nothing */
-        if (!err)
-            err = count_fanin(sc, ipk, ipk_len, isk, isk_len);
-        return err ? err : EL_EREJECT;
-    }
-    if (err)
-        return err;
+    el_err err;
     size_t key_size, index_key_size;
     el_transform_last_key_sizes(t, &key_size, &index_key_size);
     uint64_t entry = s->index ? el_estimate_index_entry(c->o->projection, size, key_size,
@@ -160,39 +156,52 @@ static el_err count_input(el_plan_count *c, size_t i, el_diag *diag)
     el_err err;
     if (!c->t[si] && el_transform_new(c->m, spec->src, &c->t[si]))
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
-    el_row row;
+    el_rowloop *loop = NULL;
+    el_rowloop_opts lo = { .path = spec->path, .reader = rd, .transform = c->t[si],
+                           .src = spec->src, .mode = EL_ROWLOOP_ITEMS };
+    if (el_rowloop_new(&lo, &loop))
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    el_rowloop_row out;
     el_diag d;
     el_diag_clear(&d);
-    while ((err = el_reader_next(rd, &row, &d)) == EL_OK || err == EL_EREJECT) {
+    for (;;) {
+        el_buf_reset(&c->json);
+        el_buf_reset(&c->keys);
+        err = el_rowloop_next(loop, &c->json, &c->keys, &out, diag);
+        if (err)
+            break;
         c->rows_read++;
-        if (err == EL_OK)
-            err = count_row(c, si, &row, &d);
-        else
+        if (out.what == EL_ROWLOOP_ITEM)
+            err = count_item(c, si, out.size, &d);
+        else if (out.what == EL_ROWLOOP_REJECT_ITEM)
+            err = count_refused(c, si, out.row);
+        if (!err && out.what != EL_ROWLOOP_ITEM) {
             sc->rejected++;
-        if (err == EL_EREJECT) {
             c->rejected++;
             if (c->o->on_reject)
-                c->o->on_reject(spec->path, &d, c->o->reject_user);
-            el_diag_clear(&d);
-            err = EL_OK;
+                c->o->on_reject(spec->path, out.why, c->o->reject_user);
         }
-        if (err == EL_ENOMEM)
-            return el_diag_set(diag, err, "%s: out of memory counting %zu distinct targets",
-                               spec->path, el_key_counter_distinct(sc->targets));
-        if (err)
-            return el_diag_set(diag, err, "%s:%llu: %s", spec->path,
-                               (unsigned long long)row.line, d.msg[0] ? d.msg : el_strerror(err));
-        if (c->o->stop && atomic_load(c->o->stop))
-            return el_diag_set(diag, EL_EINTR, "interrupted");
+        if (err == EL_ENOMEM) {
+            el_diag_set(diag, err, "%s: out of memory counting %zu distinct targets",
+                        spec->path, el_key_counter_distinct(sc->targets));
+            break;
+        }
+        if (err) {
+            d.line = out.row->line;
+            d.offset = out.row->offset;
+            el_rowloop_wrap(spec->path, err, &d, diag);
+            break;
+        }
+        if (c->o->stop && atomic_load(c->o->stop)) {
+            err = el_diag_set(diag, EL_EINTR, "interrupted");
+            break;
+        }
         if ((c->rows_read & 1023) == 0)
             report(c, false);
     }
-    if (err != EL_EOF) {
-        if (d.line)
-            return el_diag_set(diag, err, "%s:%llu: %s", spec->path,
-                               (unsigned long long)d.line, d.msg);
-        return el_diag_set(diag, err, "%s: %s", spec->path, d.msg);
-    }
+    el_rowloop_free(loop);
+    if (err != EL_EOF)
+        return err;
     sc->ninputs++;
     return EL_OK;
 }

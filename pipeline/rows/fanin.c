@@ -17,6 +17,7 @@
 #include <stdlib.h>  /* calloc, free */
 #include <string.h>  /* strcmp */
 
+#include "pipeline/rows/rowloop.h"
 #include "pipeline/rows/transform.h"
 
 /* Counts the fan-in of every unsharded index key of one source's input:
@@ -47,16 +48,19 @@ static el_err count_input(el_transform *t, const el_fanin_input *in, el_key_coun
     err = el_reader_open_input(raw, &in->ropts, &rd, &d);
     if (err)
         return el_diag_set(diag, err, "%s: %s", in->path, d.msg);
-    el_row row;
-    while (!(err = el_reader_next(rd, &row, &d)) || err == EL_EREJECT) {
-        if (err == EL_EREJECT)
-            continue;
-        const char *ipk, *isk;
-        size_t ipk_len, isk_len;
-        if (el_transform_index_keys(t, &row, &ipk, &ipk_len, &isk, &isk_len, &d))
+    el_rowloop *loop = NULL;
+    el_rowloop_opts lo = { .path = in->path, .reader = rd, .transform = t, .src = in->src,
+                           .mode = EL_ROWLOOP_INDEX_KEYS };
+    if (el_rowloop_new(&lo, &loop)) {
+        el_reader_free(rd);
+        return el_diag_set(diag, EL_ENOMEM, "out of memory");
+    }
+    el_rowloop_row out;
+    while (!(err = el_rowloop_next(loop, NULL, NULL, &out, diag))) {
+        if (out.what != EL_ROWLOOP_ITEM)
             continue; /* the load rejects this row; it adds no fan-in */
         (*rows)++;
-        err = el_key_counter_add(counter, ipk, ipk_len);
+        err = el_key_counter_add(counter, out.ipk, out.ipk_len);
         if (err) {
             el_diag_set(diag, err, "out of memory counting fan-in");
             break;
@@ -64,8 +68,7 @@ static el_err count_input(el_transform *t, const el_fanin_input *in, el_key_coun
     }
     if (err == EL_EOF)
         err = EL_OK;
-    else if (err && err != EL_ENOMEM)
-        el_diag_set(diag, err, "%s: %s", in->path, d.msg);
+    el_rowloop_free(loop);
     el_reader_free(rd);
     return err;
 }

@@ -118,17 +118,20 @@ el_err el_rowloop_next(el_rowloop *l, el_buf *json, el_buf *keys, el_rowloop_row
         }
         if (before && !ob->fn)
             continue;
-        size_t jm = json->len, km = keys->len;
+        bool items = o->mode == EL_ROWLOOP_ITEMS; /* json and keys are NULL otherwise */
+        size_t jm = items ? json->len : 0, km = items ? keys->len : 0;
         err = make(l, json, keys, out);
-        if (!err && ob->fn && o->mode == EL_ROWLOOP_ITEMS) {
+        if (!err && ob->fn && items) {
             err = ob->fn(ob->user, o->src, &l->row, keys->data + km, keys->len - km, &l->d);
             if (err)
                 return answer(l, err == EL_EREJECT ? EL_EINTERNAL : err, out, diag);
         }
         if (before) {
             /* done by an earlier run: counted, not written again */
-            el_buf_truncate(json, jm);
-            el_buf_truncate(keys, km);
+            if (items) {
+                el_buf_truncate(json, jm);
+                el_buf_truncate(keys, km);
+            }
             if (err && err != EL_EREJECT)
                 return answer(l, err, out, diag);
             continue;

@@ -32,7 +32,8 @@
  *
  * With EL_ROWLOOP_INDEX_KEYS the rows are not made into items: only their
  * index keys are rendered (el_transform_index_keys), for the passes that
- * count fan-in; out.ipk/out.isk point at them.
+ * count fan-in; out.ipk/out.isk point at them, and json and keys may be
+ * NULL.
  *
  * Threads: a loop is one thread's; its reader and transform are borrowed
  * and must be that thread's while the loop lives.

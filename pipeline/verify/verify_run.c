@@ -32,6 +32,7 @@
 #include "formats/ddb_value.h" /* el_json_put_string */
 #include "pipeline/rows/fanin.h"
 #include "pipeline/rows/inputs.h"
+#include "pipeline/rows/rowloop.h"
 #include "pipeline/sharding/shard.h"     /* el_shard_of, el_shard_directory_item */
 #include "pipeline/rows/transform.h"
 
@@ -111,7 +112,7 @@ bool verify_key_of(const vrun *v, const el_ddb_val *item, el_buf *key)
 
 /* ---- reading the inputs ---- */
 
-/* Opens an input, or (SPLIT hook) the byte range of it that is this part,
+/* Opens an input, or (--split) the byte range of it that is this part,
  * bound to its source. */
 static el_err open_input(const el_input_spec *spec, const el_split_part *part, el_reader **r,
                          el_diag *diag)
@@ -182,66 +183,43 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
     el_source *src = spec->src;
     const char *path = spec->path;
     if (part && part->kind == EL_SPLIT_NONE)
-        return EL_OK; /* SPLIT hook: another part's input */
+        return EL_OK; /* --split: another part's input */
     el_err err = open_input(spec, part, &r, diag);
     if (!err && el_transform_new(v->m, src, &t))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && v->plan)
         el_transform_set_plan(t, v->plan);
-    el_buf json, key, cscratch;
+    el_buf json, key;
     el_buf_init(&json, EL_DDB_MAX_ITEM_BYTES * 2);
     el_buf_init(&key, EL_DDB_MAX_PK_BYTES + EL_DDB_MAX_SK_BYTES + 2);
-    el_buf_init(&cscratch, 1u << 20);
+    /* as the loader does: a row that becomes an item counts */
+    el_counters_tap tap;
+    el_counters_tap_init(&tap, v->counters);
+    el_rowloop *loop = NULL;
+    el_rowloop_opts lo = { .path = path, .reader = r, .transform = t, .src = src,
+                           .mode = EL_ROWLOOP_ITEMS, .observer = el_counters_tap_observer(&tap) };
+    if (!err && el_rowloop_new(&lo, &loop))
+        err = el_diag_set(diag, EL_ENOMEM, "out of memory");
     while (!err) {
         if (verify_stopping(v)) {
             err = el_diag_set(diag, EL_EINTR, "interrupted");
             break;
         }
-        el_row row;
-        el_diag d;
-        el_diag_clear(&d);
-        err = el_reader_next(r, &row, &d);
+        el_rowloop_row out;
+        el_buf_reset(&json);
+        el_buf_reset(&key);
+        err = el_rowloop_next(loop, &json, &key, &out, diag);
         if (err == EL_EOF) {
             err = EL_OK;
             break;
         }
+        if (err)
+            break;
         if ((++v->st->rows_read & 1023) == 0)
             verify_progress(v, "reading", 0, 0, false);
-        if (err == EL_EREJECT) {
+        if (out.what != EL_ROWLOOP_ITEM) {
             count_reject(v, src);
-            err = EL_OK;
             continue;
-        }
-        if (err) {
-            if (d.line)
-                el_diag_at(diag, err, d.line, d.column, d.offset, "%s:%llu: %s", path,
-                           (unsigned long long)d.line, d.msg);
-            else
-                el_diag_set(diag, err, "%s: %s", path, d.msg);
-            break;
-        }
-        el_buf_reset(&json);
-        el_buf_reset(&key);
-        size_t size;
-        err = el_transform_row(t, &row, &json, &key, &size, &d);
-        if (err == EL_EREJECT) {
-            count_reject(v, src);
-            err = EL_OK;
-            continue;
-        }
-        if (err) {
-            el_diag_set(diag, err, "%s:%llu: %s", path, (unsigned long long)row.line,
-                        el_strerror(err));
-            break;
-        }
-        if (v->counters) { /* as the loader does: a transformed row counts */
-            err = el_counters_add_row(v->counters, src, &row, key.data, key.len, &cscratch,
-                                      &d);
-            if (err) {
-                el_diag_set(diag, err, "%s:%llu: %s", path, (unsigned long long)row.line,
-                            d.msg);
-                break;
-            }
         }
         if (v->o->counters_only)
             continue;
@@ -260,11 +238,10 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
             break;
         }
         if (v->targets && src->index)
-            err = offer_target(v, t, &row, key.data, key.len, diag);
+            err = offer_target(v, t, out.row, key.data, key.len, diag);
     }
-    el_buf_free(&json);
-    el_buf_free(&key);
-    el_buf_free(&cscratch);
+    el_rowloop_free(loop);
+    el_counters_tap_free(&tap);
     el_transform_free(t);
     /* the source borrows the schema it was bound to: not past the reader's
      * life (the next input of the source compared its columns with freed
@@ -274,7 +251,7 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
     return err;
 }
 
-/* SPLIT hook: this part of each input, as load --split reads it (each input
+/* --split I/N: this part of each input, as load --split reads it (each input
  * opened once here for its format, compression and size). */
 static el_err split_parts(vrun *v, const el_fanin_input *fin, size_t n, el_split_part **out,
                           el_diag *diag)
@@ -372,7 +349,7 @@ static el_err read_inputs(vrun *v, el_diag *diag)
     if (!err && v->plan && !o->counters_only)
         err = expect_directories(v, diag);
     el_split_part *parts = NULL;
-    if (!err && o->split.count) /* SPLIT hook */
+    if (!err && o->split.count) /* --split I/N: this part only */
         err = split_parts(v, fin, n, &parts, diag);
     for (size_t i = 0; !err && i < n; i++)
         err = read_input(v, &specs[i], parts ? &parts[i] : NULL, diag);
@@ -479,9 +456,9 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
                           "check (\"counters\" in a source, or --counter)");
     if (!err && o->counters_only && o->reverse)
         err = el_diag_set(diag, EL_EUSAGE, "--counters-only checks no item: drop --reverse");
-    if (!err && o->counters_only && o->split.count) /* SPLIT hook */
+    if (!err && o->counters_only && o->split.count) /* counts need every part */
         err = el_diag_set(diag, EL_EUSAGE, "--counters-only needs the whole input: no --split");
-    /* SPLIT hook: a part's counts are not the totals: no counter check */
+    /* --split: a part's counts are not the totals: no counter check */
     if (!err && !o->no_counters && !o->split.count && el_mapping_has_counters(v.m) &&
         el_counters_new(v.m, &v.counters))
         err = el_diag_set(diag, EL_ENOMEM, "out of memory");
