@@ -38,6 +38,7 @@
 #include <stdint.h>   /* uint64_t */
 
 #include "common/buf.h"
+#include "common/clock.h"  /* el_clock */
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_driver.h"  /* el_ddb_transport */
@@ -135,6 +136,8 @@ typedef struct el_counters_write_opts {
                                         load's: the driver made on it does not free
                                         it (a load hands its own over), the caller
                                         does after the call */
+    const el_clock *clock;           /* elapsed times and progress read from it;
+                                        NULL: el_now_ms (common/clock.h) */
     const char *table;
     const char *pk_attr, *sk_attr;   /* "PK", "SK" */
     int concurrency;                 /* UpdateItem requests in flight (<= 0: EL_DEFAULT_CONCURRENCY) */

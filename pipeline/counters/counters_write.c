@@ -186,7 +186,7 @@ static void report(wctx *w, bool final)
     p.st.throttled += ds->throttled;
     p.st.wcu_consumed += ds->consumed;
     p.st.counters_written = w->st->counters;
-    p.st.elapsed_s += (el_now_ms() - w->t0) / 1000.0;
+    p.st.elapsed_s += (el_clock_now(w->o->clock) - w->t0) / 1000.0;
     o->progress(&p, o->progress_user);
 }
 
@@ -194,7 +194,7 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
                          el_counters_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    double t0 = el_now_ms();
+    double t0 = el_clock_now(o->clock);
     wctx w = { .o = o, .st = st, .t0 = t0 };
     el_diag_clear(&w.refused_diag);
     el_buf_init(&w.body, 1u << 20);
@@ -244,7 +244,7 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
         }
         if (err || (group >= w.g.n && el_ddb_driver_pending(w.drv) == 0))
             break;
-        double now = el_now_ms();
+        double now = el_clock_now(o->clock);
         if (now >= next_save) {
             next_save = now + interval;
             err = save(&w, diag);
@@ -281,7 +281,7 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
     free(w.g.done);
     free(w.refs);
     el_buf_free(&w.body);
-    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    st->elapsed_s = (el_clock_now(o->clock) - t0) / 1000.0;
     if (!err && w.refused_err) {
         *diag = w.refused_diag;
         err = w.refused_err;

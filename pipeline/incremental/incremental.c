@@ -126,7 +126,7 @@ static void report_progress(ictx *c, bool final)
 {
     if (!c->o->progress)
         return;
-    double now = el_now_ms();
+    double now = el_clock_now(c->o->clock);
     if (!final && now - c->last_progress < 1000.0)
         return;
     c->last_progress = now;
@@ -514,7 +514,7 @@ static el_err apply_input(ictx *c, input *in, el_diag *diag)
 el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    double t0 = el_now_ms();
+    double t0 = el_clock_now(o->clock);
     ictx c = { .o = o, .st = st, .run_id = o->run_id, .t0 = t0, .last_progress = t0 };
     if (!c.run_id) {
         struct timespec ts;
@@ -556,7 +556,7 @@ el_err el_incr_run(const el_incr_opts *o, el_incr_stats *st, el_diag *diag)
     free(c.in);
     el_plan_free(c.plan);
     el_buf_free(&c.body);
-    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    st->elapsed_s = (el_clock_now(o->clock) - t0) / 1000.0;
     /* every row read ended one way (pipeline/flow/stats.h), in debug builds */
     el_load_stats ls;
     el_incr_load_stats(st, &ls);

@@ -53,6 +53,7 @@
 #include <stddef.h>   /* size_t */
 #include <stdint.h>   /* uint64_t */
 
+#include "common/clock.h"  /* el_clock */
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_driver.h"   /* el_ddb_transport */
@@ -71,6 +72,8 @@ typedef struct el_incr_opts {
     const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
                                      scripted one, taken: its free is called when the
                                      run ends, whatever happened */
+    const el_clock *clock;        /* elapsed times and progress read from it;
+                                     NULL: el_now_ms (common/clock.h) */
     el_rejects *rejects;
     int concurrency;              /* transactions in flight (<= 0: EL_DEFAULT_CONCURRENCY) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */

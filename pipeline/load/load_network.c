@@ -333,7 +333,7 @@ el_err load_network_stage(load_run *r, el_load_stats *st, el_diag *diag)
         }
     }
     if (n.drv) {
-        st->elapsed_s = (el_ddb_driver_now(n.drv) - r->t0) / 1000.0;
+        st->elapsed_s = (el_clock_now(r->o->clock) - r->t0) / 1000.0;
         if (n.snd)
             el_sender_limited_by(n.snd, o->max_wcu, st->elapsed_s, st->wcu_consumed,
                                  st->thr.limited_by, sizeof st->thr.limited_by);

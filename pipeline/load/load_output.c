@@ -76,7 +76,7 @@ el_err load_output_stage(load_run *r, el_file_sink *sink, el_load_stats *st, el_
     for (size_t i = 0; tr && i <= r->ninputs; i++)
         el_watermark_init(&tr[i], i < r->ninputs ? r->inputs[i].resume_offset : 0);
     void *p;
-    double next_progress = el_now_ms() + 1000.0;
+    double next_progress = el_clock_now(r->o->clock) + 1000.0;
     while (!err && !atomic_load(&r->abort) && el_queue_pop(r->queue, &p)) {
         el_chunk *c = p;
         el_watermark *w = &tr[c->input];
@@ -99,7 +99,7 @@ el_err load_output_stage(load_run *r, el_file_sink *sink, el_load_stats *st, el_
         st->directory_items = directory;
         if (!err && r->o->stop && *r->o->stop)
             err = EL_EINTR;
-        if (el_now_ms() >= next_progress) {
+        if (el_clock_now(r->o->clock) >= next_progress) {
             next_progress += 1000.0;
             load_report(r, st, tr, 0, false);
         }

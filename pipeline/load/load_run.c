@@ -62,7 +62,7 @@ void load_report(load_run *r, const el_load_stats *st, const el_watermark *tr, i
     p.st.rows_read = atomic_load(&r->rows_read);
     p.st.rejected = atomic_load(&r->rows_rejected);
     p.st.rejects_in_file = el_rejects_count(r->o->rejects);
-    p.st.elapsed_s = (el_now_ms() - r->t0) / 1000.0;
+    p.st.elapsed_s = (el_clock_now(r->o->clock) - r->t0) / 1000.0;
     for (size_t i = 0; i < r->ninputs; i++) {
         p.bytes_done += bytes_done(&r->inputs[i], tr ? &tr[i] : NULL);
         p.bytes_total += r->inputs[i].raw_size;
@@ -283,7 +283,7 @@ static el_err directory_chunk(load_run *r, el_chunk **out, el_diag *diag)
 el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    double t0 = el_now_ms();
+    double t0 = el_clock_now(o->clock);
     load_run r;
     memset(&r, 0, sizeof r);
     r.o = o;
@@ -419,9 +419,11 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         /* every item of every source is acknowledged; now the
          * counts, SET idempotently (entities, edges, then counters) */
         el_counters_write_opts wo = {
-            .ddb = o->ddb, .transport = o->transport, .table = o->mapping->table,
+            .ddb = o->ddb, .transport = o->transport, .clock = o->clock,
+            .table = o->mapping->table,
             .pk_attr = o->mapping->pk_attr, .sk_attr = o->mapping->sk_attr,
-            .concurrency = o->concurrency, .max_wcu = o->max_wcu, .max_retry_time_s = o->max_retry_time_s, .stop = o->stop,
+            .concurrency = o->concurrency, .max_wcu = o->max_wcu,
+            .max_retry_time_s = o->max_retry_time_s, .stop = o->stop,
             .progress = o->progress, .progress_user = o->progress_user,
             .checkpoint_interval_s = o->checkpoint_interval_s,
             .resume = r.resume_counters, .resume_digest = r.resume_counters_digest,
@@ -439,7 +441,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
         before.rows_read = atomic_load(&r.rows_read);
         before.rejected = atomic_load(&r.rows_rejected);
         before.rejects_in_file = el_rejects_count(o->rejects);
-        before.elapsed_s = (el_now_ms() - r.t0) / 1000.0;
+        before.elapsed_s = (el_clock_now(o->clock) - r.t0) / 1000.0;
         wo.before = &before;
         el_counters_stats cst;
         memset(&cst, 0, sizeof cst);
@@ -466,7 +468,7 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
     /* Every row read ended one way (stats.h); `edgeload counters` writes no
      * item, its rows are only counted. */
     assert(err || o->counters_only || el_load_stats_add_up(st));
-    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    st->elapsed_s = (el_clock_now(o->clock) - t0) / 1000.0;
     for (size_t i = 0; i < r.ninputs; i++) {
         load_free_split(r.inputs[i].split);
         el_reader_free(r.inputs[i].reader);

@@ -30,6 +30,7 @@
 #include <stdint.h>   /* uint64_t */
 #include <stdio.h>    /* FILE for dry-run output */
 
+#include "common/clock.h"  /* el_clock */
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_driver.h"  /* el_ddb_transport */
@@ -59,6 +60,8 @@ typedef struct el_load_opts {
                                      The network stage and the counter phase each
                                      make a driver on it, and neither driver frees
                                      it (one transport, two drivers in turn) */
+    const el_clock *clock;        /* elapsed times and progress read from it;
+                                     NULL: el_now_ms (common/clock.h) */
     el_rejects *rejects;
     double max_retry_time_s;      /* continuous non-throttle failure before giving up */
     const atomic_int *stop;       /* set by a signal handler: stop taking input.

@@ -126,7 +126,7 @@ static void report(el_plan_count *c, bool final)
     const el_plan_count_opts *o = c->o;
     if (!o->progress)
         return;
-    double now = el_now_ms();
+    double now = el_clock_now(c->o->clock);
     if (!final && now - c->last_report < 1000.0)
         return;
     c->last_report = now;
@@ -214,7 +214,7 @@ static el_err count_new(const el_plan_count_opts *o, el_plan_count **out, el_dia
         return el_diag_set(diag, EL_ENOMEM, "out of memory");
     c->o = o;
     c->m = o->mapping;
-    c->t0 = c->last_report = el_now_ms();
+    c->t0 = c->last_report = el_clock_now(o->clock);
     size_t n = c->m->nsources;
     c->sc = calloc(n ? n : 1, sizeof *c->sc);
     c->t = calloc(n ? n : 1, sizeof *c->t);

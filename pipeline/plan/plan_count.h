@@ -17,6 +17,7 @@
 #include <stddef.h>    /* size_t */
 #include <stdint.h>    /* uint64_t */
 
+#include "common/clock.h"  /* el_clock */
 #include "common/error.h"
 #include "formats/reader.h"
 #include "pipeline/plan/estimate.h"
@@ -46,6 +47,7 @@ typedef struct el_plan_count_opts {
     el_projection projection;     /* the index's, for its entries' size */
     size_t dedup_memory;          /* key fingerprints in memory; 0: the default */
     const char *tmp_dir;          /* where the key sort spills; NULL: "/tmp" */
+    const el_clock *clock;        /* progress intervals read from it; NULL: el_now_ms */
     el_progress_fn progress;      /* phase "counting", input bytes done of all; may be NULL */
     void *progress_user;
     el_reject_fn on_reject;       /* a row not counted (load would reject it); may be NULL */

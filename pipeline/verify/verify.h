@@ -53,6 +53,7 @@
 #include <stdint.h>   /* uint64_t */
 
 #include "common/buf.h"
+#include "common/clock.h"  /* el_clock */
 #include "common/error.h"
 #include "dynamo/ddb_client.h"
 #include "dynamo/ddb_driver.h"  /* el_ddb_transport */
@@ -140,6 +141,8 @@ typedef struct el_verify_opts {
     const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
                                      scripted one, taken: its free is called when the
                                      run ends, whatever happened */
+    const el_clock *clock;        /* elapsed times and progress read from it;
+                                     NULL: el_now_ms (common/clock.h) */
     const char *plan_path;        /* hot keys as load used them (--plan); NULL: counted
                                      for sources with "hot", as load does */
     el_split split;               /* --split I/N: check only the items of this part's

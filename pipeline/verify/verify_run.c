@@ -63,7 +63,7 @@ void verify_progress(vrun *v, const char *phase, uint64_t done, uint64_t total, 
 {
     if (!v->o->progress)
         return;
-    double now = el_now_ms();
+    double now = el_clock_now(v->o->clock);
     if (!final && phase == v->phase && now - v->last_report < 1000.0)
         return;
     v->last_report = now;
@@ -425,7 +425,7 @@ static el_err collect_counters(vrun *v, el_diag *diag)
 el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
-    double t0 = el_now_ms();
+    double t0 = el_clock_now(o->clock);
     vrun v;
     memset(&v, 0, sizeof v);
     v.o = o;
@@ -509,6 +509,6 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
     el_buf_free(&v.line);
     el_buf_free(&v.tmp);
     el_buf_free(&v.proj);
-    st->elapsed_s = (el_now_ms() - t0) / 1000.0;
+    st->elapsed_s = (el_clock_now(o->clock) - t0) / 1000.0;
     return err;
 }

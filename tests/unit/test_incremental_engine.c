@@ -611,11 +611,15 @@ static el_err run(fake *f, bool no_grouping, uint64_t run_id, el_incr_stats *st,
     assert_non_null(rej);
     el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel,
                            .wakeup = f_wakeup, .now = f_now, .free = f_free, .self = f };
-    el_incr_opts o = { .mapping = m, .transport = &t, .rejects = rej, .concurrency = 4,
-                       .max_retry_time_s = 30, .op_column = "op", .no_grouping = no_grouping,
-                       .run_id = run_id };
+    el_clock clock = { .now_ms = f_now, .self = f };
+    el_incr_opts o = { .mapping = m, .transport = &t, .clock = &clock, .rejects = rej,
+                       .concurrency = 4, .max_retry_time_s = 30, .op_column = "op",
+                       .no_grouping = no_grouping, .run_id = run_id };
     unsigned frees = f->frees;
+    double t0 = f->now;
     el_err err = el_incr_run(&o, st, d);
+    /* the run's time is the clock it was given: the driver's virtual time */
+    assert_true(st->elapsed_s == (f->now - t0) / 1000.0);
     assert_int_equal(f->frees, frees + 1); /* the transport is the run's, freed once */
     assert_int_equal(f->npending, 0);
     el_rejects_free(rej);
