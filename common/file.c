@@ -108,3 +108,13 @@ el_err el_file_check_writable(const char *path, bool dir, el_diag *diag)
     free(folder);
     return err;
 }
+
+el_err el_path_suffixed(char out[EL_PATH_BYTES], const char *path, const char *suffix,
+                        el_diag *diag)
+{
+    int n = snprintf(out, EL_PATH_BYTES, "%s%s", path, suffix);
+    if (n < 0 || n >= EL_PATH_BYTES)
+        return el_diag_set(diag, EL_EUSAGE, "path too long (over %d bytes with \"%s\"): %s",
+                           EL_PATH_BYTES - 1, suffix, path);
+    return EL_OK;
+}

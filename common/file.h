@@ -11,6 +11,16 @@
 #include "common/buf.h"
 #include "common/error.h"
 
+/* Room for a path the tool makes itself (a lock or a temporary file beside
+ * a file it was given, a file in a folder it was given): Linux's PATH_MAX.
+ * A longer one is refused with a message, never cut short. */
+#define EL_PATH_BYTES 4096
+
+/* out = path followed by suffix ("run.ckpt" ".lock"). EL_EUSAGE, diag
+ * naming the path, when it does not fit in EL_PATH_BYTES. */
+el_err el_path_suffixed(char out[EL_PATH_BYTES], const char *path, const char *suffix,
+                        el_diag *diag) EL_MUST_USE;
+
 /*
  * Appends the contents of path to out (initialised by the caller, whose
  * maximum bounds the file). Returns EL_OK; EL_EIO when the file cannot be

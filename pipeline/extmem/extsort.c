@@ -28,6 +28,7 @@
 #include <string.h>    /* memcpy, strerror, strdup */
 #include <unistd.h>    /* write, pread, close, unlink, mkstemp */
 
+#include "common/file.h"   /* EL_PATH_BYTES */
 #include "common/vec.h"  /* el_grow: the list of runs */
 
 #define RADIX_MIN 4096       /* below: comparison sorts alone */
@@ -206,7 +207,7 @@ static el_err io_fail(el_extsort *s, el_diag *diag, const char *what)
 
 static el_err new_run_file(el_extsort *s, int *fd, el_diag *diag)
 {
-    char path[4096];
+    char path[EL_PATH_BYTES];
     int n = snprintf(path, sizeof path, "%s/.edgeload-sort-XXXXXX", s->dir);
     if (n < 0 || (size_t)n >= sizeof path)
         return el_diag_set(diag, EL_EUSAGE, "spill directory path too long: %s", s->dir);

@@ -60,7 +60,7 @@ uint64_t el_checkpoint_hash(uint64_t h, const void *data, size_t len)
 
 static el_err fsync_dir(const char *path)
 {
-    char dir[4096];
+    char dir[EL_PATH_BYTES];
     const char *slash = strrchr(path, '/');
     if (!slash)
         snprintf(dir, sizeof dir, ".");
@@ -110,8 +110,12 @@ el_err el_checkpoint_write(const char *path, const el_checkpoint *cp, el_diag *d
         el_buf_free(&b);
         return el_diag_set(diag, EL_ENOMEM, "out of memory writing the checkpoint");
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char tmp[EL_PATH_BYTES];
+    el_err perr = el_path_suffixed(tmp, path, ".tmp", diag);
+    if (perr) {
+        el_buf_free(&b);
+        return perr;
+    }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         el_buf_free(&b);

@@ -72,8 +72,6 @@ typedef struct el_incr_opts {
     const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
                                      scripted one, taken: its free is called when the
                                      run ends, whatever happened */
-    const el_clock *clock;        /* elapsed times and progress read from it;
-                                     NULL: el_now_ms (common/clock.h) */
     el_rejects *rejects;
     int concurrency;              /* transactions in flight (<= 0: EL_DEFAULT_CONCURRENCY) */
     double max_wcu;               /* 0 = no cap; a transaction costs 2 WCU per write */
@@ -90,6 +88,8 @@ typedef struct el_incr_opts {
      * transactional set; may be NULL */
     el_progress_fn progress;
     void *progress_user;
+    const el_clock *clock;        /* elapsed times and progress intervals are read
+                                     from it; NULL: el_now_ms (common/clock.h) */
 } el_incr_opts;
 
 typedef struct el_incr_stats {

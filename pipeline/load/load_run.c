@@ -24,6 +24,7 @@
 #include <string.h>    /* strcmp, strdup */
 #include <unistd.h>    /* sysconf, access */
 
+#include "common/file.h"   /* EL_PATH_BYTES */
 #include "common/clock.h"      /* el_now_ms */
 #include "common/lockfile.h"   /* one process per checkpoint */
 #include "pipeline/flow/checkpoint.h"
@@ -284,19 +285,17 @@ el_err el_load_run(const el_load_opts *o, el_load_stats *st, el_diag *diag)
 {
     memset(st, 0, sizeof *st);
     double t0 = el_clock_now(o->clock);
-    load_run r;
-    memset(&r, 0, sizeof r);
-    r.o = o;
-    r.t0 = t0;
+    load_run r = { .o = o, .t0 = t0 };
     pthread_mutex_init(&r.mu, NULL);
     /* one process per checkpoint, from before the first read to the end */
     el_lockfile *lock = NULL;
     el_err err = EL_OK;
     if (o->checkpoint_path && !o->dry_run) {
-        char lpath[4200], what[4200];
-        snprintf(lpath, sizeof lpath, "%s.lock", o->checkpoint_path);
+        char lpath[EL_PATH_BYTES], what[EL_PATH_BYTES + 16];
         snprintf(what, sizeof what, "checkpoint %s", o->checkpoint_path);
-        err = el_lockfile_take(lpath, what, &lock, diag);
+        err = el_path_suffixed(lpath, o->checkpoint_path, ".lock", diag);
+        if (!err)
+            err = el_lockfile_take(lpath, what, &lock, diag);
     }
     if (!err)
         err = open_inputs(&r, diag);

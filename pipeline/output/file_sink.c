@@ -50,6 +50,7 @@
 #include <openssl/evp.h> /* SHA-256 of each part */
 #include <zstd.h>        /* streaming compression */
 
+#include "common/file.h"   /* EL_PATH_BYTES */
 #include "common/lockfile.h"   /* one run per --output directory */
 #include "common/buf.h"
 #include "formats/ddb_value.h"
@@ -61,7 +62,6 @@
 #define LINE_OVERHEAD EL_FILE_SINK_LINE_OVERHEAD
 _Static_assert(EL_FILE_SINK_LINE_OVERHEAD == sizeof LINE_PREFIX - 1 + sizeof LINE_SUFFIX - 1,
                "the line overhead is what the prefix and suffix add");
-#define PATH_MAX_BYTES 4096
 #define MANIFEST_MAX_BYTES ((size_t)64 << 20)
 
 typedef struct part_info {
@@ -91,7 +91,7 @@ struct el_file_sink {
     int fd;                      /* the open part's temporary file, -1 none */
     const el_object_store *store; /* objects instead of files (S3), or NULL */
     void *obj;                   /* the open part's object in the store, NULL none */
-    char tmp_path[PATH_MAX_BYTES];
+    char tmp_path[EL_PATH_BYTES];
     part_info cur;               /* the open part so far */
 
     part_info *parts;            /* closed parts, in order */
@@ -153,7 +153,7 @@ static el_err sync_dir(const char *path, el_diag *diag)
 /* mkdir -p: every missing component is created. */
 static el_err make_dirs(const char *path, el_diag *diag)
 {
-    char buf[PATH_MAX_BYTES];
+    char buf[EL_PATH_BYTES];
     size_t len = strlen(path);
     if (len == 0 || len >= sizeof buf)
         return el_diag_set(diag, EL_EUSAGE, "bad output directory '%s'", path);
@@ -179,7 +179,7 @@ static el_err make_dirs(const char *path, el_diag *diag)
  * the new parts would be listed with old ones under one S3 prefix. */
 static el_err check_unused(const el_file_sink *s, el_diag *diag)
 {
-    char path[PATH_MAX_BYTES];
+    char path[EL_PATH_BYTES];
     el_err err = join_path(path, sizeof path, s->dir, "manifest.json", diag);
     if (err)
         return err;
@@ -212,7 +212,7 @@ static el_err part_path(const el_file_sink *s, unsigned id, char *out, el_diag *
 {
     char name[64];
     snprintf(name, sizeof name, "part-%05u.json.zst", id);
-    return join_path(out, PATH_MAX_BYTES, s->data_dir, name, diag);
+    return join_path(out, EL_PATH_BYTES, s->data_dir, name, diag);
 }
 
 /* Writes what the compressor produced to the part and through SHA-256. */
@@ -323,7 +323,7 @@ static el_err end_part(el_file_sink *s, unsigned id, el_diag *diag)
         unlink(s->tmp_path);
         return io_error(diag, "close", s->tmp_path);
     }
-    char final_path[PATH_MAX_BYTES];
+    char final_path[EL_PATH_BYTES];
     err = part_path(s, id, final_path, diag);
     if (!err && rename(s->tmp_path, final_path) != 0)
         err = io_error(diag, "rename to", final_path);
@@ -422,7 +422,7 @@ static el_err rewrite_part(el_file_sink *s, size_t pi, dropper *dr, uint64_t *dr
                            el_diag *diag)
 {
     part_info *p = &s->parts[pi];
-    char name[64], path[PATH_MAX_BYTES];
+    char name[64], path[EL_PATH_BYTES];
     snprintf(name, sizeof name, "data/part-%05u.json.zst", p->id);
     int src = -1;
     el_err err = EL_OK;
@@ -597,7 +597,7 @@ static el_err write_manifest(el_file_sink *s, el_diag *diag)
 {
     el_buf b;
     el_buf_init(&b, MANIFEST_MAX_BYTES);
-    char tmp[PATH_MAX_BYTES], final_path[PATH_MAX_BYTES];
+    char tmp[EL_PATH_BYTES], final_path[EL_PATH_BYTES];
     el_err err = build_manifest(s, &b);
     if (err) {
         el_buf_free(&b);
@@ -666,7 +666,7 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
     s->cctx = ZSTD_createCCtx();
     s->md = EVP_MD_CTX_new();
     el_buf dd;
-    el_buf_init(&dd, PATH_MAX_BYTES);
+    el_buf_init(&dd, EL_PATH_BYTES);
     el_err err = EL_OK;
     if (!s->dir || (opts->table && !s->table) || !s->in || !s->out || !s->cctx || !s->md ||
         el_buf_printf(&dd, "%s/data", s->dir) || !(s->data_dir = el_buf_take(&dd)))
@@ -685,7 +685,7 @@ el_err el_file_sink_new(const el_file_sink_opts *opts, el_file_sink **out, el_di
     if (!err && !s->store) {
         /* one run per directory: taken before it is checked, so two runs
          * started together cannot both find it unused */
-        char lpath[PATH_MAX_BYTES], what[PATH_MAX_BYTES + 32];
+        char lpath[EL_PATH_BYTES], what[EL_PATH_BYTES + 32];
         err = join_path(lpath, sizeof lpath, s->dir, ".edgeload.lock", diag);
         snprintf(what, sizeof what, "--output directory %s", s->dir);
         if (!err)

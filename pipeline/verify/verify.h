@@ -141,8 +141,6 @@ typedef struct el_verify_opts {
     const el_ddb_transport *transport; /* NULL: the real one over ddb; tests give a
                                      scripted one, taken: its free is called when the
                                      run ends, whatever happened */
-    const el_clock *clock;        /* elapsed times and progress read from it;
-                                     NULL: el_now_ms (common/clock.h) */
     const char *plan_path;        /* hot keys as load used them (--plan); NULL: counted
                                      for sources with "hot", as load does */
     el_split split;               /* --split I/N: check only the items of this part's
@@ -168,6 +166,8 @@ typedef struct el_verify_opts {
      * keys checked of how many; may be NULL */
     el_progress_fn progress;
     void *progress_user;
+    const el_clock *clock;        /* elapsed times and progress intervals are read
+                                     from it; NULL: el_now_ms (common/clock.h) */
     const atomic_int *stop;       /* may be NULL; set by a signal handler: stop taking input */
     /* called for every mismatch, in the order found; may be NULL */
     void (*on_mismatch)(void *user, const el_verify_mismatch *mm);

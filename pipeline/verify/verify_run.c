@@ -426,12 +426,7 @@ el_err el_verify_run(const el_verify_opts *o, el_verify_stats *st, el_diag *diag
 {
     memset(st, 0, sizeof *st);
     double t0 = el_clock_now(o->clock);
-    vrun v;
-    memset(&v, 0, sizeof v);
-    v.o = o;
-    v.t0 = v.last_report = t0;
-    v.m = o->mapping;
-    v.st = st;
+    vrun v = { .o = o, .m = o->mapping, .st = st, .t0 = t0, .last_report = t0 };
     el_buf_init(&v.req, VERIFY_REQUEST_MAX);
     el_buf_init(&v.resp, VERIFY_RESPONSE_MAX);
     el_buf_init(&v.line, VERIFY_RESPONSE_MAX);

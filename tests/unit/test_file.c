@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include <stdio.h>     /* fopen, snprintf */
-#include <stdlib.h>    /* mkdtemp */
-#include <string.h>    /* strstr */
+#include <stdlib.h>    /* free, malloc, mkdtemp */
+#include <string.h>    /* memset, strlen, strstr */
 #include <sys/stat.h>  /* mkdir */
 #include <unistd.h>    /* unlink, rmdir */
 
@@ -113,12 +113,35 @@ static void test_folders(void **state)
     expect("/f/a/out", true, EL_EUSAGE, "a part of its path is a file");
 }
 
+/* A path made with a suffix fits or is refused whole, never cut short. */
+static void test_path_suffixed(void **state)
+{
+    (void)state;
+    char out[EL_PATH_BYTES];
+    el_diag d;
+    el_diag_clear(&d);
+    assert_int_equal(el_path_suffixed(out, "/tmp/run.ckpt", ".lock", &d), EL_OK);
+    assert_string_equal(out, "/tmp/run.ckpt.lock");
+    char *longest = malloc(EL_PATH_BYTES);
+    assert_non_null(longest);
+    memset(longest, 'a', EL_PATH_BYTES - 6);
+    longest[EL_PATH_BYTES - 6] = '\0'; /* with ".lock" exactly EL_PATH_BYTES - 1 */
+    assert_int_equal(el_path_suffixed(out, longest, ".lock", &d), EL_OK);
+    assert_int_equal(strlen(out), EL_PATH_BYTES - 1);
+    longest[EL_PATH_BYTES - 6] = 'a';
+    longest[EL_PATH_BYTES - 5] = '\0'; /* one byte more */
+    assert_int_equal(el_path_suffixed(out, longest, ".lock", &d), EL_EUSAGE);
+    assert_non_null(strstr(d.msg, "path too long"));
+    free(longest);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_file),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_folders),
+        cmocka_unit_test(test_path_suffixed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
