@@ -165,7 +165,7 @@ static const cmd_spec spec = {
 "counter is missing or different, or some rows could not become items\n"
 "(without --allow-rejected), 2 usage, mapping, configuration or table\n"
 "error, 1 aborted by a fatal error, 130 interrupted.\n",
-    .default_concurrency = 8,
+    .default_concurrency = EL_VERIFY_DEFAULT_CONCURRENCY,
     .inputs = true,
     .own_opt = own_opt,
 };

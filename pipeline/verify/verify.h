@@ -64,6 +64,8 @@
 #include "pipeline/flow/stats.h"   /* el_progress_fn */
 
 #define EL_VERIFY_BATCH_KEYS EL_DDB_BATCH_GET_KEYS
+/* BatchGetItem requests in flight when --concurrency is not given */
+#define EL_VERIFY_DEFAULT_CONCURRENCY 8
 #define EL_VERIFY_DEFAULT_SEED 20240611  /* plain digits: cmd/ prints it in --help */
 
 typedef enum el_verify_kind {
