@@ -14,6 +14,7 @@
 #include "pipeline/incremental/incr_round.h"
 
 #include <stdio.h>    /* snprintf */
+#include <stdint.h>   /* SIZE_MAX */
 #include <stdlib.h>   /* calloc, free, malloc */
 #include <string.h>   /* memcmp, memcpy, strlen */
 
@@ -301,6 +302,38 @@ el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m, siz
     return EL_OK;
 }
 
+/* The counter item whose key is "PK\0SK" key/len, or SIZE_MAX: no row of
+ * the round counts on it. */
+static size_t find_item(const incr_round *r, const char *key, size_t len)
+{
+    if (!r->imap_cap)
+        return SIZE_MAX;
+    uint64_t h = el_fnv1a64(key, len);
+    for (size_t j = (size_t)h & (r->imap_cap - 1); r->imap[j]; j = (j + 1) & (r->imap_cap - 1)) {
+        const incr_item *it = &r->items[r->imap[j] - 1];
+        const incr_ckref *o = &r->cks[it->ck];
+        if (it->hash == h && o->item_len == len && memcmp(r->ctext.data + o->off, key, len) == 0)
+            return r->imap[j] - 1;
+    }
+    return SIZE_MAX;
+}
+
+/* True when row ir cannot join the transaction whose counter items carry
+ * stamp and whose own items carry put, both == g: DynamoDB refuses a
+ * transaction with two actions on one item, and a row's Put (or Delete)
+ * of an item another row adds to is two. own: ir's item as a counter
+ * item, or SIZE_MAX. */
+static bool clashes(const incr_round *r, const incr_row *ir, size_t own, const size_t *stamp,
+                    const size_t *put, size_t g)
+{
+    if (own != SIZE_MAX && (stamp[own] == g || put[own] == g))
+        return true;
+    for (size_t k = 0; k < ir->nck; k++)
+        if (put[r->cks[ir->ck_first + k].item] == g)
+            return true;
+    return false;
+}
+
 /* Groups the round's rows: each row goes with the rows sharing its most
  * shared counter item, in transactions of at most 100 actions. */
 el_err incr_round_group(incr_round *r, bool no_grouping)
@@ -311,14 +344,21 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     size_t *stamp = calloc(r->nitems + 1, sizeof *stamp);
     size_t *cur = malloc(EL_DDB_TXN_MAX_ACTIONS * sizeof *cur);
-    el_err err = key && start && order && stamp && cur ? EL_OK : EL_ENOMEM;
+    size_t *own = malloc((n ? n : 1) * sizeof *own);     /* row's item as a counter item */
+    size_t *put = calloc(r->nitems + 1, sizeof *put);    /* gid + 1: a member writes it */
+    el_err err = key && start && order && stamp && cur && own && put ? EL_OK : EL_ENOMEM;
     size_t nalone = 0;
     for (size_t i = 0; !err && i < n; i++) {
         const incr_row *ir = &r->rows[i];
         key[i] = SIZE_MAX;
+        own[i] = find_item(r, r->keys.data + ir->key_off, ir->key_len);
         size_t best = 1;
         for (size_t k = 0; !no_grouping && k < ir->nck; k++) {
             size_t item = r->cks[ir->ck_first + k].item;
+            if (item == own[i]) { /* counts on its own item: two actions on it */
+                key[i] = SIZE_MAX;
+                break;
+            }
             if (r->items[item].rows > best) {
                 best = r->items[item].rows;
                 key[i] = item;
@@ -346,7 +386,8 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
         bool close = ncur > 0 &&
                      (!ir || key[row] == SIZE_MAX || key[row] != cur_key ||
                       ncur + 1 + distinct + add_items > EL_DDB_TXN_MAX_ACTIONS ||
-                      bytes + ir->json_len > EL_INCR_TXN_MAX_BYTES);
+                      bytes + ir->json_len > EL_INCR_TXN_MAX_BYTES ||
+                      clashes(r, ir, own[row], stamp, put, gid + 1));
         if (close) {
             err = new_group(r);
             if (!err)
@@ -365,6 +406,8 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
         cur[ncur++] = row;
         cur_key = key[row];
         bytes += ir->json_len;
+        if (own[row] != SIZE_MAX)
+            put[own[row]] = gid + 1;
         for (size_t k = 0; k < ir->nck; k++) {
             size_t item = r->cks[ir->ck_first + k].item;
             if (stamp[item] != gid + 1) {
@@ -379,6 +422,8 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
     free(order);
     free(stamp);
     free(cur);
+    free(own);
+    free(put);
     return err;
 }
 

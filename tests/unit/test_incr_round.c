@@ -418,6 +418,55 @@ static void rows_group_by_most_shared_item(void **state)
     fx_close(&f);
 }
 
+/* A transaction never holds two actions on one item (DynamoDB refuses
+ * it): a row's Put of an item another row adds to goes in another
+ * transaction, and a row that counts on its own item goes alone. Every
+ * row adds to "ALL", so without the rule all would share one. */
+static void no_two_actions_on_one_item(void **state)
+{
+    (void)state;
+    static const char mapping[] =
+        "{\"table\":\"Graph\",\"sources\":[{\"name\":\"s\",\"pk\":\"U#{a}\","
+        "\"sk\":\"{b}\",\"index\":false,\"counters\":["
+        "{\"pk\":\"U#{b}\",\"sk\":\"P\",\"attribute\":\"followers\"},"
+        "{\"pk\":\"ALL\",\"sk\":\"P\",\"attribute\":\"rows\"}]}]}";
+    fx f;
+    el_diag d;
+    el_diag_clear(&d);
+    if (el_mapping_parse(mapping, strlen(mapping), NULL, &f.m, &d))
+        fail_msg("mapping: %s", d.msg);
+    f.schema = (el_schema){ 3, col_names, col_types, NULL, NULL };
+    assert_int_equal(el_source_bind(f.m->sources[0], &f.schema, &d), EL_OK);
+    assert_int_equal(el_transform_new(f.m, f.m->sources[0], &f.t), EL_OK);
+    assert_int_equal(incr_round_init(&f.r), EL_OK);
+    /* row 0 puts U#x/P, which row 1 adds to; row 3 adds to U#P/P, its own */
+    add_ok(&f, "x", "P", false, 1);
+    add_ok(&f, "y", "x", false, 2);
+    add_ok(&f, "z", "w", false, 3);
+    add_ok(&f, "P", "P", false, 4);
+    assert_int_equal(incr_round_group(&f.r, false), EL_OK);
+    check_groups(&f.r);
+    assert_true(group_of(&f.r, 0) != group_of(&f.r, 1));
+    assert_int_equal(group_of(&f.r, 3)->n, 1);
+    for (size_t gi = 0; gi < f.r.ngroups; gi++) {
+        const incr_group *g = &f.r.groups[gi];
+        for (size_t i = 0; i < g->n; i++) {
+            const incr_row *ir = &f.r.rows[g->m[i]];
+            const char *key = f.r.keys.data + ir->key_off;
+            for (size_t k = 0; k < g->nitems; k++) {
+                const incr_ckref *c = &f.r.cks[f.r.items[g->items[k]].ck];
+                bool same = c->item_len == ir->key_len &&
+                            memcmp(f.r.ctext.data + c->off, key, c->item_len) == 0;
+                if (same && g->n > 1)
+                    fail_msg("transaction %zu puts and adds to one item (row %zu)", gi, g->m[i]);
+            }
+        }
+    }
+    /* rows 1 and 2 still share the ALL counter's transaction */
+    assert_true(group_of(&f.r, 1) == group_of(&f.r, 2));
+    fx_close(&f);
+}
+
 /* A star: every row adds to the star's followers and to its own follower's
  * following, so a transaction of k rows has k + 1 + k actions: 49 rows at
  * most, and as many as fit. */
@@ -914,6 +963,7 @@ int main(void)
         cmocka_unit_test(cancelling_changes_and_units),
         cmocka_unit_test(indexed_rows_cost_twice),
         cmocka_unit_test(set_members_split_and_reset),
+        cmocka_unit_test(no_two_actions_on_one_item),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
