@@ -20,7 +20,7 @@
 #include <stdlib.h>   /* calloc, free */
 #include <string.h>   /* memcmp, strlen */
 
-#include "common/clock.h"      /* el_now_ms */
+#include "common/clock.h"      /* el_clock_now */
 #include "dynamo/ddb_driver.h"
 #include "formats/ddb_value.h" /* el_json_put_string */
 
@@ -223,7 +223,10 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
         err = save(&w, diag);
     }
     double interval = (o->checkpoint_interval_s > 0 ? o->checkpoint_interval_s : EL_CHECKPOINT_INTERVAL_S) * 1000.0;
-    double next_save = t0 + interval, next_report = t0 + 1000;
+    /* saves and reports are due on the driver's clock: the wake-up step is
+     * given is read on it, and a transport's clock need not be the wall's */
+    double start = w.drv ? el_ddb_driver_now(w.drv) : 0;
+    double next_save = start + interval, next_report = start + 1000;
     while (!err) {
         if (o->stop && *o->stop) {
             err = el_diag_set(diag, EL_EINTR, "interrupted while writing counters");
@@ -244,7 +247,7 @@ el_err el_counters_write(el_counters *c, const el_counters_write_opts *o,
         }
         if (err || (group >= w.g.n && el_ddb_driver_pending(w.drv) == 0))
             break;
-        double now = el_clock_now(o->clock);
+        double now = el_ddb_driver_now(w.drv);
         if (now >= next_save) {
             next_save = now + interval;
             err = save(&w, diag);
