@@ -85,6 +85,7 @@ void incr_round_reset(incr_round *r)
     for (size_t i = 0; i < r->ngroups; i++) {
         free(r->groups[i].m);
         free(r->groups[i].items);
+        free(r->groups[i].puts);
     }
     r->ngroups = 0;
     el_buf_reset(&r->json);
@@ -270,13 +271,30 @@ static el_err new_group(incr_round *r)
     return EL_OK;
 }
 
+/* The counter item whose key is "PK\0SK" key/len, or SIZE_MAX: no row of
+ * the round counts on it. */
+static size_t find_item(const incr_round *r, const char *key, size_t len)
+{
+    if (!r->imap_cap)
+        return SIZE_MAX;
+    uint64_t h = el_fnv1a64(key, len);
+    for (size_t j = (size_t)h & (r->imap_cap - 1); r->imap[j]; j = (j + 1) & (r->imap_cap - 1)) {
+        const incr_item *it = &r->items[r->imap[j] - 1];
+        const incr_ckref *o = &r->cks[it->ck];
+        if (it->hash == h && o->item_len == len && memcmp(r->ctext.data + o->off, key, len) == 0)
+            return r->imap[j] - 1;
+    }
+    return SIZE_MAX;
+}
+
 /* Sets g's member list (copied) and the counter items its rows touch. */
 el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m, size_t n)
 {
     free(g->m);
     free(g->items);
-    g->items = NULL;
-    g->nitems = 0;
+    free(g->puts);
+    g->items = g->puts = NULL;
+    g->nitems = g->nputs = 0;
     g->m = malloc((n ? n : 1) * sizeof *g->m);
     if (!g->m)
         return EL_ENOMEM;
@@ -299,23 +317,19 @@ el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m, siz
             g->items[g->nitems++] = item;
         }
     }
-    return EL_OK;
-}
-
-/* The counter item whose key is "PK\0SK" key/len, or SIZE_MAX: no row of
- * the round counts on it. */
-static size_t find_item(const incr_round *r, const char *key, size_t len)
-{
-    if (!r->imap_cap)
-        return SIZE_MAX;
-    uint64_t h = el_fnv1a64(key, len);
-    for (size_t j = (size_t)h & (r->imap_cap - 1); r->imap[j]; j = (j + 1) & (r->imap_cap - 1)) {
-        const incr_item *it = &r->items[r->imap[j] - 1];
-        const incr_ckref *o = &r->cks[it->ck];
-        if (it->hash == h && o->item_len == len && memcmp(r->ctext.data + o->off, key, len) == 0)
-            return r->imap[j] - 1;
+    size_t pcap = 0;
+    for (size_t i = 0; i < n; i++) {
+        const incr_row *ir = &r->rows[m[i]];
+        size_t own = find_item(r, r->keys.data + ir->key_off, ir->key_len);
+        if (own == SIZE_MAX)
+            continue;
+        size_t *v = grow(g->puts, &pcap, g->nputs + 1, sizeof *v);
+        if (!v)
+            return EL_ENOMEM;
+        g->puts = v;
+        g->puts[g->nputs++] = own; /* a round holds an item key once: no repeats */
     }
-    return SIZE_MAX;
+    return EL_OK;
 }
 
 /* True when row ir cannot join the transaction whose counter items carry
@@ -332,6 +346,25 @@ static bool clashes(const incr_round *r, const incr_row *ir, size_t own, const s
         if (put[r->cks[ir->ck_first + k].item] == g)
             return true;
     return false;
+}
+
+/* The transactions that Put (or Delete) an item other rows add to go
+ * first, each keeping the item busy while it runs: a Put's "not there
+ * yet" condition would fail on an item a counter's ADD made first. A
+ * stable reorder: the rest keep their order. */
+static el_err puts_first(incr_round *r)
+{
+    size_t n = r->ngroups, at = 0;
+    incr_group *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return EL_ENOMEM;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++)
+            if ((r->groups[i].nputs > 0) == (pass == 0))
+                v[at++] = r->groups[i];
+    memcpy(r->groups, v, n * sizeof *v);
+    free(v);
+    return EL_OK;
 }
 
 /* Groups the round's rows: each row goes with the rows sharing its most
@@ -424,7 +457,7 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
     free(cur);
     free(own);
     free(put);
-    return err;
+    return err ? err : puts_first(r);
 }
 
 

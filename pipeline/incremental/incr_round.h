@@ -56,6 +56,8 @@ typedef struct incr_item {
 typedef struct incr_group {
     size_t *m, n;             /* member rows, in order */
     size_t *items, nitems;    /* counter items touched */
+    size_t *puts, nputs;      /* counter items its rows Put or Delete: busy while
+                                 it is with the driver, so no ADD runs beside */
     unsigned attempt;         /* cancellations by conflict so far (their backoff) */
     unsigned variant;         /* token variant: a new one after a cancellation */
     double not_before;        /* earliest time to submit it again (ms) */

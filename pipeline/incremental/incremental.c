@@ -217,6 +217,8 @@ static void release(ictx *c, incr_group *g)
 {
     for (size_t i = 0; i < g->nitems; i++)
         c->rd.items[g->items[i]].busy = false;
+    for (size_t i = 0; i < g->nputs; i++)
+        c->rd.items[g->puts[i]].busy = false;
     g->queued = false;
 }
 
@@ -392,6 +394,8 @@ static el_err submit(ictx *c, size_t gi, el_diag *diag)
     g->queued = true;
     for (size_t i = 0; i < g->nitems; i++)
         c->rd.items[g->items[i]].busy = true;
+    for (size_t i = 0; i < g->nputs; i++)
+        c->rd.items[g->puts[i]].busy = true;
     return EL_OK;
 }
 
@@ -423,6 +427,8 @@ static el_err apply_round(ictx *c, el_diag *diag)
             bool busy = false;
             for (size_t i = 0; i < g->nitems && !busy; i++)
                 busy = r->items[g->items[i]].busy;
+            for (size_t i = 0; i < g->nputs && !busy; i++)
+                busy = r->items[g->puts[i]].busy;
             if (!busy)
                 err = submit(c, gi, diag);
         }

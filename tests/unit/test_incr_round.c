@@ -464,6 +464,18 @@ static void no_two_actions_on_one_item(void **state)
     }
     /* rows 1 and 2 still share the ALL counter's transaction */
     assert_true(group_of(&f.r, 1) == group_of(&f.r, 2));
+    /* the Put of U#x/P goes before the ADD to it, and keeps it busy */
+    const incr_group *g0 = group_of(&f.r, 0);
+    assert_true(g0 < group_of(&f.r, 1));
+    assert_int_equal(g0->nputs, 1);
+    size_t x = SIZE_MAX;
+    for (size_t i = 0; i < f.r.nitems; i++) {
+        const incr_ckref *c = &f.r.cks[f.r.items[i].ck];
+        if (c->item_len == 5 && memcmp(f.r.ctext.data + c->off, "U#x\0P", 5) == 0)
+            x = i;
+    }
+    assert_true(x != SIZE_MAX);
+    assert_int_equal(g0->puts[0], x);
     fx_close(&f);
 }
 
