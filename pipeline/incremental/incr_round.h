@@ -98,6 +98,9 @@ void incr_round_free(incr_round *r);
  * in the round already; nothing was added, and the row starts the next
  * round. EL_EREJECT (diag says why) for a row the transform rejects: the
  * caller writes the reject; other errors with diag naming line and cause.
+ * The engine's rows come through the row loop, which has made the item
+ * already: it calls incr_round_add_item; this is the same with the
+ * transform in front, for callers holding a bare row.
  */
 el_err incr_round_add(incr_round *r, const el_mapping *m, const el_source *src, el_transform *t,
                       const el_row *row, bool del, bool *repeat, el_diag *diag) EL_MUST_USE;
