@@ -54,14 +54,21 @@ static void expect(const char *rel, bool is_dir, el_err want, const char *needle
         fail_msg("%s: message '%s' lacks '%s'", path, d.msg, needle);
 }
 
+/* Writes the file dir/f of 10 bytes; its name into path. */
+static void write_ten_bytes(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/f", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+}
+
 static void test_read_file(void **state)
 {
     (void)state;
     char path[128];
-    snprintf(path, sizeof path, "%s/f", dir);
-    FILE *f = fopen(path, "w");
-    fputs("0123456789", f);
-    fclose(f);
+    write_ten_bytes(path, sizeof path);
     el_buf b;
     int e;
     el_buf_init(&b, 100);
@@ -82,10 +89,7 @@ static void test_read_named_file(void **state)
 {
     (void)state;
     char path[128];
-    snprintf(path, sizeof path, "%s/f", dir);
-    FILE *f = fopen(path, "w");
-    fputs("0123456789", f);
-    fclose(f);
+    write_ten_bytes(path, sizeof path);
     el_buf b;
     el_diag d;
     el_diag_clear(&d);
