@@ -91,15 +91,8 @@ el_err el_cred_parse_time(const char *s, time_t *out)
     } else {
         return EL_EPARSE;
     }
-    struct tm tm = {0};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
+    time_t t;
+    if (!el_aws_utc_time(y, mo, d, h, mi, sec, &t))
         return EL_EPARSE;
     *out = t - offset;
     return EL_OK;

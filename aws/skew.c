@@ -18,6 +18,8 @@
 #include <stdlib.h>     /* calloc, free, labs */
 #include <string.h>     /* strcmp, strstr, memcmp */
 
+#include "aws/aws_internal.h"  /* el_aws_utc_time */
+
 /* A refusal that names the time is believed when the Date header is this
  * far from the clock signed by; one that may as well be a wrong secret
  * only this far (the Java SDK's 4 minutes, under AWS's 5). */
@@ -154,7 +156,6 @@ bool el_http_date_parse(const char *s, size_t len, time_t *out)
     if (end - p != 29 || p[3] != ',' || p[4] != ' ')
         return false;
     p += 5;
-    struct tm tm = {0};
     int day = digits(&p, end, 2), mon = -1;
     if (day < 1 || day > 31 || !expect(&p, end, " "))
         return false;
@@ -174,15 +175,5 @@ bool el_http_date_parse(const char *s, size_t len, time_t *out)
         ss = digits(&p, end, 2);
     if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60 || !expect(&p, end, " GMT"))
         return false;
-    tm.tm_year = year - 1900;
-    tm.tm_mon = mon;
-    tm.tm_mday = day;
-    tm.tm_hour = hh;
-    tm.tm_min = mm;
-    tm.tm_sec = ss;
-    time_t t = timegm(&tm);
-    if (t == (time_t)-1)
-        return false;
-    *out = t;
-    return true;
+    return el_aws_utc_time(year, mon + 1, day, hh, mm, ss, out);
 }

@@ -39,6 +39,19 @@ el_err el_read_file(const char *path, el_buf *out, int *errnum)
     return err == EL_ENOMEM ? EL_ELIMIT : err;
 }
 
+el_err el_read_named_file(const char *what, const char *path, const char *cap, el_buf *out,
+                          el_diag *diag)
+{
+    int errnum;
+    el_err err = el_read_file(path, out, &errnum);
+    if (!err)
+        return EL_OK;
+    el_buf_free(out);
+    if (err == EL_EIO)
+        return el_diag_set(diag, EL_EIO, "cannot open %s %s: %s", what, path, strerror(errnum));
+    return el_diag_set(diag, EL_EUSAGE, "cannot read %s %s: larger than %s", what, path, cap);
+}
+
 /* The folder that holds path: "." for a bare name, "/" for "/x". A new
  * string the caller frees; NULL when out of memory. */
 static char *folder_of(const char *path)

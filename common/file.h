@@ -31,6 +31,16 @@ el_err el_path_suffixed(char out[EL_PATH_BYTES], const char *path, const char *s
 el_err el_read_file(const char *path, el_buf *out, int *errnum) EL_MUST_USE;
 
 /*
+ * el_read_file for a file the user named, whose failure is told to the user:
+ * `what` is the file's kind and `cap` the maximum of out in words. On
+ * failure out is freed and diag names the file: EL_EIO, "cannot open plan
+ * p.json: No such file or directory" (open or read failed); EL_EUSAGE,
+ * "cannot read plan p.json: larger than 1 GB" (over out's maximum).
+ */
+el_err el_read_named_file(const char *what, const char *path, const char *cap, el_buf *out,
+                          el_diag *diag) EL_MUST_USE;
+
+/*
  * Checks that path can be written as the tool writes its files: a file is
  * written beside path and renamed over it, or path is created, so its
  * folder must exist, be a folder, and let files be created in it; path

@@ -206,17 +206,6 @@ static size_t header_cb(char *line, size_t size, size_t nmemb, void *p)
     return n;
 }
 
-static void xfer_init(xfer *x)
-{
-    el_buf_init(&x->resp, EL_DDB_MAX_RESPONSE);
-    x->errbuf[0] = '\0';
-    x->have_crc = false;
-    x->request_id[0] = '\0';
-    x->retry_after_ms = 0;
-    x->amz_retry_after_ms = -1;
-    x->sends = 0;
-}
-
 static void xfer_reset(xfer *x)
 {
     el_buf_reset(&x->resp);
@@ -226,6 +215,12 @@ static void xfer_reset(xfer *x)
     x->retry_after_ms = 0;
     x->amz_retry_after_ms = -1;
     x->sends = 0;
+}
+
+static void xfer_init(xfer *x)
+{
+    el_buf_init(&x->resp, EL_DDB_MAX_RESPONSE);
+    xfer_reset(x); /* the reset of an empty buffer is a no-op */
 }
 
 /* libcurl calls this right before it sends the request on a connection,

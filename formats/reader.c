@@ -44,11 +44,7 @@ void el_schema_clear(el_schema *s)
     free(s->types);
     free(s->sql_types);
     free(s->origin);
-    s->origin = NULL;
-    s->names = NULL;
-    s->types = NULL;
-    s->sql_types = NULL;
-    s->ncols = 0;
+    *s = (el_schema){0};
 }
 
 static bool ends_with(const char *s, size_t len, const char *suffix)

@@ -193,7 +193,8 @@ el_err el_postgres_reader_open(el_input *in, const el_reader_opts *opts,
 el_err el_sqlite_reader_open(el_input *in, const el_reader_opts *opts,
                              const el_reader_ops **ops, void **self, el_diag *diag);
 
-/* Frees a schema's arrays (not the struct itself); helper for formats. */
+/* Frees a schema's arrays (not the struct itself) and leaves it empty, every
+ * field zero; helper for formats. */
 void el_schema_clear(el_schema *s);
 
 #endif

@@ -789,15 +789,9 @@ el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
     *out = NULL;
     el_buf b;
     el_buf_init(&b, EL_MAPPING_MAX_BYTES);
-    int errnum;
-    el_err err = el_read_file(path, &b, &errnum);
-    if (err) {
-        el_buf_free(&b);
-        if (err == EL_EIO)
-            return el_diag_set(diag, EL_EUSAGE, "cannot open mapping %s: %s", path,
-                               strerror(errnum));
-        return el_diag_set(diag, EL_EUSAGE, "cannot read mapping %s: larger than 16 MB", path);
-    }
+    /* a mapping that cannot be read is refused like a wrong one: nothing ran */
+    if (el_read_named_file("mapping", path, "16 MB", &b, diag))
+        return EL_EUSAGE;
     char *dir = strdup(path);
     if (!dir) {
         el_buf_free(&b);
@@ -810,7 +804,7 @@ el_err el_mapping_load_file(const char *path, el_mapping **out, el_diag *diag)
         memcpy(dir, ".", 2); /* fits: path is not empty, so dir has 2 bytes */
     el_diag inner;
     el_diag_clear(&inner);
-    err = el_mapping_parse(el_buf_str(&b), b.len, dir, out, &inner);
+    el_err err = el_mapping_parse(el_buf_str(&b), b.len, dir, out, &inner);
     if (err)
         el_diag_set(diag, err, "%s: %s", path, inner.msg);
     free(dir);

@@ -311,6 +311,22 @@ static el_err warm_from_json(el_ddb_throughput *tp, yajl_val v, const char *name
     return EL_OK;
 }
 
+/* Is f a figure that the table and its index each have (the units, their
+ * maximums, the warm throughput)? */
+static bool is_throughput(el_ts_field f)
+{
+    return f < EL_TS_NFIELDS && (BIT(f) & THROUGHPUT_BITS);
+}
+
+/* The figure f (is_throughput) of tp from v, named `name` in messages. */
+static el_err throughput_from_json(el_ddb_throughput *tp, el_ts_field f, yajl_val v,
+                                   const char *name, el_diag *diag)
+{
+    if (f == EL_TS_WARM)
+        return warm_from_json(tp, v, name, diag);
+    return units_from_json(units_slot(tp, f), v, name, diag);
+}
+
 /* The "index" object: the index's own throughput figures. */
 static el_err index_from_json(el_table_settings *s, yajl_val v, el_diag *diag)
 {
@@ -320,20 +336,14 @@ static el_err index_from_json(el_table_settings *s, yajl_val v, el_diag *diag)
                            "max_write_units, max_read_units");
     for (size_t i = 0; i < v->u.object.len; i++) {
         const char *k = v->u.object.keys[i];
-        yajl_val val = v->u.object.values[i];
         el_ts_field f = field_named(k);
+        if (!is_throughput(f))
+            return el_diag_set(diag, EL_EUSAGE, "create_table.index has an unknown key \"%s\" "
+                               "(expected write_units, read_units, warm_throughput, "
+                               "max_write_units, max_read_units)", k);
         char name[96];
         snprintf(name, sizeof name, "create_table.index.%s", k);
-        uint64_t *slot = f < EL_TS_NFIELDS ? units_slot(&s->index, f) : NULL;
-        el_err err;
-        if (f == EL_TS_WARM)
-            err = warm_from_json(&s->index, val, name, diag);
-        else if (slot)
-            err = units_from_json(slot, val, name, diag);
-        else
-            err = el_diag_set(diag, EL_EUSAGE, "create_table.index has an unknown key \"%s\" "
-                              "(expected write_units, read_units, warm_throughput, "
-                              "max_write_units, max_read_units)", k);
+        el_err err = throughput_from_json(&s->index, f, v->u.object.values[i], name, diag);
         if (err)
             return err;
         s->index_given |= BIT(f);
@@ -377,11 +387,8 @@ el_err el_table_settings_from_json(el_table_settings *s, yajl_val obj, el_diag *
             err = index_from_json(s, v, diag);
         } else if (f == EL_TS_TAG) {
             err = tags_from_json(s, v, diag);
-        } else if (f == EL_TS_WARM) {
-            err = warm_from_json(&s->table, v, name, diag);
-            s->given |= BIT(EL_TS_WARM);
-        } else if (units_slot(&s->table, f)) {
-            err = units_from_json(units_slot(&s->table, f), v, name, diag);
+        } else if (is_throughput(f)) {
+            err = throughput_from_json(&s->table, f, v, name, diag);
             s->given |= BIT(f);
         } else if (f < EL_TS_NFIELDS) {
             err = set_value(s, f, json_text(v), name, diag);

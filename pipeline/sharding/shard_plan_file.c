@@ -400,14 +400,9 @@ el_err el_plan_load(const char *path, el_plan **out, el_diag *diag)
     *out = NULL;
     el_buf b;
     el_buf_init(&b, PLAN_FILE_MAX);
-    int errnum;
-    el_err err = el_read_file(path, &b, &errnum);
-    if (err) {
-        el_buf_free(&b);
-        if (err == EL_EIO)
-            return el_diag_set(diag, EL_EIO, "cannot open plan %s: %s", path, strerror(errnum));
-        return el_diag_set(diag, EL_EUSAGE, "cannot read plan %s: larger than 1 GB", path);
-    }
+    el_err err = el_read_named_file("plan", path, "1 GB", &b, diag);
+    if (err)
+        return err;
     if (memchr(el_buf_str(&b), '\0', b.len)) {
         el_buf_free(&b);
         return el_diag_set(diag, EL_EUSAGE, "plan %s: not a JSON text (holds a NUL byte)",

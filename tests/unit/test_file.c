@@ -1,6 +1,6 @@
 /*
  * test_file.c - common/file.h: a small file read whole (within the
- * buffer's cap), and the check that a file can be written before a run
+ * buffer's cap; with the message that names it when it fails), and the check that a file can be written before a run
  * writes it: a missing folder, a folder where a file belongs, a file where
  * a folder belongs, a path through a file, and an --output folder whose
  * parents do not exist yet. (As root, access() grants every write, so a
@@ -54,14 +54,21 @@ static void expect(const char *rel, bool is_dir, el_err want, const char *needle
         fail_msg("%s: message '%s' lacks '%s'", path, d.msg, needle);
 }
 
+/* Writes the file dir/f of 10 bytes; its name into path. */
+static void write_ten_bytes(char *path, size_t cap)
+{
+    snprintf(path, cap, "%s/f", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+}
+
 static void test_read_file(void **state)
 {
     (void)state;
     char path[128];
-    snprintf(path, sizeof path, "%s/f", dir);
-    FILE *f = fopen(path, "w");
-    fputs("0123456789", f);
-    fclose(f);
+    write_ten_bytes(path, sizeof path);
     el_buf b;
     int e;
     el_buf_init(&b, 100);
@@ -75,6 +82,31 @@ static void test_read_file(void **state)
     assert_int_equal(el_read_file("/nonexistent/x", &b, &e), EL_EIO);
     assert_int_not_equal(e, 0);
     el_buf_free(&b);
+}
+
+/* The named read frees the buffer on failure and says which file and why. */
+static void test_read_named_file(void **state)
+{
+    (void)state;
+    char path[128];
+    write_ten_bytes(path, sizeof path);
+    el_buf b;
+    el_diag d;
+    el_diag_clear(&d);
+    el_buf_init(&b, 100);
+    assert_int_equal(el_read_named_file("plan", path, "1 GB", &b, &d), EL_OK);
+    assert_int_equal(b.len, 10);
+    el_buf_free(&b);
+    el_buf_init(&b, 5);
+    assert_int_equal(el_read_named_file("plan", path, "4 bytes", &b, &d), EL_EUSAGE);
+    assert_null(b.data);
+    char want[256];
+    snprintf(want, sizeof want, "cannot read plan %s: larger than 4 bytes", path);
+    assert_string_equal(d.msg, want);
+    el_buf_init(&b, 100);
+    assert_int_equal(el_read_named_file("mapping", "/nonexistent/x", "16 MB", &b, &d), EL_EIO);
+    assert_null(b.data);
+    assert_string_equal(d.msg, "cannot open mapping /nonexistent/x: No such file or directory");
 }
 
 static void test_files(void **state)
@@ -139,6 +171,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_read_named_file),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_folders),
         cmocka_unit_test(test_path_suffixed),
