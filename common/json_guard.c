@@ -1,5 +1,6 @@
 /*
- * json_guard.c - depth and size pre-check of JSON text (see json_guard.h).
+ * json_guard.c - depth and size pre-check of JSON text, and the guarded
+ * parse of a file the user wrote (see json_guard.h).
  *
  * DESIGN: one pass, constant memory: a depth counter incremented at '[' and
  * '{' and decremented at ']' and '}' outside strings (a backslash skips the
@@ -8,6 +9,8 @@
  * over-approximation used only as a limit, never as a parser.
  */
 #include "common/json_guard.h"
+
+#include <string.h> /* strchr */
 
 el_err el_json_guard(const char *text, size_t len, size_t max_depth, size_t max_values,
                      el_diag *diag)
@@ -49,4 +52,23 @@ el_err el_json_guard(const char *text, size_t len, size_t max_depth, size_t max_
             return el_diag_set(diag, EL_ELIMIT, "JSON holds more than %zu values", max_values);
     }
     return EL_OK;
+}
+
+el_err el_json_tree_parse(const char *json, size_t len, size_t max_depth, size_t max_values,
+                          const char *what, yajl_val *root, el_diag *diag)
+{
+    *root = NULL;
+    el_diag g;
+    el_diag_clear(&g);
+    if (el_json_guard(json, len, max_depth, max_values, &g))
+        return el_diag_set(diag, EL_EUSAGE, "%s refused: %s", what, g.msg);
+    char errbuf[512];
+    *root = yajl_tree_parse(json, errbuf, sizeof errbuf);
+    if (*root)
+        return EL_OK;
+    /* yajl's message spans lines; keep the first */
+    char *nl = strchr(errbuf, '\n');
+    if (nl)
+        *nl = '\0';
+    return el_diag_set(diag, EL_EUSAGE, "%s is not valid JSON: %s", what, errbuf);
 }

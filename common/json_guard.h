@@ -13,6 +13,8 @@
 
 #include <stddef.h>  /* size_t */
 
+#include <yajl/yajl_tree.h> /* yajl_val */
+
 #include "common/error.h"
 
 /* Deepest nesting any edgeload JSON needs: a DynamoDB item may nest 32
@@ -28,5 +30,15 @@
  */
 el_err el_json_guard(const char *text, size_t len, size_t max_depth, size_t max_values,
                      el_diag *diag) EL_MUST_USE;
+
+/*
+ * A file the user wrote (a mapping, a plan) into yajl's tree: guarded as
+ * above, then parsed (json NUL-terminated at len). EL_OK with *root (the
+ * caller frees it with yajl_tree_free); else EL_EUSAGE, *root NULL and
+ * diag "<what> refused: <why>" or "<what> is not valid JSON: <the first
+ * line of yajl's message>".
+ */
+el_err el_json_tree_parse(const char *json, size_t len, size_t max_depth, size_t max_values,
+                          const char *what, yajl_val *root, el_diag *diag) EL_MUST_USE;
 
 #endif

@@ -693,19 +693,10 @@ el_err el_mapping_parse(const char *json, size_t len, const char *base_dir, el_m
     *out = NULL;
     jctx c = { diag };
     /* bounded before yajl builds the tree: see json_guard.h */
-    el_diag g;
-    el_diag_clear(&g);
-    if (el_json_guard(json, len, EL_MAPPING_MAX_DEPTH, EL_MAPPING_MAX_VALUES, &g))
-        return el_diag_set(diag, EL_EUSAGE, "mapping refused: %s", g.msg);
-    char errbuf[512];
-    yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
-    if (!root) {
-        /* yajl's message spans lines; keep the first */
-        char *nl = strchr(errbuf, '\n');
-        if (nl)
-            *nl = '\0';
-        return el_diag_set(diag, EL_EUSAGE, "mapping is not valid JSON: %s", errbuf);
-    }
+    yajl_val root;
+    if (el_json_tree_parse(json, len, EL_MAPPING_MAX_DEPTH, EL_MAPPING_MAX_VALUES, "mapping",
+                           &root, diag))
+        return EL_EUSAGE;
     el_mapping *m;
     el_err err = el_mapping_new(&m);
     if (err) {

@@ -368,18 +368,9 @@ el_err el_plan_parse(const char *json, size_t len, el_plan **out, el_diag *diag)
     if (strstr(json, "\\u0000"))
         return el_diag_set(diag, EL_EUSAGE, "a string holds \\u0000 (NUL), which no key "
                            "may");
-    el_diag g;
-    el_diag_clear(&g);
-    if (el_json_guard(json, len, EL_JSON_MAX_DEPTH, 0, &g))
-        return el_diag_set(diag, EL_EUSAGE, "plan refused: %s", g.msg);
-    char errbuf[512];
-    yajl_val root = yajl_tree_parse(json, errbuf, sizeof errbuf);
-    if (!root) {
-        char *nl = strchr(errbuf, '\n');
-        if (nl)
-            *nl = '\0';
-        return el_diag_set(diag, EL_EUSAGE, "not valid JSON: %s", errbuf);
-    }
+    yajl_val root;
+    if (el_json_tree_parse(json, len, EL_JSON_MAX_DEPTH, 0, "plan", &root, diag))
+        return EL_EUSAGE;
     el_plan *p = el_plan_new();
     el_err err = p ? EL_OK : el_diag_set(diag, EL_ENOMEM, "out of memory");
     if (!err && !YAJL_IS_OBJECT(root))
