@@ -136,7 +136,12 @@ el_err el_rowloop_next(el_rowloop *l, el_buf *json, el_buf *keys, el_rowloop_row
                 return answer(l, err, out, diag);
             continue;
         }
-        return answer(l, err, out, diag);
+        if (err)
+            return answer(l, err, out, diag);
+        out->what = EL_ROWLOOP_ITEM; /* the common case, without a call */
+        out->row = &l->row;
+        out->why = &l->d;
+        return EL_OK;
     }
 }
 
