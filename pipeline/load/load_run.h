@@ -90,14 +90,6 @@ void load_wake_network(load_run *r);
 /* True once the run is failing or interrupted: stop taking input. */
 bool load_stopping(const load_run *r);
 
-/* el_diag_clear per row cost a 1 KB memset (1 % of a row); the message's
- * first byte and the positions are all a reader or transform looks at. */
-static inline void load_diag_reset(el_diag *d)
-{
-    d->msg[0] = '\0';
-    d->line = d->column = d->offset = 0;
-}
-
 /* Writes a rejected row to the rejects file and tells o->on_reject; a
  * failure to write it fails the run (and is returned). Any reader thread. */
 el_err load_reject_row(load_run *r, size_t idx, load_input *in, const el_diag *why,
