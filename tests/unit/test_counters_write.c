@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fake_table.h"
+#include "fake_wire.h"
+
 #include <curl/curl.h>       /* CURLcode for el_ddb_classify */
 #include <stdio.h>           /* snprintf, sscanf */
 #include <stdlib.h>          /* calloc, free, strtoll */
@@ -125,16 +128,7 @@ static size_t edges(edge *e)
 
 /* ---- the fake DynamoDB ---- */
 
-#define MAX_ITEMS 128
-#define MAX_PENDING 64
-#define MAX_ATTRS 4
 #define MAX_KEYED 4
-
-typedef struct fitem {
-    char *pk, *sk;
-    struct { char name[32]; long long v; } attr[MAX_ATTRS];
-    size_t nattr;
-} fitem;
 
 typedef enum fault {
     F_NONE = 0,
@@ -146,11 +140,8 @@ typedef enum fault {
 } fault;
 
 typedef struct fake {
-    fitem items[MAX_ITEMS];
-    size_t nitems;
-    struct { el_ddb_op *op; el_ddb_result res; char *body; } pending[MAX_PENDING];
-    size_t npending;
-    double now;
+    el_fake_wire w;           /* first: the transport's callbacks take it */
+    el_fake_table tab;
     /* faults by key: the first `tries` sends of the item keyed pk are
      * answered with `how` (F_THROTTLE/F_PTE alternate when how is F_THROTTLE
      * and alternate is set; F_REFUSE for every send) */
@@ -159,74 +150,26 @@ typedef struct fake {
     size_t nkeyed;
     unsigned lose;            /* bit k: the answer of the k-th update applied is lost */
     fault lose_how;           /* F_LOST_RESET or F_LOST_500 */
-    unsigned sends, applied, faulted, throttled, frees;
+    unsigned sends, applied, faulted, throttled;
     unsigned idle_waits;      /* waits in a row that could not move the clock */
     double until;             /* a virtual hour after the first wait: a run still going
                                  then is stuck (fail rather than hang) */
 } fake;
 
-static fitem *find(fake *f, const char *pk, const char *sk)
-{
-    for (size_t i = 0; i < f->nitems; i++)
-        if (strcmp(f->items[i].pk, pk) == 0 && strcmp(f->items[i].sk, sk) == 0)
-            return &f->items[i];
-    return NULL;
-}
-
-static fitem *find_or_add(fake *f, const char *pk, const char *sk)
-{
-    fitem *x = find(f, pk, sk);
-    if (x)
-        return x;
-    assert_true(f->nitems < MAX_ITEMS);
-    x = &f->items[f->nitems++];
-    memset(x, 0, sizeof *x);
-    x->pk = strdup(pk);
-    x->sk = strdup(sk);
-    return x;
-}
-
-static void set_attr(fitem *x, const char *name, long long v)
-{
-    size_t i = 0;
-    while (i < x->nattr && strcmp(x->attr[i].name, name) != 0)
-        i++;
-    if (i == x->nattr) {
-        assert_true(x->nattr < MAX_ATTRS);
-        snprintf(x->attr[i].name, sizeof x->attr[0].name, "%s", name);
-        x->nattr++;
-    }
-    x->attr[i].v = v;
-}
-
 /* The attribute's value; *found false when the item has none. */
 static long long get_attr(fake *f, const char *pk, const char *sk, const char *name,
                           bool *found)
 {
-    fitem *x = find(f, pk, sk);
-    for (size_t i = 0; x && i < x->nattr; i++)
-        if (strcmp(x->attr[i].name, name) == 0) {
-            *found = true;
-            return x->attr[i].v;
-        }
-    *found = false;
-    return 0;
-}
-
-static const char *sget(yajl_val v, const char *a, const char *b, const char *c)
-{
-    const char *path[] = { a, b, c, NULL };
-    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
-    return s ? YAJL_GET_STRING(s) : NULL;
+    return el_fake_item_get(el_fake_table_find(&f->tab, pk, sk), name, found);
 }
 
 /* "SET #a0 = :n0, #a1 = :n1" on item x: every value lands as given,
  * whatever was there. The fake takes "ADD #a0 :n0, ..." too, as DynamoDB
  * does (adding to what is there, from 0): a writer that sent ADD would
  * fail these tests on the values, not on the fake. */
-static void apply_update(fake *f, fitem *x, yajl_val req)
+static void apply_update(fake *f, el_fake_item *x, yajl_val req)
 {
-    const char *expr = sget(req, "UpdateExpression", NULL, NULL);
+    const char *expr = el_fake_sget(req, "UpdateExpression", NULL, NULL);
     assert_non_null(expr);
     bool add = strncmp(expr, "ADD ", 4) == 0;
     if (!add && strncmp(expr, "SET ", 4) != 0)
@@ -235,27 +178,15 @@ static void apply_update(fake *f, fitem *x, yajl_val req)
     for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
         char name[32], value[32];
         assert_int_equal(sscanf(part, add ? " %31s %31s" : " %31s = %31s", name, value), 2);
-        const char *attr = sget(req, "ExpressionAttributeNames", name, NULL);
-        const char *n = sget(req, "ExpressionAttributeValues", value, "N");
+        const char *attr = el_fake_sget(req, "ExpressionAttributeNames", name, NULL);
+        const char *n = el_fake_sget(req, "ExpressionAttributeValues", value, "N");
         assert_non_null(attr);
         assert_non_null(n);
         bool had;
         long long was = get_attr(f, x->pk, x->sk, attr, &had);
-        set_attr(x, attr, (add ? was : 0) + strtoll(n, NULL, 10));
+        el_fake_item_set(x, attr, (add ? was : 0) + strtoll(n, NULL, 10));
     }
     free(copy);
-}
-
-static void answer(fake *f, el_ddb_op *op, CURLcode cc, long status, const char *body)
-{
-    assert_true(f->npending < MAX_PENDING);
-    el_ddb_result res;
-    memset(&res, 0, sizeof res);
-    el_ddb_classify(cc, status, body, body ? strlen(body) : 0, &res);
-    res.sends = 1;
-    f->pending[f->npending].op = op;
-    f->pending[f->npending].res = res;
-    f->pending[f->npending++].body = body ? strdup(body) : NULL;
 }
 
 static const char THROTTLE[] =
@@ -296,33 +227,33 @@ static el_err f_send(void *self, el_ddb_op *op)
     if (!req)
         fail_msg("request is not JSON: %s", err);
     f->sends++;
-    assert_string_equal(sget(req, "TableName", NULL, NULL), "Graph");
-    assert_string_equal(sget(req, "ReturnConsumedCapacity", NULL, NULL), "TOTAL");
-    assert_null(sget(req, "ConditionExpression", NULL, NULL));
-    const char *pk = sget(req, "Key", "PK", "S"), *sk = sget(req, "Key", "SK", "S");
+    assert_string_equal(el_fake_sget(req, "TableName", NULL, NULL), "Graph");
+    assert_string_equal(el_fake_sget(req, "ReturnConsumedCapacity", NULL, NULL), "TOTAL");
+    assert_null(el_fake_sget(req, "ConditionExpression", NULL, NULL));
+    const char *pk = el_fake_sget(req, "Key", "PK", "S"), *sk = el_fake_sget(req, "Key", "SK", "S");
     assert_non_null(pk);
     assert_non_null(sk);
     fault fl = keyed_fault(f, pk);
     if (fl == F_THROTTLE || fl == F_PTE || fl == F_REFUSE) {
         f->faulted++;
         f->throttled += fl != F_REFUSE;
-        answer(f, op, CURLE_OK, 400, fl == F_THROTTLE ? THROTTLE : fl == F_PTE ? PTE : REFUSED);
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 400, fl == F_THROTTLE ? THROTTLE : fl == F_PTE ? PTE : REFUSED);
         goto out;
     }
-    apply_update(f, find_or_add(f, pk, sk), req);
+    apply_update(f, el_fake_table_find_or_add(&f->tab, pk, sk), req);
     f->applied++;
     if (f->applied <= 32 && (f->lose & (1u << (f->applied - 1))))
         fl = f->lose_how;
     if (fl == F_LOST_RESET) {
         f->faulted++;
-        answer(f, op, CURLE_RECV_ERROR, 0, NULL);
+        el_fake_wire_answer(&f->w, op, CURLE_RECV_ERROR, 0, NULL);
     } else if (fl == F_LOST_500) {
         f->faulted++;
-        answer(f, op, CURLE_OK, 500,
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 500,
                "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
                "\"message\":\"Internal server error\"}");
     } else {
-        answer(f, op, CURLE_OK, 200,
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 200,
                "{\"ConsumedCapacity\":{\"TableName\":\"Graph\",\"CapacityUnits\":1.0}}");
     }
 out:
@@ -334,68 +265,30 @@ out:
 static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
 {
     fake *f = self;
-    if (f->npending == 0 && timeout_ms < 0)
+    if (f->w.n == 0 && timeout_ms < 0)
         fail_msg("the writer waits for ever with nothing in flight");
     /* nothing answered and no time to pass: the caller spins on a clock
      * that cannot move (fail rather than hang) */
-    if (f->npending == 0 && timeout_ms == 0) {
+    if (f->w.n == 0 && timeout_ms == 0) {
         if (++f->idle_waits > 100000)
             fail_msg("the writer spins: 100000 waits of 0 ms with nothing in flight, "
-                     "clock %.0f", f->now);
+                     "clock %.0f", f->w.now);
     } else {
         f->idle_waits = 0;
     }
     if (f->until == 0)
-        f->until = f->now + 3600 * 1000.0;
-    if (f->now > f->until)
+        f->until = f->w.now + 3600 * 1000.0;
+    if (f->w.now > f->until)
         fail_msg("the writer is still going after a virtual hour, %zu counter items in "
-                 "the table", f->nitems);
-    f->now += f->npending ? 1 : timeout_ms;
-    size_t n = f->npending;
-    f->npending = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *body = f->pending[i].body;
-        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, body,
-                               body ? strlen(body) : 0);
-        free(f->pending[i].body);
-    }
+                 "the table", f->tab.n);
+    el_fake_wire_deliver(&f->w, d, timeout_ms);
     return EL_OK;
-}
-
-static void f_cancel(void *self, el_ddb_op *op)
-{
-    fake *f = self;
-    for (size_t i = 0; i < f->npending; i++)
-        if (f->pending[i].op == op) {
-            free(f->pending[i].body);
-            f->pending[i] = f->pending[--f->npending];
-            return;
-        }
-}
-
-static double f_now(void *self)
-{
-    return ((fake *)self)->now;
-}
-
-static void f_free(void *self)
-{
-    ((fake *)self)->frees++;
-}
-
-static void f_wakeup(void *self)
-{
-    (void)self;
 }
 
 static void fake_free(fake *f)
 {
-    for (size_t i = 0; i < f->nitems; i++) {
-        free(f->items[i].pk);
-        free(f->items[i].sk);
-    }
-    for (size_t i = 0; i < f->npending; i++)
-        free(f->pending[i].body);
+    el_fake_table_clear(&f->tab);
+    el_fake_wire_clear(&f->w);
     free(f);
 }
 
@@ -405,8 +298,8 @@ static void fake_free(fake *f)
 static void assert_table(fake *f, const model *m)
 {
     size_t counter_items = 0;
-    for (size_t i = 0; i < f->nitems; i++) {
-        fitem *x = &f->items[i];
+    for (size_t i = 0; i < f->tab.n; i++) {
+        el_fake_item *x = &f->tab.items[i];
         assert_true(strncmp(x->pk, "U#", 2) == 0);
         assert_string_equal(x->sk, "P");
         counter_items++;
@@ -448,17 +341,17 @@ static void on_progress(const el_progress *p, void *user)
 static el_err run(fake *f, el_counters *c, el_counters_stats *st, el_diag *d,
                   seen_progress *sp)
 {
-    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel,
-                           .wakeup = f_wakeup, .now = f_now, .free = f_free, .self = f };
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = el_fake_wire_cancel,
+                           .wakeup = el_fake_wire_wakeup, .now = el_fake_wire_now, .free = el_fake_wire_free, .self = f };
     el_counters_write_opts o = { .transport = &t, .table = "Graph", .pk_attr = "PK",
                                  .sk_attr = "SK", .concurrency = 4, .max_retry_time_s = 30,
                                  .progress = on_progress, .progress_user = sp };
     el_diag_clear(d);
     memset(sp, 0, sizeof *sp);
-    unsigned frees = f->frees;
+    unsigned frees = f->w.frees;
     el_err err = el_counters_write(c, &o, st, d);
-    assert_int_equal(f->frees, frees); /* borrowed: the caller frees it */
-    assert_int_equal(f->npending, 0);
+    assert_int_equal(f->w.frees, frees); /* borrowed: the caller frees it */
+    assert_int_equal(f->w.n, 0);
     return err;
 }
 
@@ -561,7 +454,7 @@ static void throttled(double clock)
     el_counters *c = count(e, n);
     fake *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    f->now = clock;
+    f->w.now = clock;
     f->keyed[f->nkeyed++] = (struct keyfault){ .pk = "U#bob", .tries = 5,
                                                   .how = F_THROTTLE, .alternate = true };
     f->keyed[f->nkeyed++] = (struct keyfault){ .pk = "U#u17", .tries = 2, .how = F_PTE };
@@ -573,7 +466,7 @@ static void throttled(double clock)
     assert_int_equal(st.retries, 7);
     assert_int_equal(f->sends, m.items + 7);
     assert_int_equal(f->applied, m.items);
-    assert_true(f->now - clock < 60 * 1000.0); /* virtual: backoff slept nothing */
+    assert_true(f->w.now - clock < 60 * 1000.0); /* virtual: backoff slept nothing */
     el_counters_free(c);
     fake_free(f);
 }
@@ -605,16 +498,16 @@ static void test_wrong_values_corrected(void **state)
     el_counters *c = count(e, n);
     fake *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    set_attr(find_or_add(f, "U#bob", "P"), "followerCount", 999);
-    set_attr(find_or_add(f, "U#bob", "P"), "postCount", 7);
-    set_attr(find_or_add(f, "U#amy", "P"), "followingCount", -4);
+    el_fake_item_set(el_fake_table_find_or_add(&f->tab, "U#bob", "P"), "followerCount", 999);
+    el_fake_item_set(el_fake_table_find_or_add(&f->tab, "U#bob", "P"), "postCount", 7);
+    el_fake_item_set(el_fake_table_find_or_add(&f->tab, "U#amy", "P"), "followingCount", -4);
     el_counters_stats st;
     run_ok(f, c, &st, &m);
     bool has;
     assert_int_equal(get_attr(f, "U#bob", "P", "postCount", &has), 7);
     assert_true(has);
     /* the rest of the table is the model's */
-    fitem *bob = find(f, "U#bob", "P");
+    el_fake_item *bob = el_fake_table_find(&f->tab, "U#bob", "P");
     for (size_t i = 0; i < bob->nattr; i++)
         if (strcmp(bob->attr[i].name, "postCount") == 0)
             bob->attr[i] = bob->attr[--bob->nattr];
@@ -652,8 +545,8 @@ static void test_refused(void **state)
     assert_int_equal(st.counters, m.attrs - 2);   /* carl's two */
     assert_int_equal(st.retries, 0);              /* a refusal is not sent again */
     assert_int_equal(f->sends, m.items);
-    assert_null(find(f, "U#carl", "P"));
-    assert_int_equal(f->nitems, m.items - 1);
+    assert_null(el_fake_table_find(&f->tab, "U#carl", "P"));
+    assert_int_equal(f->tab.n, m.items - 1);
     el_counters_free(c);
     fake_free(f);
 }
@@ -676,8 +569,8 @@ static void test_resume(void **state)
     for (int same = 0; same < 2; same++) {
         fake *f = calloc(1, sizeof *f);
         assert_non_null(f);
-        el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel,
-                               .wakeup = f_wakeup, .now = f_now, .free = f_free, .self = f };
+        el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = el_fake_wire_cancel,
+                               .wakeup = el_fake_wire_wakeup, .now = el_fake_wire_now, .free = el_fake_wire_free, .self = f };
         el_counters_write_opts o = { .transport = &t, .table = "Graph", .pk_attr = "PK",
                                      .sk_attr = "SK", .concurrency = 4, .resume = true,
                                      .resume_digest = same ? digest : digest + 1,
@@ -689,7 +582,7 @@ static void test_resume(void **state)
         assert_int_equal(st.counts_changed, !same);
         assert_int_equal(st.updates, same ? m.items - 10 : m.items);
         assert_int_equal(f->sends, st.updates);
-        assert_int_equal(f->nitems, st.updates);
+        assert_int_equal(f->tab.n, st.updates);
         fake_free(f);
     }
     el_counters_free(c);

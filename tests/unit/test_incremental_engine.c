@@ -17,7 +17,7 @@
  * a reply lost after the transaction was applied (a connection reset, a
  * 500), a cancellation for TransactionConflict. The answers are classified
  * by the client's own el_ddb_classify, as the real transport does. Time is
- * the fake's (`now`), so backoff costs nothing.
+ * the fake's (fake_wire.h), so backoff costs nothing.
  *
  * Every scenario ends by comparing the table - the edge items and every
  * counter - with what the delta's rows make of the starting table, worked
@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fake_table.h"
+#include "fake_wire.h"
 #include "helpers.h"
 
 #include <curl/curl.h>       /* CURLcode for el_ddb_classify */
@@ -121,18 +123,9 @@ static void model_apply(model *m, const drow *r)
 
 /* ---- the fake DynamoDB ---- */
 
-#define MAX_ITEMS 512
 #define MAX_TOKENS 512
-#define MAX_PENDING 64
 #define MAX_FAULTS 64
 #define TOKEN_WINDOW_MS (10 * 60 * 1000.0)
-
-typedef struct fitem {
-    char *pk, *sk;
-    bool put;                 /* written by a Put (an edge), not only by ADDs */
-    struct { char name[16]; long long v; } attr[4];
-    size_t nattr;
-} fitem;
 
 typedef enum fault {
     F_NONE = 0,
@@ -144,116 +137,50 @@ typedef enum fault {
 } fault;
 
 typedef struct fake {
-    fitem items[MAX_ITEMS];
-    size_t nitems;
+    el_fake_wire w;           /* first: the transport's callbacks take it */
+    el_fake_table tab;
     struct { char *token; char *body; double at; } tok[MAX_TOKENS];
     size_t ntok;
-    struct { el_ddb_op *op; el_ddb_result res; char *body; } pending[MAX_PENDING];
-    size_t npending;
-    double now;
     fault faults[MAX_FAULTS]; /* by transaction send, 0-based */
     unsigned sends, applied, replays, cancelled, faulted, mismatches, invalid;
-    unsigned frees;
     bool no_idempotency;      /* to show the lost-reply test fails without tokens */
     unsigned lose;            /* bit k: the reply of the k-th transaction applied is lost */
     fault lose_how;           /* F_LOST_RESET or F_LOST_500 */
 } fake;
 
-static fitem *find(fake *f, const char *pk, const char *sk)
-{
-    for (size_t i = 0; i < f->nitems; i++)
-        if (strcmp(f->items[i].pk, pk) == 0 && strcmp(f->items[i].sk, sk) == 0)
-            return &f->items[i];
-    return NULL;
-}
-
-static fitem *find_or_add(fake *f, const char *pk, const char *sk)
-{
-    fitem *x = find(f, pk, sk);
-    if (x)
-        return x;
-    assert_true(f->nitems < MAX_ITEMS);
-    x = &f->items[f->nitems++];
-    memset(x, 0, sizeof *x);
-    x->pk = strdup(pk);
-    x->sk = strdup(sk);
-    return x;
-}
-
-static void remove_item(fake *f, fitem *x)
-{
-    free(x->pk);
-    free(x->sk);
-    *x = f->items[--f->nitems];
-}
-
-static const char *sget(yajl_val v, const char *a, const char *b)
-{
-    const char *path[] = { a, b, NULL };
-    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
-    return s ? YAJL_GET_STRING(s) : NULL;
-}
-
-static const char *sget3(yajl_val v, const char *a, const char *b, const char *c)
-{
-    const char *path[] = { a, b, c, NULL };
-    yajl_val s = yajl_tree_get(v, path, yajl_t_string);
-    return s ? YAJL_GET_STRING(s) : NULL;
-}
-
 /* The key of an action: Put's Item, Delete's and Update's Key. */
 static void key_of(yajl_val act, const char *kind, const char **pk, const char **sk)
 {
     const char *where = strcmp(kind, "Put") == 0 ? "Item" : "Key";
-    *pk = sget3(act, where, "PK", "S");
-    *sk = sget3(act, where, "SK", "S");
+    *pk = el_fake_sget(act, where, "PK", "S");
+    *sk = el_fake_sget(act, where, "SK", "S");
     assert_non_null(*pk);
     assert_non_null(*sk);
 }
 
-static void add_attr(fitem *x, const char *name, long long d)
+static void add_attr(el_fake_item *x, const char *name, long long d)
 {
-    size_t i = 0;
-    while (i < x->nattr && strcmp(x->attr[i].name, name) != 0)
-        i++;
-    if (i == x->nattr) {
-        assert_true(x->nattr < 4);
-        snprintf(x->attr[i].name, sizeof x->attr[0].name, "%s", name);
-        x->attr[i].v = 0;
-        x->nattr++;
-    }
-    x->attr[i].v += d;
+    bool had;
+    el_fake_item_set(x, name, el_fake_item_get(x, name, &had) + d);
 }
 
 /* "ADD #c0 :d0, #c1 :d1" on item x. */
-static void apply_update(fitem *x, yajl_val act)
+static void apply_update(el_fake_item *x, yajl_val act)
 {
-    const char *expr = sget(act, "UpdateExpression", NULL);
+    const char *expr = el_fake_sget(act, "UpdateExpression", NULL, NULL);
     assert_non_null(expr);
     assert_true(strncmp(expr, "ADD ", 4) == 0);
     char *copy = strdup(expr + 4), *save = NULL;
     for (char *part = strtok_r(copy, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
         char name[32], value[32];
         assert_int_equal(sscanf(part, " %31s %31s", name, value), 2);
-        const char *attr = sget3(act, "ExpressionAttributeNames", name, NULL);
-        const char *n = sget3(act, "ExpressionAttributeValues", value, "N");
+        const char *attr = el_fake_sget(act, "ExpressionAttributeNames", name, NULL);
+        const char *n = el_fake_sget(act, "ExpressionAttributeValues", value, "N");
         assert_non_null(attr);
         assert_non_null(n);
         add_attr(x, attr, strtoll(n, NULL, 10));
     }
     free(copy);
-}
-
-static void answer(fake *f, el_ddb_op *op, CURLcode cc, long status, const char *body)
-{
-    assert_true(f->npending < MAX_PENDING);
-    el_ddb_result res;
-    memset(&res, 0, sizeof res);
-    el_ddb_classify(cc, status, body, body ? strlen(body) : 0, &res);
-    res.sends = 1;
-    f->pending[f->npending].op = op;
-    f->pending[f->npending].res = res;
-    f->pending[f->npending++].body = body ? strdup(body) : NULL;
 }
 
 static void answer_cancelled(fake *f, el_ddb_op *op, const char *const *codes, size_t n)
@@ -274,7 +201,7 @@ static void answer_cancelled(fake *f, el_ddb_op *op, const char *const *codes, s
                                            : ""), EL_OK);
     assert_int_equal(el_buf_puts(&b, "]}"), EL_OK);
     char *body = el_buf_take(&b);
-    answer(f, op, CURLE_OK, 400, body);
+    el_fake_wire_answer(&f->w, op, CURLE_OK, 400, body);
     free(body);
 }
 
@@ -295,7 +222,7 @@ static bool execute(fake *f, yajl_val req, const char **codes, size_t *ncodes, i
         assert_true(YAJL_IS_OBJECT(a) && a->u.object.len == 1);
         const char *kind = a->u.object.keys[0];
         yajl_val act = a->u.object.values[0];
-        assert_string_equal(sget(act, "TableName", NULL), "Graph");
+        assert_string_equal(el_fake_sget(act, "TableName", NULL, NULL), "Graph");
         const char *pk, *sk;
         key_of(act, kind, &pk, &sk);
         /* one action per item in a transaction, or DynamoDB refuses it */
@@ -308,13 +235,13 @@ static bool execute(fake *f, yajl_val req, const char **codes, size_t *ncodes, i
         }
         codes[i] = "None";
         if (strcmp(kind, "Update") == 0) {
-            assert_null(sget(act, "ConditionExpression", NULL));
+            assert_null(el_fake_sget(act, "ConditionExpression", NULL, NULL));
             continue;
         }
-        const char *cond = sget(act, "ConditionExpression", NULL);
+        const char *cond = el_fake_sget(act, "ConditionExpression", NULL, NULL);
         assert_non_null(cond);
-        assert_string_equal(sget3(act, "ExpressionAttributeNames", "#p", NULL), "PK");
-        fitem *x = find(f, pk, sk);
+        assert_string_equal(el_fake_sget(act, "ExpressionAttributeNames", "#p", NULL), "PK");
+        el_fake_item *x = el_fake_table_find(&f->tab, pk, sk);
         bool exists = x != NULL;
         if (strcmp(kind, "Put") == 0)
             assert_string_equal(cond, "attribute_not_exists(#p)");
@@ -337,12 +264,12 @@ static bool execute(fake *f, yajl_val req, const char **codes, size_t *ncodes, i
         const char *pk, *sk;
         key_of(act, kind, &pk, &sk);
         if (strcmp(kind, "Put") == 0) {
-            fitem *x = find_or_add(f, pk, sk);
+            el_fake_item *x = el_fake_table_find_or_add(&f->tab, pk, sk);
             x->put = true;
         } else if (strcmp(kind, "Delete") == 0) {
-            remove_item(f, find(f, pk, sk));
+            el_fake_table_remove(&f->tab, el_fake_table_find(&f->tab, pk, sk));
         } else {
-            apply_update(find_or_add(f, pk, sk), act);
+            apply_update(el_fake_table_find_or_add(&f->tab, pk, sk), act);
         }
         *units += 2;
     }
@@ -362,12 +289,12 @@ static el_err f_send(void *self, el_ddb_op *op)
         fail_msg("request is not JSON: %s", err);
     fault fl = f->sends < MAX_FAULTS ? f->faults[f->sends] : F_NONE;
     f->sends++;
-    const char *token = sget(req, "ClientRequestToken", NULL);
+    const char *token = el_fake_sget(req, "ClientRequestToken", NULL, NULL);
     assert_non_null(token);
     assert_true(strlen(token) >= 1 && strlen(token) <= 36);
     if (fl == F_THROTTLE || fl == F_PTE) {
         f->faulted++;
-        answer(f, op, CURLE_OK, 400,
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 400,
                fl == F_THROTTLE
                    ? "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
                      "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
@@ -379,16 +306,16 @@ static el_err f_send(void *self, el_ddb_op *op)
     /* the token: within its window, the same body is a replay, another a
      * mismatch */
     for (size_t i = 0; !f->no_idempotency && i < f->ntok; i++) {
-        if (strcmp(f->tok[i].token, token) != 0 || f->now - f->tok[i].at > TOKEN_WINDOW_MS)
+        if (strcmp(f->tok[i].token, token) != 0 || f->w.now - f->tok[i].at > TOKEN_WINDOW_MS)
             continue;
         if (strcmp(f->tok[i].body, text) == 0) {
             f->replays++;
-            answer(f, op, CURLE_OK, 200,
+            el_fake_wire_answer(&f->w, op, CURLE_OK, 200,
                    "{\"ConsumedCapacity\":[{\"TableName\":\"Graph\",\"CapacityUnits\":2.0,"
                    "\"ReadCapacityUnits\":2.0}]}");
         } else {
             f->mismatches++;
-            answer(f, op, CURLE_OK, 400,
+            el_fake_wire_answer(&f->w, op, CURLE_OK, 400,
                    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
                    "IdempotentParameterMismatchException\",\"message\":\"The request uses the "
                    "same client token as a previous, but non-identical request.\"}");
@@ -417,15 +344,15 @@ static el_err f_send(void *self, el_ddb_op *op)
     assert_true(f->ntok < MAX_TOKENS);
     f->tok[f->ntok].token = strdup(token);
     f->tok[f->ntok].body = strdup(text);
-    f->tok[f->ntok++].at = f->now;
+    f->tok[f->ntok++].at = f->w.now;
     if (f->applied <= 32 && (f->lose & (1u << (f->applied - 1))))
         fl = f->lose_how;
     if (fl == F_LOST_RESET) {
         f->faulted++;
-        answer(f, op, CURLE_RECV_ERROR, 0, NULL);
+        el_fake_wire_answer(&f->w, op, CURLE_RECV_ERROR, 0, NULL);
     } else if (fl == F_LOST_500) {
         f->faulted++;
-        answer(f, op, CURLE_OK, 500,
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 500,
                "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
                "\"message\":\"Internal server error\"}");
     } else {
@@ -433,7 +360,7 @@ static el_err f_send(void *self, el_ddb_op *op)
         snprintf(ok, sizeof ok,
                  "{\"ConsumedCapacity\":[{\"TableName\":\"Graph\",\"CapacityUnits\":%d.0,"
                  "\"WriteCapacityUnits\":%d.0}]}", units, units);
-        answer(f, op, CURLE_OK, 200, ok);
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 200, ok);
     }
 out:
     yajl_tree_free(req);
@@ -444,58 +371,20 @@ out:
 static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
 {
     fake *f = self;
-    if (f->npending == 0 && timeout_ms < 0)
+    if (f->w.n == 0 && timeout_ms < 0)
         fail_msg("the engine waits for ever with nothing in flight");
-    f->now += f->npending ? 1 : timeout_ms;
-    size_t n = f->npending;
-    f->npending = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *body = f->pending[i].body;
-        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, body,
-                               body ? strlen(body) : 0);
-        free(f->pending[i].body);
-    }
+    el_fake_wire_deliver(&f->w, d, timeout_ms);
     return EL_OK;
-}
-
-static void f_cancel(void *self, el_ddb_op *op)
-{
-    fake *f = self;
-    for (size_t i = 0; i < f->npending; i++)
-        if (f->pending[i].op == op) {
-            free(f->pending[i].body);
-            f->pending[i] = f->pending[--f->npending];
-            return;
-        }
-}
-
-static double f_now(void *self)
-{
-    return ((fake *)self)->now;
-}
-
-static void f_free(void *self)
-{
-    ((fake *)self)->frees++;
-}
-
-static void f_wakeup(void *self)
-{
-    (void)self;
 }
 
 static void fake_clear(fake *f)
 {
-    for (size_t i = 0; i < f->nitems; i++) {
-        free(f->items[i].pk);
-        free(f->items[i].sk);
-    }
+    el_fake_table_clear(&f->tab);
     for (size_t i = 0; i < f->ntok; i++) {
         free(f->tok[i].token);
         free(f->tok[i].body);
     }
-    for (size_t i = 0; i < f->npending; i++)
-        free(f->pending[i].body);
+    el_fake_wire_clear(&f->w);
     free(f);
 }
 
@@ -506,11 +395,11 @@ static void seed(fake *f, model *m, const drow *rows, size_t n)
         char pk[64], sk[64];
         snprintf(pk, sizeof pk, "A#%s", rows[i].a);
         snprintf(sk, sizeof sk, "T#%s", rows[i].b);
-        find_or_add(f, pk, sk)->put = true;
+        el_fake_table_find_or_add(&f->tab, pk, sk)->put = true;
         snprintf(pk, sizeof pk, "U#%s", rows[i].b);
-        add_attr(find_or_add(f, pk, "P"), "followers", 1);
+        add_attr(el_fake_table_find_or_add(&f->tab, pk, "P"), "followers", 1);
         snprintf(pk, sizeof pk, "U#%s", rows[i].a);
-        add_attr(find_or_add(f, pk, "P"), "following", 1);
+        add_attr(el_fake_table_find_or_add(&f->tab, pk, "P"), "following", 1);
         model_apply(m, &rows[i]);
     }
     m->added = 0;
@@ -521,8 +410,8 @@ static void seed(fake *f, model *m, const drow *rows, size_t n)
 static void assert_table(fake *f, model *m)
 {
     size_t edges = 0;
-    for (size_t i = 0; i < f->nitems; i++) {
-        fitem *x = &f->items[i];
+    for (size_t i = 0; i < f->tab.n; i++) {
+        el_fake_item *x = &f->tab.items[i];
         if (strncmp(x->pk, "A#", 2) == 0) {
             assert_true(x->put);
             assert_int_equal(x->nattr, 0);
@@ -550,7 +439,7 @@ static void assert_table(fake *f, model *m)
     for (size_t u = 0; u < m->nusers; u++) {
         char pk[64];
         snprintf(pk, sizeof pk, "U#%s", m->user[u].name);
-        fitem *x = find(f, pk, "P");
+        el_fake_item *x = el_fake_table_find(&f->tab, pk, "P");
         long long fo = 0, fg = 0;
         for (size_t k = 0; x && k < x->nattr; k++) {
             if (strcmp(x->attr[k].name, "followers") == 0)
@@ -609,19 +498,19 @@ static el_err run(fake *f, bool no_grouping, uint64_t run_id, el_incr_stats *st,
     char rpath[EL_TEST_PATH_MAX];
     el_rejects *rej = el_rejects_new(el_test_path(rpath, dir, "rejects.jsonl"), -1);
     assert_non_null(rej);
-    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel,
-                           .wakeup = f_wakeup, .now = f_now, .free = f_free, .self = f };
-    el_clock clock = { .now_ms = f_now, .self = f };
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = el_fake_wire_cancel,
+                           .wakeup = el_fake_wire_wakeup, .now = el_fake_wire_now, .free = el_fake_wire_free, .self = f };
+    el_clock clock = { .now_ms = el_fake_wire_now, .self = f };
     el_incr_opts o = { .mapping = m, .transport = &t, .clock = &clock, .rejects = rej,
                        .concurrency = 4, .max_retry_time_s = 30, .op_column = "op",
                        .no_grouping = no_grouping, .run_id = run_id };
-    unsigned frees = f->frees;
-    double t0 = f->now;
+    unsigned frees = f->w.frees;
+    double t0 = f->w.now;
     el_err err = el_incr_run(&o, st, d);
     /* the run's time is the clock it was given: the driver's virtual time */
-    assert_true(st->elapsed_s == (f->now - t0) / 1000.0);
-    assert_int_equal(f->frees, frees + 1); /* the transport is the run's, freed once */
-    assert_int_equal(f->npending, 0);
+    assert_true(st->elapsed_s == (f->w.now - t0) / 1000.0);
+    assert_int_equal(f->w.frees, frees + 1); /* the transport is the run's, freed once */
+    assert_int_equal(f->w.n, 0);
     el_rejects_free(rej);
     el_mapping_free(m);
     return err;
@@ -737,7 +626,7 @@ static void test_throttled(void **state)
     assert_int_equal(st.added, m.added);
     assert_int_equal(st.deleted, m.deleted);
     assert_int_equal(st.replayed + st.duplicates + st.absent + st.rejected, 0);
-    assert_true(f->now < 60 * 1000.0); /* virtual: backoff slept nothing */
+    assert_true(f->w.now < 60 * 1000.0); /* virtual: backoff slept nothing */
     fake_clear(f);
 }
 

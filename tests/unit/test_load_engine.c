@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fake_wire.h"
 #include "helpers.h"
 
 #include <stdatomic.h>      /* the stop flag */
@@ -37,7 +38,6 @@
 /* ---- the fake DynamoDB: one table, Graph ---- */
 
 #define MAX_ITEMS 4096
-#define MAX_PENDING 256
 #define NROWS 3000 /* 6 chunks of 512 rows: a checkpoint moves by chunks */
 
 typedef struct titem {
@@ -46,15 +46,9 @@ typedef struct titem {
 } titem;
 
 typedef struct fake {
-    double now;
+    el_fake_wire w;           /* first: the transport's callbacks take it; its clock */
     titem items[MAX_ITEMS];
     size_t n;
-    struct {
-        el_ddb_op *op;
-        char *body;
-        el_ddb_result res;
-    } pending[MAX_PENDING];
-    size_t npending;
     /* what it saw */
     unsigned requests;        /* BatchWriteItem sends */
     uint64_t items_received;  /* items in them */
@@ -62,7 +56,6 @@ typedef struct fake {
     unsigned partials, throttled, lost;
     uint64_t lost_items;      /* items of the requests whose answers were lost */
     uint64_t throttled_items; /* items of the requests throttled */
-    unsigned frees;
     /* what it does */
     unsigned partial_every;   /* every k-th request hands back its second half */
     const char *throttle_pk;  /* requests holding this PK are throttled ... */
@@ -183,8 +176,7 @@ static el_err f_send(void *self, el_ddb_op *op)
     if (f->stop && f->stop_after && f->requests == f->stop_after)
         atomic_store(f->stop, 1);
 
-    assert_true(f->npending < MAX_PENDING);
-    el_ddb_result *res = &f->pending[f->npending].res;
+    el_ddb_result result, *res = &result;
     memset(res, 0, sizeof *res);
     char *answer = NULL;
     bool throttle = false;
@@ -252,8 +244,7 @@ static el_err f_send(void *self, el_ddb_op *op)
     }
     if (res->sends == 0)
         res->sends = 1;
-    f->pending[f->npending].op = op;
-    f->pending[f->npending++].body = answer;
+    el_fake_wire_hold(&f->w, op, res, answer);
     yajl_tree_free(req);
     free(text);
     return EL_OK;
@@ -262,41 +253,13 @@ static el_err f_send(void *self, el_ddb_op *op)
 static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
 {
     fake *f = self;
-    if (f->npending == 0 && timeout_ms > 0) {
+    if (f->w.n == 0 && timeout_ms > 0) {
         /* waiting for the readers (or a backoff): let them run a moment */
         struct timespec ts = { 0, 100000 };
         nanosleep(&ts, NULL);
     }
-    f->now += f->npending ? 1 : timeout_ms;
-    size_t n = f->npending;
-    f->npending = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *body = f->pending[i].body;
-        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, body, strlen(body));
-        free(body);
-    }
+    el_fake_wire_deliver(&f->w, d, timeout_ms);
     return EL_OK;
-}
-
-static void f_cancel(void *self, el_ddb_op *op)
-{
-    fake *f = self;
-    for (size_t i = 0; i < f->npending; i++)
-        if (f->pending[i].op == op) {
-            free(f->pending[i].body);
-            f->pending[i] = f->pending[--f->npending];
-            return;
-        }
-}
-
-static double f_now(void *self)
-{
-    return ((fake *)self)->now;
-}
-
-static void f_free(void *self)
-{
-    ((fake *)self)->frees++;
 }
 
 static void fake_init(fake *f)
@@ -304,7 +267,7 @@ static void fake_init(fake *f)
     memset(f, 0, sizeof *f);
     /* the virtual clock starts far from the machine's: an engine that read
      * the machine's clock for a figure would be seen at once */
-    f->now = 1000.0;
+    f->w.now = 1000.0;
 }
 
 static void fake_clear(fake *f)
@@ -437,20 +400,20 @@ static el_err load(fake *f, const runopts *ro, el_load_stats *st, el_diag *d)
     char rpath[EL_TEST_PATH_MAX];
     el_rejects *rej = el_rejects_new(el_test_path(rpath, dir, "rejects.jsonl"), -1);
     assert_non_null(rej);
-    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
-                           .free = f_free, .self = f };
-    el_clock clock = { .now_ms = f_now, .self = f };
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = el_fake_wire_cancel, .now = el_fake_wire_now,
+                           .free = el_fake_wire_free, .self = f };
+    el_clock clock = { .now_ms = el_fake_wire_now, .self = f };
     el_load_opts o = { .mapping = m, .threads = 1, .concurrency = 4, .transport = &t,
                        .clock = &clock, .rejects = rej, .max_retry_time_s = 60,
                        .checkpoint_path = ro ? ro->checkpoint : NULL,
                        .resume = ro && ro->resume, .stop = ro ? ro->stop : NULL };
-    unsigned frees = f->frees;
-    double t0 = f->now;
+    unsigned frees = f->w.frees;
+    double t0 = f->w.now;
     el_err err = el_load_run(&o, st, d);
     /* the run's time is the clock it was given: the driver's virtual time */
-    assert_true(st->elapsed_s == (f->now - t0) / 1000.0);
-    assert_int_equal(f->frees, frees + 1); /* taken: freed once, whatever happened */
-    assert_int_equal(f->npending, 0);      /* nothing left unanswered */
+    assert_true(st->elapsed_s == (f->w.now - t0) / 1000.0);
+    assert_int_equal(f->w.frees, frees + 1); /* taken: freed once, whatever happened */
+    assert_int_equal(f->w.n, 0);      /* nothing left unanswered */
     el_rejects_free(rej);
     el_mapping_free(m);
     return err;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "fake_wire.h"
 #include "helpers.h"
 
 #include <curl/curl.h>      /* CURLcode for el_ddb_classify */
@@ -50,7 +51,6 @@ static void test_kind_names(void **state)
 /* ---- a scripted DynamoDB: one table, its index GSI1 ---- */
 
 #define MAX_ITEMS 64
-#define MAX_PENDING 64
 
 typedef struct item {
     char *pk, *sk, *ipk;  /* ipk NULL: not in the index */
@@ -58,15 +58,9 @@ typedef struct item {
 } item;
 
 typedef struct fake_ddb {
+    el_fake_wire w;       /* first: the transport's callbacks take it */
     item items[MAX_ITEMS];
     size_t n;
-    struct {
-        el_ddb_op *op;
-        char *body;
-        el_ddb_result res;
-    } pending[MAX_PENDING];
-    size_t npending;
-    double now;
     unsigned queries, gets;
     /* faults of the next BatchGetItem requests: refused with a
      * ThrottlingException, or answered with their second half of keys
@@ -191,25 +185,23 @@ static el_err f_send(void *self, el_ddb_op *op)
     char *text = strndup(body, len), err[256];
     yajl_val req = yajl_tree_parse(text, err, sizeof err);
     assert_non_null(req);
-    assert_true(f->npending < MAX_PENDING);
     const char *name = el_ddb_op_name(op);
-    f->pending[f->npending].op = op;
-    el_ddb_result *res = &f->pending[f->npending].res;
+    el_ddb_result res;
+    char *answer;
     if (strcmp(name, "BatchGetItem") == 0 && f->throttle_gets) {
         f->throttle_gets--;
         f->throttled++;
-        f->pending[f->npending++].body = strdup(
+        answer = strdup(
             "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
             "\"message\":\"Rate of requests exceeds the allowed throughput.\"}");
-        memset(res, 0, sizeof *res);
-        el_ddb_classify(CURLE_OK, 400, f->pending[f->npending - 1].body,
-                        strlen(f->pending[f->npending - 1].body), res);
+        memset(&res, 0, sizeof res);
+        el_ddb_classify(CURLE_OK, 400, answer, strlen(answer), &res);
     } else {
-        f->pending[f->npending++].body = strcmp(name, "Query") == 0 ? query(f, req)
-                                                                     : batch_get(f, req);
-        *res = (el_ddb_result){ .outcome = EL_DDB_SUCCESS, .http_status = 200 };
+        answer = strcmp(name, "Query") == 0 ? query(f, req) : batch_get(f, req);
+        res = (el_ddb_result){ .outcome = EL_DDB_SUCCESS, .http_status = 200 };
     }
-    res->sends = 1;
+    res.sends = 1;
+    el_fake_wire_hold(&f->w, op, &res, answer);
     assert_true(strcmp(name, "Query") == 0 || strcmp(name, "BatchGetItem") == 0);
     yajl_tree_free(req);
     free(text);
@@ -219,31 +211,8 @@ static el_err f_send(void *self, el_ddb_op *op)
 static el_err f_wait(void *self, el_ddb_driver *d, int timeout_ms)
 {
     fake_ddb *f = self;
-    f->now += f->npending ? 1 : timeout_ms;
-    size_t n = f->npending;
-    f->npending = 0;
-    for (size_t i = 0; i < n; i++) {
-        el_ddb_driver_complete(d, f->pending[i].op, &f->pending[i].res, f->pending[i].body,
-                               strlen(f->pending[i].body));
-        free(f->pending[i].body);
-    }
+    el_fake_wire_deliver(&f->w, d, timeout_ms);
     return EL_OK;
-}
-
-static void f_cancel(void *self, el_ddb_op *op)
-{
-    fake_ddb *f = self;
-    for (size_t i = 0; i < f->npending; i++)
-        if (f->pending[i].op == op) {
-            free(f->pending[i].body);
-            f->pending[i] = f->pending[--f->npending];
-            return;
-        }
-}
-
-static double f_now(void *self)
-{
-    return ((fake_ddb *)self)->now;
 }
 
 static void fake_free(fake_ddb *f)
@@ -355,21 +324,21 @@ static void on_mismatch(void *user, const el_verify_mismatch *mm)
 static void verify(fake_ddb *f, el_verify_stats *st, seen *s, uint64_t rejected[3])
 {
     el_mapping *m = mapping();
-    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = f_cancel, .now = f_now,
+    el_ddb_transport t = { .send = f_send, .wait = f_wait, .cancel = el_fake_wire_cancel, .now = el_fake_wire_now,
                            .self = f };
     memset(s, 0, sizeof *s);
     memset(rejected, 0, 3 * sizeof *rejected);
-    el_clock clock = { .now_ms = f_now, .self = f };
+    el_clock clock = { .now_ms = el_fake_wire_now, .self = f };
     el_verify_opts o = { .mapping = m, .transport = &t, .clock = &clock, .reverse = 10,
                          .seed = 1, .concurrency = 2, .max_retry_time_s = 5, .on_mismatch = on_mismatch,
                          .user = s, .rejected_by_source = rejected };
     el_diag d;
     el_diag_clear(&d);
-    double t0 = f->now;
+    double t0 = f->w.now;
     if (el_verify_run(&o, st, &d))
         fail_msg("verify: %s", d.msg);
     /* the run's time is the clock it was given: the driver's virtual time */
-    assert_true(st->elapsed_s == (f->now - t0) / 1000.0);
+    assert_true(st->elapsed_s == (f->w.now - t0) / 1000.0);
     el_mapping_free(m);
 }
 
