@@ -59,6 +59,21 @@ def must_not_skip():
     return bool(os.environ.get("CI") or os.environ.get("EDGELOAD_REQUIRE_DDB"))
 
 
+def endpoint_host_port():
+    """(host, port) of the DynamoDB endpoint the tests run against."""
+    host, port = ENDPOINT.split("//")[1].rstrip("/").split(":")
+    return host, int(port)
+
+
+def require_stunnel(tlsfront):
+    """Skips the calling class without stunnel4; fails it where tests may not skip."""
+    if not tlsfront.stunnel_bin():
+        msg = "stunnel4 is not installed (scripts/test.sh installs it)"
+        if must_not_skip():
+            raise RuntimeError(msg)
+        raise unittest.SkipTest(msg)
+
+
 def edgeload_bin():
     path = os.environ.get("EDGELOAD_BIN")
     if not path:
@@ -186,6 +201,18 @@ def follow_edge(src, dst, created):
     return {"PK": S("ACTOR#" + src), "SK": S("TARGET#" + dst),
             "GSI1PK": S("TARGET#" + dst), "GSI1SK": S("ACTOR#" + src),
             "createdAt": N(created), "edgeType": S("FOLLOWS")}
+
+
+# The follow graph with counters: profiles, and follows that count on them.
+FOLLOW_COUNTER_SOURCES = [
+    {"name": "users", "pk": "USER#{id}", "sk": "PROFILE", "index": False,
+     "attributes": {"name": {"column": "name"}}},
+    {"name": "follows", "pk": "ACTOR#{follower_id}", "sk": "TARGET#{followee_id}",
+     "attributes": {"edgeType": {"value": "FOLLOWS"}},
+     "counters": [
+         {"pk": "USER#{followee_id}", "sk": "PROFILE", "attribute": "followerCount"},
+         {"pk": "USER#{follower_id}", "sk": "PROFILE", "attribute": "followingCount"}]},
+]
 
 
 class EdgeloadTestCase(unittest.TestCase):

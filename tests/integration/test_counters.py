@@ -79,15 +79,7 @@ def expected_counts(edges):
     return c
 
 
-MAPPING_SOURCES = [
-    {"name": "users", "pk": "USER#{id}", "sk": "PROFILE", "index": False,
-     "attributes": {"name": {"column": "name"}}},
-    {"name": "follows", "pk": "ACTOR#{follower_id}", "sk": "TARGET#{followee_id}",
-     "attributes": {"edgeType": {"value": "FOLLOWS"}},
-     "counters": [
-         {"pk": "USER#{followee_id}", "sk": "PROFILE", "attribute": "followerCount"},
-         {"pk": "USER#{follower_id}", "sk": "PROFILE", "attribute": "followingCount"}]},
-]
+MAPPING_SOURCES = et.FOLLOW_COUNTER_SOURCES
 
 FLAGS = ["--pk", "ACTOR#{follower_id}", "--sk", "TARGET#{followee_id}",
          "--const", "edgeType=FOLLOWS",

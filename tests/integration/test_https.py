@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -44,15 +43,10 @@ class HttpsTest(et.EdgeloadTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        if not tlsfront.stunnel_bin():
-            msg = "stunnel4 is not installed (scripts/test.sh installs it)"
-            if et.must_not_skip():
-                raise RuntimeError(msg)
-            raise unittest.SkipTest(msg)
+        et.require_stunnel(tlsfront)
         cls.work = tempfile.mkdtemp(prefix="edgeload-https-")
         cls.ca = tlsfront.make_ca(os.path.join(cls.work, "ca"))
-        backends = {"ddb": tuple(et.ENDPOINT.split("//")[1].rstrip("/").split(":"))}
-        backends["ddb"] = (backends["ddb"][0], int(backends["ddb"][1]))
+        backends = {"ddb": et.endpoint_host_port()}
         cls.s3rver = None
         binp = s3rver_bin()
         if os.path.exists(binp):

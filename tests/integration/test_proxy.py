@@ -19,7 +19,6 @@ import os
 import shutil
 import sys
 import tempfile
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -36,15 +35,10 @@ class ProxyTest(et.EdgeloadTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        if not tlsfront.stunnel_bin():
-            msg = "stunnel4 is not installed (scripts/test.sh installs it)"
-            if et.must_not_skip():
-                raise RuntimeError(msg)
-            raise unittest.SkipTest(msg)
+        et.require_stunnel(tlsfront)
         cls.work = tempfile.mkdtemp(prefix="edgeload-proxy-")
         cls.ca = tlsfront.make_ca(os.path.join(cls.work, "ca"))
-        host, port = et.ENDPOINT.split("//")[1].rstrip("/").split(":")
-        cls.tls = tlsfront.Stunnel(cls.ca, {"ddb": (host, int(port))}).__enter__()
+        cls.tls = tlsfront.Stunnel(cls.ca, {"ddb": et.endpoint_host_port()}).__enter__()
 
     @classmethod
     def tearDownClass(cls):

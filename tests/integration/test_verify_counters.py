@@ -35,15 +35,7 @@ import edgeload_test as et  # noqa: E402
 
 PROXY = os.path.join(et.SOURCE_DIR, "tests", "tools", "faultproxy.py")
 
-SOURCES = [
-    {"name": "users", "pk": "USER#{id}", "sk": "PROFILE", "index": False,
-     "attributes": {"name": {"column": "name"}}},
-    {"name": "follows", "pk": "ACTOR#{follower_id}", "sk": "TARGET#{followee_id}",
-     "attributes": {"edgeType": {"value": "FOLLOWS"}},
-     "counters": [
-         {"pk": "USER#{followee_id}", "sk": "PROFILE", "attribute": "followerCount"},
-         {"pk": "USER#{follower_id}", "sk": "PROFILE", "attribute": "followingCount"}]},
-]
+SOURCES = et.FOLLOW_COUNTER_SOURCES
 
 
 def graph(rnd):
