@@ -292,6 +292,8 @@ el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m, siz
 {
     free(g->m);
     free(g->items);
+    for (size_t i = 0; !g->done && i < g->nputs; i++)
+        r->items[g->puts[i]].puts_pending--;
     free(g->puts);
     g->items = g->puts = NULL;
     g->nitems = g->nputs = 0;
@@ -328,8 +330,28 @@ el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m, siz
             return EL_ENOMEM;
         g->puts = v;
         g->puts[g->nputs++] = own; /* a round holds an item key once: no repeats */
+        r->items[own].puts_pending++;
     }
     return EL_OK;
+}
+
+void incr_group_finish(incr_round *r, incr_group *g)
+{
+    if (g->done)
+        return;
+    for (size_t i = 0; i < g->nputs; i++)
+        r->items[g->puts[i]].puts_pending--;
+    g->done = true;
+}
+
+bool incr_group_waits(const incr_round *r, const incr_group *g)
+{
+    if (g->nputs > 0)
+        return false;
+    for (size_t i = 0; i < g->nitems; i++)
+        if (r->items[g->items[i]].puts_pending > 0)
+            return true;
+    return false;
 }
 
 /* True when row ir cannot join the transaction whose counter items carry
@@ -463,7 +485,7 @@ el_err incr_round_group(incr_round *r, bool no_grouping)
 
 el_err incr_round_split(incr_round *r, size_t gi)
 {
-    r->groups[gi].done = true;
+    incr_group_finish(r, &r->groups[gi]);
     size_t n = r->groups[gi].n;
     for (size_t i = 0; i < n; i++) {
         size_t row = r->groups[gi].m[i]; /* re-read: new_group may move groups */

@@ -51,13 +51,16 @@ typedef struct incr_item {
     size_t ck;                /* a ckref naming this item (for its key text) */
     size_t rows;              /* rows of the round that touch it */
     bool busy;                /* a transaction touching it is with the driver */
+    unsigned puts_pending;    /* groups not done that Put or Delete it: the
+                                 groups that only ADD to it wait for them */
 } incr_item;
 
 typedef struct incr_group {
     size_t *m, n;             /* member rows, in order */
     size_t *items, nitems;    /* counter items touched */
     size_t *puts, nputs;      /* counter items its rows Put or Delete: busy while
-                                 it is with the driver, so no ADD runs beside */
+                                 it is with the driver, and no ADD to them goes
+                                 before it is done (incr_group_waits) */
     unsigned attempt;         /* cancellations by conflict so far (their backoff) */
     unsigned variant;         /* token variant: a new one after a cancellation */
     double not_before;        /* earliest time to submit it again (ms) */
@@ -123,6 +126,16 @@ el_err incr_round_group(incr_round *r, bool no_grouping) EL_MUST_USE;
  * counter items it touches. EL_ENOMEM. */
 el_err incr_group_set_members(incr_round *r, incr_group *g, const size_t *m,
                               size_t n) EL_MUST_USE;
+
+/* Marks g done: its rows are written, refused or split into other groups;
+ * the ADDs waiting for its Puts may go. */
+void incr_group_finish(incr_round *r, incr_group *g);
+
+/* True when g must wait: it only adds to an item a group not done yet
+ * Puts (that Put's "not there yet" condition would fail on the item the
+ * ADD makes). A group with Puts of its own never waits for another's, so
+ * two groups that each Put what the other adds to cannot wait for ever. */
+bool incr_group_waits(const incr_round *r, const incr_group *g);
 
 /* Splits group gi into one transaction per member (gi is marked done; the
  * new groups are added at the end: pointers into r->groups move). */

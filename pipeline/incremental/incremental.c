@@ -303,7 +303,7 @@ static el_err on_cancelled(ictx *c, size_t gi, const input *in, const el_ddb_ans
             }
         }
         if (keep == 0) {
-            g->done = true;
+            incr_group_finish(r, g);
         } else {
             c->resubmits++;
             err = incr_group_set_members(r, g, m, keep);
@@ -316,7 +316,7 @@ static el_err on_cancelled(ictx *c, size_t gi, const input *in, const el_ddb_ans
         err = incr_round_split(r, gi);
     } else {
         err = reject_member(c, &r->rows[g->m[0]], in, &a->res, diag);
-        r->groups[gi].done = true;
+        incr_group_finish(r, &r->groups[gi]);
     }
     if (err && !diag->msg[0])
         el_diag_set(diag, err, "out of memory");
@@ -348,7 +348,7 @@ static el_ddb_verdict on_txn(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answe
             else
                 c->st->added++;
         }
-        g->done = true;
+        incr_group_finish(r, g);
         return EL_DDB_DONE;
     }
     if (strcmp(type, "TransactionInProgressException") == 0)
@@ -366,7 +366,7 @@ static el_ddb_verdict on_txn(el_ddb_driver *d, el_ddb_op *op, const el_ddb_answe
         c->st->splits++;
         err = incr_round_split(r, gi);
     } else {
-        r->groups[gi].done = true;
+        incr_group_finish(r, &r->groups[gi]);
         err = reject_member(c, &r->rows[r->groups[gi].m[0]], c->cur, &a->res, &why);
     }
     if (err) {
@@ -429,6 +429,7 @@ static el_err apply_round(ictx *c, el_diag *diag)
                 busy = r->items[g->items[i]].busy;
             for (size_t i = 0; i < g->nputs && !busy; i++)
                 busy = r->items[g->puts[i]].busy;
+            busy = busy || incr_group_waits(r, g);
             if (!busy)
                 err = submit(c, gi, diag);
         }

@@ -476,6 +476,16 @@ static void no_two_actions_on_one_item(void **state)
     }
     assert_true(x != SIZE_MAX);
     assert_int_equal(g0->puts[0], x);
+    assert_int_equal(f.r.items[x].puts_pending, 1);
+    /* the ADD to U#x/P waits until the Put is done; the Put never waits */
+    incr_group *g1 = &f.r.groups[group_of(&f.r, 1) - f.r.groups];
+    assert_true(incr_group_waits(&f.r, g1));
+    assert_false(incr_group_waits(&f.r, g0));
+    incr_group *put = &f.r.groups[g0 - f.r.groups];
+    incr_group_finish(&f.r, put);
+    incr_group_finish(&f.r, put); /* once is once */
+    assert_int_equal(f.r.items[x].puts_pending, 0);
+    assert_false(incr_group_waits(&f.r, g1));
     fx_close(&f);
 }
 
