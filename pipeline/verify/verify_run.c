@@ -242,6 +242,8 @@ static el_err read_input(vrun *v, const el_input_spec *spec, const el_split_part
     }
     el_rowloop_free(loop);
     el_counters_tap_free(&tap);
+    el_buf_free(&json);
+    el_buf_free(&key);
     el_transform_free(t);
     /* the source borrows the schema it was bound to: not past the reader's
      * life (the next input of the source compared its columns with freed
