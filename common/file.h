@@ -1,6 +1,7 @@
 /*
- * file.h - reading a small file (mapping, plan, checkpoint) whole, and
- * checking before a run that the files it will write can be written.
+ * file.h - reading a small file (mapping, plan, checkpoint) whole,
+ * checking before a run that the files it will write can be written, and
+ * the room for a path the tool makes itself.
  */
 #ifndef EL_FILE_H
 #define EL_FILE_H
