@@ -3,8 +3,8 @@
 TableWriteProvisionedThroughputExceeded, as the service refuses a request
 over a table's provisioned throughput), in front of DynamoDB Local.
 edgeload learns the rate the table grants from those refusals and sends at
-it: the table ends exact (checked with boto3), the rate was set and not
-undone, it is near what the proxy let through, and fewer requests are sent
+it: the table ends exact (checked with boto3), the rate was set and a
+cut stood, it is near what the proxy let through, and fewer requests are sent
 only to be refused than with the rate switched off
 (EDGELOAD_BENCH_NO_TABLE_RATE, a benchmark switch) - the window alone keeps
 probing past the limit.
@@ -40,8 +40,13 @@ class TableLimitTest(EdgeloadTestCase):
         self.assertGreater(refusals, 0, "the proxy held the table to its limit")
         by = stats["throttled_by_reason"]
         self.assertGreater(by.get("TableWriteProvisionedThroughputExceeded", 0), 0, by)
-        self.assertGreaterEqual(stats["rate_cuts"], 1)
-        self.assertEqual(stats["rate_cuts_undone"], 0)
+        self.assertGreaterEqual(stats["rate_cuts"], 1, stats)
+        # a cut stands. Not "none undone": a cut is an experiment judged in
+        # real time, and on a busy machine one was undone once in CI (the
+        # share refused did not fall by three standard errors over its few
+        # answers); the next refusals cut again, and the rate below is
+        # what the run ended with.
+        self.assertLess(stats["rate_cuts_undone"], stats["rate_cuts"], stats)
         # the rate is in edgeload's units (the table's and the index's, as
         # DynamoDB Local reports them consumed: 2 an edge) when it was last
         # set, then crept up; the proxy counts the table's alone (1 an edge)
