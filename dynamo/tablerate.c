@@ -267,19 +267,22 @@ static void judge(el_trate *t, double now)
     t->nr_undone++;
 }
 
-/* A cut to 95 % of g (units/s granted while saturated): an experiment,
+/* A cut to 90 % of g (units/s granted while saturated): an experiment,
  * set off by a share sh over n answers. */
 static void cut(el_trate *t, double g, double sh, int n, double now)
 {
     double r = CUT * g;
-    if (t->rate > 0 && r > t->rate)
-        r = t->rate * CUT; /* refused at the rate itself: under it */
     /* never under a quarter of what was sent over the last second at one
      * cut: a reading of a few sparse answers is no table's rate, and a
      * limit lower still is found by the next cut */
     double sent = sent_rate(t, tick_of(now) - WINDOW_SLOTS + 1, tick_of(now));
     if (r < sent / 4)
         r = sent / 4;
+    /* ... and never over the rate it cuts (refused at the rate itself:
+     * the limit is under it). The floor alone could be: the last second
+     * may hold the unpaced sends from before the first cut. */
+    if (t->rate > 0 && r > t->rate)
+        r = t->rate * CUT;
     if (r < MIN_RATE)
         r = MIN_RATE;
     t->judging = true;

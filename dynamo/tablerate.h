@@ -20,7 +20,9 @@
  *    tested at every answer, and chance must not set it off.
  *  - Cut: to 90 % of what the table granted while saturated, measured over
  *    the sends after the first slot with refusals (that first slot still
- *    spent the table's burst). Under its limit the table's bucket refills.
+ *    spent the table's burst), never under a quarter of what was sent
+ *    over the last second, and always under the rate it cuts. Under its
+ *    limit the table's bucket refills.
  *    Once during the experiment the cut is lowered to 90 % of what the
  *    sends since it were granted, if they are still refused beyond the
  *    noise (the first reading held what was left of the burst).
