@@ -7,7 +7,9 @@
  * the driver and the engine run on.
  *
  *   typedef struct fake { el_fake_wire w; ...the test's table... } fake;
- *   f_send:  ...apply the request... el_fake_wire_hold(&f->w, op, &res, body);
+ *   f_send:  req = el_fake_wire_request(op, "BatchWriteItem");
+ *            ...apply it... el_fake_wire_answer(&f->w, op, CURLE_OK, 200, body);
+ *            yajl_tree_free(req);
  *   f_wait:  el_fake_wire_deliver(&f->w, d, timeout_ms);
  *   transport: .wait = f_wait, .cancel = el_fake_wire_cancel,
  *              .now = el_fake_wire_now, .free = el_fake_wire_free,
@@ -22,10 +24,23 @@
 #include <stdlib.h> /* free */
 #include <string.h> /* memset, strdup, strlen */
 
-#include <curl/curl.h> /* CURLcode */
+#include <curl/curl.h>       /* CURLcode */
+#include <yajl/yajl_tree.h>  /* the fakes read the requests */
 
 #include "dynamo/ddb_driver.h"
 #include "dynamo/ddb_errors.h" /* el_ddb_classify: answers read as the real transport's */
+
+/* Answers DynamoDB gives, as its bodies say them */
+#define EL_FAKE_THROTTLING                                                                 \
+    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","              \
+    "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
+#define EL_FAKE_PTE                                                                        \
+    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException\"," \
+    "\"message\":\"The level of configured provisioned throughput for the table was "      \
+    "exceeded. Consider increasing your provisioning level with the UpdateTable API.\"}"
+#define EL_FAKE_SERVER_ERROR                                                               \
+    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","              \
+    "\"message\":\"Internal server error\"}"
 
 /* Requests in flight at once: more than any test's concurrency */
 #define EL_FAKE_WIRE_MAX 256
@@ -40,6 +55,23 @@ typedef struct el_fake_wire {
     double now;      /* virtual milliseconds */
     unsigned frees;  /* times the transport was freed */
 } el_fake_wire;
+
+/* The request op carries, parsed (free it with yajl_tree_free); its
+ * operation must be `name` unless that is NULL. */
+static inline yajl_val el_fake_wire_request(el_ddb_op *op, const char *name)
+{
+    if (name)
+        assert_string_equal(el_ddb_op_name(op), name);
+    size_t len;
+    const char *raw = el_ddb_op_body(op, &len);
+    char *text = strndup(raw, len), err[256];
+    assert_non_null(text);
+    yajl_val req = yajl_tree_parse(text, err, sizeof err);
+    free(text);
+    if (!req)
+        fail_msg("%s request is not JSON: %s", el_ddb_op_name(op), err);
+    return req;
+}
 
 /* Holds op's answer (res; body taken, may be NULL) until the next wait. */
 static inline void el_fake_wire_hold(el_fake_wire *w, el_ddb_op *op, const el_ddb_result *res,

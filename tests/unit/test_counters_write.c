@@ -189,13 +189,8 @@ static void apply_update(fake *f, el_fake_item *x, yajl_val req)
     free(copy);
 }
 
-static const char THROTTLE[] =
-    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
-    "\"message\":\"Rate of requests exceeds the allowed throughput.\"}";
-static const char PTE[] =
-    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException\","
-    "\"message\":\"The level of configured provisioned throughput for the table was "
-    "exceeded.\"}";
+static const char THROTTLE[] = EL_FAKE_THROTTLING;
+static const char PTE[] = EL_FAKE_PTE;
 static const char REFUSED[] =
     "{\"__type\":\"com.amazon.coral.validation#ValidationException\","
     "\"message\":\"Item size has exceeded the maximum allowed size\"}";
@@ -219,13 +214,7 @@ static fault keyed_fault(fake *f, const char *pk)
 static el_err f_send(void *self, el_ddb_op *op)
 {
     fake *f = self;
-    assert_string_equal(el_ddb_op_name(op), "UpdateItem");
-    size_t len;
-    const char *raw = el_ddb_op_body(op, &len);
-    char *text = strndup(raw, len), err[256];
-    yajl_val req = yajl_tree_parse(text, err, sizeof err);
-    if (!req)
-        fail_msg("request is not JSON: %s", err);
+    yajl_val req = el_fake_wire_request(op, "UpdateItem");
     f->sends++;
     assert_string_equal(el_fake_sget(req, "TableName", NULL, NULL), "Graph");
     assert_string_equal(el_fake_sget(req, "ReturnConsumedCapacity", NULL, NULL), "TOTAL");
@@ -249,16 +238,13 @@ static el_err f_send(void *self, el_ddb_op *op)
         el_fake_wire_answer(&f->w, op, CURLE_RECV_ERROR, 0, NULL);
     } else if (fl == F_LOST_500) {
         f->faulted++;
-        el_fake_wire_answer(&f->w, op, CURLE_OK, 500,
-               "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
-               "\"message\":\"Internal server error\"}");
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 500, EL_FAKE_SERVER_ERROR);
     } else {
         el_fake_wire_answer(&f->w, op, CURLE_OK, 200,
                "{\"ConsumedCapacity\":{\"TableName\":\"Graph\",\"CapacityUnits\":1.0}}");
     }
 out:
     yajl_tree_free(req);
-    free(text);
     return EL_OK;
 }
 

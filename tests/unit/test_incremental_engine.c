@@ -42,7 +42,7 @@
 #include <curl/curl.h>       /* CURLcode for el_ddb_classify */
 #include <stdio.h>           /* snprintf */
 #include <stdlib.h>          /* calloc, free */
-#include <string.h>          /* strcmp, strdup */
+#include <string.h>          /* strcmp, memcmp, strndup */
 #include <yajl/yajl_tree.h>  /* the fake reads the requests */
 
 #include "common/buf.h"
@@ -280,13 +280,9 @@ static bool execute(fake *f, yajl_val req, const char **codes, size_t *ncodes, i
 static el_err f_send(void *self, el_ddb_op *op)
 {
     fake *f = self;
-    assert_string_equal(el_ddb_op_name(op), "TransactWriteItems");
+    yajl_val req = el_fake_wire_request(op, "TransactWriteItems");
     size_t len;
-    const char *raw = el_ddb_op_body(op, &len);
-    char *text = strndup(raw, len), err[256];
-    yajl_val req = yajl_tree_parse(text, err, sizeof err);
-    if (!req)
-        fail_msg("request is not JSON: %s", err);
+    const char *body = el_ddb_op_body(op, &len);
     fault fl = f->sends < MAX_FAULTS ? f->faults[f->sends] : F_NONE;
     f->sends++;
     const char *token = el_fake_sget(req, "ClientRequestToken", NULL, NULL);
@@ -295,12 +291,7 @@ static el_err f_send(void *self, el_ddb_op *op)
     if (fl == F_THROTTLE || fl == F_PTE) {
         f->faulted++;
         el_fake_wire_answer(&f->w, op, CURLE_OK, 400,
-               fl == F_THROTTLE
-                   ? "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
-                     "\"message\":\"Rate of requests exceeds the allowed throughput.\"}"
-                   : "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
-                     "ProvisionedThroughputExceededException\",\"message\":\"The level of "
-                     "configured provisioned throughput for the table was exceeded.\"}");
+                            fl == F_THROTTLE ? EL_FAKE_THROTTLING : EL_FAKE_PTE);
         goto out;
     }
     /* the token: within its window, the same body is a replay, another a
@@ -308,7 +299,7 @@ static el_err f_send(void *self, el_ddb_op *op)
     for (size_t i = 0; !f->no_idempotency && i < f->ntok; i++) {
         if (strcmp(f->tok[i].token, token) != 0 || f->w.now - f->tok[i].at > TOKEN_WINDOW_MS)
             continue;
-        if (strcmp(f->tok[i].body, text) == 0) {
+        if (strlen(f->tok[i].body) == len && memcmp(f->tok[i].body, body, len) == 0) {
             f->replays++;
             el_fake_wire_answer(&f->w, op, CURLE_OK, 200,
                    "{\"ConsumedCapacity\":[{\"TableName\":\"Graph\",\"CapacityUnits\":2.0,"
@@ -343,7 +334,7 @@ static el_err f_send(void *self, el_ddb_op *op)
     }
     assert_true(f->ntok < MAX_TOKENS);
     f->tok[f->ntok].token = strdup(token);
-    f->tok[f->ntok].body = strdup(text);
+    f->tok[f->ntok].body = strndup(body, len);
     f->tok[f->ntok++].at = f->w.now;
     if (f->applied <= 32 && (f->lose & (1u << (f->applied - 1))))
         fl = f->lose_how;
@@ -352,9 +343,7 @@ static el_err f_send(void *self, el_ddb_op *op)
         el_fake_wire_answer(&f->w, op, CURLE_RECV_ERROR, 0, NULL);
     } else if (fl == F_LOST_500) {
         f->faulted++;
-        el_fake_wire_answer(&f->w, op, CURLE_OK, 500,
-               "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
-               "\"message\":\"Internal server error\"}");
+        el_fake_wire_answer(&f->w, op, CURLE_OK, 500, EL_FAKE_SERVER_ERROR);
     } else {
         char ok[200];
         snprintf(ok, sizeof ok,
@@ -364,7 +353,6 @@ static el_err f_send(void *self, el_ddb_op *op)
     }
 out:
     yajl_tree_free(req);
-    free(text);
     return EL_OK;
 }
 

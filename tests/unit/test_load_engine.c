@@ -143,25 +143,15 @@ static void put_json(el_buf *b, yajl_val item)
     assert_int_equal(el_buf_puts(b, "}"), EL_OK);
 }
 
-static const char throttle_body[] =
-    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException\","
-    "\"message\":\"The level of configured provisioned throughput for the table was exceeded. "
-    "Consider increasing your provisioning level with the UpdateTable API.\"}";
-static const char server_error_body[] =
-    "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\","
-    "\"message\":\"Internal server error\"}";
+static const char throttle_body[] = EL_FAKE_PTE;
+static const char server_error_body[] = EL_FAKE_SERVER_ERROR;
 
 /* Applies one BatchWriteItem as the fake decides; the answer goes out at
  * the next wait. */
 static el_err f_send(void *self, el_ddb_op *op)
 {
     fake *f = self;
-    assert_string_equal(el_ddb_op_name(op), "BatchWriteItem");
-    size_t len;
-    const char *body = el_ddb_op_body(op, &len);
-    char *text = strndup(body, len), err[256];
-    yajl_val req = yajl_tree_parse(text, err, sizeof err);
-    assert_non_null(req);
+    yajl_val req = el_fake_wire_request(op, "BatchWriteItem");
     const char *ri[] = { "RequestItems", NULL };
     yajl_val tables = yajl_tree_get(req, ri, yajl_t_object);
     assert_non_null(tables);
@@ -246,7 +236,6 @@ static el_err f_send(void *self, el_ddb_op *op)
         res->sends = 1;
     el_fake_wire_hold(&f->w, op, res, answer);
     yajl_tree_free(req);
-    free(text);
     return EL_OK;
 }
 

@@ -180,20 +180,14 @@ static char *query(fake_ddb *f, yajl_val req)
 static el_err f_send(void *self, el_ddb_op *op)
 {
     fake_ddb *f = self;
-    size_t len;
-    const char *body = el_ddb_op_body(op, &len);
-    char *text = strndup(body, len), err[256];
-    yajl_val req = yajl_tree_parse(text, err, sizeof err);
-    assert_non_null(req);
+    yajl_val req = el_fake_wire_request(op, NULL);
     const char *name = el_ddb_op_name(op);
     el_ddb_result res;
     char *answer;
     if (strcmp(name, "BatchGetItem") == 0 && f->throttle_gets) {
         f->throttle_gets--;
         f->throttled++;
-        answer = strdup(
-            "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
-            "\"message\":\"Rate of requests exceeds the allowed throughput.\"}");
+        answer = strdup(EL_FAKE_THROTTLING);
         memset(&res, 0, sizeof res);
         el_ddb_classify(CURLE_OK, 400, answer, strlen(answer), &res);
     } else {
@@ -204,7 +198,6 @@ static el_err f_send(void *self, el_ddb_op *op)
     el_fake_wire_hold(&f->w, op, &res, answer);
     assert_true(strcmp(name, "Query") == 0 || strcmp(name, "BatchGetItem") == 0);
     yajl_tree_free(req);
-    free(text);
     return EL_OK;
 }
 
