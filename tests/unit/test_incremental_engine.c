@@ -28,6 +28,7 @@
  * The incremental engine has no --checkpoint/--resume (cmd/cmd_load.c
  * refuses them with --incremental: applying the delta again is exact), so
  * there is no resume scenario; applying a delta twice is (test_rerun).
+ * A Put that other rows of its round add to goes first (test_put_before_adds).
  * The run against DynamoDB Local is tests/integration/test_counters.py.
  */
 #include <setjmp.h>  /* cmocka needs these four first */
@@ -451,6 +452,9 @@ static const char MAPPING[] =
     "\"counters\":[{\"pk\":\"U#{b}\",\"sk\":\"P\",\"attribute\":\"followers\"},"
     "{\"pk\":\"U#{a}\",\"sk\":\"P\",\"attribute\":\"following\"}]}]}";
 
+/* the mapping run() parses: MAPPING unless a test sets another */
+static const char *mapping_json = MAPPING;
+
 static int setup(void **state)
 {
     (void)state;
@@ -481,7 +485,7 @@ static el_err run(fake *f, bool no_grouping, uint64_t run_id, el_incr_stats *st,
 {
     el_mapping *m;
     el_diag_clear(d);
-    if (el_mapping_parse(MAPPING, strlen(MAPPING), dir, &m, d))
+    if (el_mapping_parse(mapping_json, strlen(mapping_json), dir, &m, d))
         fail_msg("mapping: %s", d->msg);
     char rpath[EL_TEST_PATH_MAX];
     el_rejects *rej = el_rejects_new(el_test_path(rpath, dir, "rejects.jsonl"), -1);
@@ -762,6 +766,55 @@ static void test_rerun(void **state)
     fake_clear(f);
 }
 
+/* g. a Put of an item that other rows of its round add to goes before
+ * their ADDs, even when a conflict cancels it and it is sent again: bob's
+ * profile row Puts U#bob/P (attribute_not_exists), the follow rows ADD to
+ * its followers. Had an ADD gone first, it would make the item, bob's Put
+ * would fail its condition, count as a duplicate and leave its own
+ * counter (zed's followers) unmoved. (A throttle would not show it: the
+ * throttled transaction stays with the driver, its items busy; a
+ * cancelled one goes back to the round, and the ADDs must wait for it.
+ * With incr_group_waits always false, this test fails.) */
+static const char PROFILE_MAPPING[] =
+    "{\"table\":\"Graph\",\"sources\":[{\"name\":\"people\",\"input\":\"delta.csv\","
+    "\"pk\":\"U#{a}\",\"sk\":\"{s}\",\"index\":false,"
+    "\"counters\":[{\"pk\":\"U#{b}\",\"sk\":\"P\",\"attribute\":\"followers\"}]}]}";
+
+static void test_put_before_adds(void **state)
+{
+    (void)state;
+    enum { FOLLOWERS = 12 };
+    el_buf b;
+    el_buf_init(&b, 1u << 16);
+    assert_int_equal(el_buf_puts(&b, "a,b,s,op\n"), EL_OK);
+    for (int i = 0; i < FOLLOWERS; i++) /* u<i>'s follow row: Puts U#u<i>/E */
+        assert_int_equal(el_buf_printf(&b, "u%02d,bob,E,P\n", i), EL_OK);
+    assert_int_equal(el_buf_puts(&b, "bob,zed,P,P\n"), EL_OK); /* bob's profile */
+    char path[EL_TEST_PATH_MAX];
+    el_test_write(el_test_path(path, dir, "delta.csv"), b.data, b.len);
+    el_buf_free(&b);
+    fake *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    f->faults[0] = F_CONFLICT; /* the first transaction sent, bob's: cancelled */
+    mapping_json = PROFILE_MAPPING;
+    el_incr_stats st;
+    run_ok(f, false, 7, &st);
+    mapping_json = MAPPING;
+    assert_int_equal(f->faulted, 1);
+    assert_int_equal(st.added, FOLLOWERS + 1);
+    assert_int_equal(st.duplicates + st.rejected + st.replayed, 0);
+    el_fake_item *bob = el_fake_table_find(&f->tab, "U#bob", "P");
+    assert_non_null(bob);
+    assert_true(bob->put);
+    bool had;
+    assert_int_equal(el_fake_item_get(bob, "followers", &had), FOLLOWERS);
+    el_fake_item *zed = el_fake_table_find(&f->tab, "U#zed", "P");
+    assert_non_null(zed);
+    assert_int_equal(el_fake_item_get(zed, "followers", &had), 1);
+    assert_int_equal(f->tab.n, FOLLOWERS + 2);
+    fake_clear(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +826,7 @@ int main(void)
         cmocka_unit_test(test_lost_reply_needs_tokens),
         cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_rerun),
+        cmocka_unit_test(test_put_before_adds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
