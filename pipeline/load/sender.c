@@ -259,6 +259,7 @@ static el_err send_items(el_sender *s, el_item *const *items, size_t count)
     batch *bt = user;
     memcpy(bt->items, items, count * sizeof *items);
     bt->n = count;
+    bt->counted = 1;
     s->items_sent += count;
     return EL_OK;
 }
@@ -380,6 +381,12 @@ static el_ddb_verdict on_answer(el_ddb_driver *d, el_ddb_op *op, const el_ddb_an
     (void)d;
     el_sender *s = ctx;
     batch *bt = el_ddb_op_user(op);
+    /* the driver resends a request on its own (a lost answer, a 5xx, a
+     * throttle handed back to it): its items went again each time */
+    if (a->attempts > bt->counted) {
+        s->items_sent += (uint64_t)(a->attempts - bt->counted) * bt->n;
+        bt->counted = a->attempts;
+    }
     if (a->res.outcome == EL_DDB_THROTTLED)
         return on_throttled(s, bt, a);
     return a->res.outcome == EL_DDB_SUCCESS ? on_written(s, bt, a) : on_refused(s, bt, a);

@@ -100,6 +100,7 @@ void el_sender_limited_by(const el_sender *s, double max_wcu, double elapsed_s,
 typedef struct el_sender_batch {
     el_item *items[EL_DDB_BATCH_ITEMS];
     size_t n;
+    unsigned counted;         /* sends of it counted in items_sent so far */
 } el_sender_batch;
 
 #endif

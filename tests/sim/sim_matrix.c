@@ -19,7 +19,7 @@
 #define MIXED_WHY                                                                          \
     "items of up to 40 KB are refused whole while the table's bucket holds less than "     \
     "their units: each probe past the limit, once the second of burst is spent, refuses "  \
-    "big items until the cut lets the bucket refill (3.6-5.1 % of items, at 0.95x the floor)"
+    "big items until the cut lets the bucket refill (5.5-7.4 % of items, at 0.94x the floor)"
 
 /* why the table rate costs a little under random faults */
 #define NOISE_WHY                                                                          \

@@ -55,7 +55,6 @@ typedef struct fake {
     uint64_t items_applied;   /* put into the table (ConsumedCapacity of the answers) */
     unsigned partials, throttled, lost;
     uint64_t lost_items;      /* items of the requests whose answers were lost */
-    uint64_t throttled_items; /* items of the requests throttled */
     /* what it does */
     unsigned partial_every;   /* every k-th request hands back its second half */
     const char *throttle_pk;  /* requests holding this PK are throttled ... */
@@ -180,7 +179,6 @@ static el_err f_send(void *self, el_ddb_op *op)
     if (throttle) {
         f->throttles_left--;
         f->throttled++;
-        f->throttled_items += n;
         el_ddb_classify(CURLE_OK, 400, throttle_body, strlen(throttle_body), res);
         answer = strdup(throttle_body);
     } else {
@@ -419,10 +417,9 @@ static void assert_figures(const fake *f, const el_load_stats *st)
     assert_int_equal(st->items_written + st->duplicates, NROWS);
     assert_int_equal(st->requests, f->requests);
     assert_int_equal(st->throttled, f->throttled);
-    /* the items of the requests the load formed: the driver's resends of a
-     * request (a lost answer, a throttle without reasons) are not among them */
-    assert_int_equal(st->thr.items_sent,
-                     f->items_received - f->lost_items - f->throttled_items);
+    /* every item of every request the table received, the driver's own
+     * resends (after a lost answer or a throttle) included */
+    assert_int_equal(st->thr.items_sent, f->items_received);
     /* units: those the answers reported (a lost answer reports none) */
     uint64_t reported = f->items_applied - f->lost_items;
     assert_true(st->wcu_consumed == (double)reported);
