@@ -165,7 +165,10 @@ static void warn_reject(const char *path, const el_diag *d, void *user)
     plan_run *r = user;
     if (r->warnings++ >= MAX_REJECT_WARNINGS)
         return;
-    if (d->line)
+    if (d->line && d->column)
+        cli_warn("%s:%llu:%llu: row not counted: %s", path, (unsigned long long)d->line,
+                 (unsigned long long)d->column, d->msg);
+    else if (d->line)
         cli_warn("%s:%llu: row not counted: %s", path, (unsigned long long)d->line, d->msg);
     else
         cli_warn("%s: row not counted: %s", path, d->msg);

@@ -353,7 +353,7 @@ class PlanTest(unittest.TestCase):
             self.assertEqual(rep["rows"], 3)
             self.assertEqual(rep["rejected"], 1)
             self.assertEqual(rep["top"][0], (1, 2, 2, "B#bob"))
-            self.assertRegex(p.stderr, r"e\.csv:3: row not counted: .*'b' is (NULL|empty)")
+            self.assertRegex(p.stderr, r"e\.csv:3:2: row not counted: .*'b' is (NULL|empty)")
         finally:
             shutil.rmtree(d)
 
