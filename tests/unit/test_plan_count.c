@@ -136,6 +136,14 @@ static el_err run_count(run *r, const atomic_int *stop, el_diag *d)
     return el_plan_count_run(&r->o, &r->c, d);
 }
 
+/* A whole count, which must succeed. */
+static void run_ok(run *r)
+{
+    el_diag d;
+    if (run_count(r, NULL, &d))
+        fail_msg("count: %s", d.msg);
+}
+
 static void run_free(run *r)
 {
     el_plan_count_free(r->c);
@@ -154,9 +162,7 @@ static void test_counts_per_source(void **state)
 {
     (void)state;
     run r;
-    el_diag d;
-    if (run_count(&r, NULL, &d))
-        fail_msg("count: %s", d.msg);
+    run_ok(&r);
     assert_int_equal(el_plan_count_nsources(r.c), 3);
 
     const el_plan_source_count *f = el_plan_count_source(r.c, FOLLOWS);
@@ -195,9 +201,7 @@ static void test_rejects_name_their_place(void **state)
 {
     (void)state;
     run r;
-    el_diag d;
-    if (run_count(&r, NULL, &d))
-        fail_msg("count: %s", d.msg);
+    run_ok(&r);
     assert_int_equal(r.s.nrejects, 3);
     /* in the order of the file, each with its line; a column where the
      * reader or the transform knows it */
@@ -215,11 +219,10 @@ static void test_plan_over_every_source(void **state)
 {
     (void)state;
     run r;
-    el_diag d;
-    if (run_count(&r, NULL, &d))
-        fail_msg("count: %s", d.msg);
+    run_ok(&r);
     el_estimate_writes total;
     el_import_estimate imp;
+    el_diag d;
     if (el_plan_count_finish(r.c, &total, &imp, &d))
         fail_msg("finish: %s", d.msg);
 
@@ -265,9 +268,7 @@ static void test_progress_on_the_callers_clock(void **state)
 {
     (void)state;
     run r;
-    el_diag d;
-    if (run_count(&r, NULL, &d))
-        fail_msg("count: %s", d.msg);
+    run_ok(&r);
     assert_true(r.s.reports >= 1);
     assert_true(r.s.last.final);
     assert_string_equal(r.s.last.phase, "counting");
