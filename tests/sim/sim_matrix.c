@@ -211,7 +211,7 @@ static const struct {
     { "change/on-demand-doubling",
       "the rate found is probed upward from 1 % a second, doubling each quiet second: a "
       "table that doubles its capacity 10 s after its peak is followed a few seconds late "
-      "(0.99x the floor, 12 % slower than a client that sends all it can and is refused)" },
+      "(0.94x the floor, 9 % slower than a client that sends all it can and is refused)" },
     { "sharded/partial30/reasons/mixed",
       "shards of a few hundred units a second, paced at a partition's rate with 15 % handed "
       "back at random: their last rows wait their pace at the end of the load (1.19x the "
