@@ -165,13 +165,8 @@ static void warn_reject(const char *path, const el_diag *d, void *user)
     plan_run *r = user;
     if (r->warnings++ >= MAX_REJECT_WARNINGS)
         return;
-    if (d->line && d->column)
-        cli_warn("%s:%llu:%llu: row not counted: %s", path, (unsigned long long)d->line,
-                 (unsigned long long)d->column, d->msg);
-    else if (d->line)
-        cli_warn("%s:%llu: row not counted: %s", path, (unsigned long long)d->line, d->msg);
-    else
-        cli_warn("%s: row not counted: %s", path, d->msg);
+    char place[CMD_ROW_PLACE_BYTES];
+    cli_warn("%s: row not counted: %s", cmd_row_place(place, sizeof place, path, d), d->msg);
 }
 
 /* The hot keys of plan source ps: how many, their rows in it, the index

@@ -322,10 +322,19 @@ void cmd_show_reject(const char *input, const el_diag *why, void *user)
         fprintf(stderr, "edgeload: more rows rejected; see the rejects file\n");
         return;
     }
-    if (why->column)
-        fprintf(stderr, "edgeload: %s:%llu:%llu: %s (row rejected)\n", input,
-                (unsigned long long)why->line, (unsigned long long)why->column, why->msg);
+    char place[CMD_ROW_PLACE_BYTES];
+    fprintf(stderr, "edgeload: %s: %s (row rejected)\n",
+            cmd_row_place(place, sizeof place, input, why), why->msg);
+}
+
+const char *cmd_row_place(char *buf, size_t cap, const char *input, const el_diag *why)
+{
+    if (why->line && why->column)
+        snprintf(buf, cap, "%s:%llu:%llu", input, (unsigned long long)why->line,
+                 (unsigned long long)why->column);
+    else if (why->line)
+        snprintf(buf, cap, "%s:%llu", input, (unsigned long long)why->line);
     else
-        fprintf(stderr, "edgeload: %s:%llu: %s (row rejected)\n", input,
-                (unsigned long long)why->line, why->msg);
+        snprintf(buf, cap, "%s", input);
+    return buf;
 }

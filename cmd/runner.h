@@ -16,6 +16,7 @@
 #include <stdint.h>    /* uint64_t */
 
 #include "aws/aws_config.h"
+#include "common/file.h"        /* EL_PATH_BYTES */
 #include "cmd/options.h"
 #include "dynamo/ddb_client.h"
 #include "pipeline/rows/mapping.h"
@@ -113,6 +114,12 @@ bool cmd_checkpoint_saved(const char *path);
  * when out of memory (printed). */
 bool cmd_split_names(cmd_options *o, const char **extra, char *names[4]);
 void cmd_split_names_free(char *names[4]);
+
+/* Where a row's why points: "input:line:column", "input:line" when no
+ * column is known, "input" when no line is; into buf (cut to cap). The
+ * place every message about one row starts with. */
+#define CMD_ROW_PLACE_BYTES (EL_PATH_BYTES + 48)
+const char *cmd_row_place(char *buf, size_t cap, const char *input, const el_diag *why);
 
 /* Shows the first rejects where they happen ("input:line:column: why (row
  * rejected)"), then one line saying the rest are in the rejects file: an
